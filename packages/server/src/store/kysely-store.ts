@@ -1,0 +1,45 @@
+import { type Kysely, sql } from 'kysely';
+import type { Dialect, Repos, Store } from './ports.ts';
+import type { Database } from './schema.ts';
+import type { Db } from './repos/db.ts';
+import { usersRepo } from './repos/users.ts';
+import { sessionsRepo } from './repos/sessions.ts';
+import { passkeysRepo } from './repos/passkeys.ts';
+import { challengesRepo } from './repos/challenges.ts';
+import { agentsRepo } from './repos/agents.ts';
+import { signingKeysRepo } from './repos/signing-keys.ts';
+import { singleUseRepo } from './repos/single-use.ts';
+import { rateCountersRepo } from './repos/rate-counters.ts';
+import { countersRepo } from './repos/counters.ts';
+import { outboxRepo } from './repos/outbox.ts';
+
+function repos(db: Db): Repos {
+  return {
+    users: usersRepo(db),
+    sessions: sessionsRepo(db),
+    passkeys: passkeysRepo(db),
+    challenges: challengesRepo(db),
+    agents: agentsRepo(db),
+    signingKeys: signingKeysRepo(db),
+    singleUse: singleUseRepo(db),
+    rateCounters: rateCountersRepo(db),
+    counters: countersRepo(db),
+    outbox: outboxRepo(db),
+  };
+}
+
+/**
+ * The one Store implementation: Kysely compiles the same queries for SQLite and PostgreSQL, and
+ * every statement used here (ON CONFLICT, RETURNING) means the same on both.
+ */
+export function kyselyStore(db: Kysely<Database>, dialect: Dialect): Store {
+  return {
+    ...repos(db),
+    dialect,
+    transaction: (work) => db.transaction().execute((trx) => work(repos(trx))),
+    async ping() {
+      await sql`select 1`.execute(db);
+    },
+    close: () => db.destroy(),
+  };
+}

@@ -1,0 +1,191 @@
+/**
+ * Repository interfaces (ports). Domain code depends on these only; `kysely-store.ts` implements them
+ * once for both dialects, and `test/store/contract.ts` holds the one suite every backend must pass.
+ * Times are epoch milliseconds.
+ */
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface UserRecord {
+  id: string;
+  email: string;
+  displayName: string;
+  passwordHash: string;
+  phone: string | null;
+  phoneVerified: boolean;
+  createdAt: number;
+}
+
+export interface UsersRepo {
+  /** Inserts; returns false (and writes nothing) when the email is taken. */
+  create(user: UserRecord): Promise<boolean>;
+  byId(id: string): Promise<UserRecord | undefined>;
+  byEmail(email: string): Promise<UserRecord | undefined>;
+  update(id: string, patch: Partial<Pick<UserRecord, 'displayName' | 'phone' | 'phoneVerified' | 'passwordHash'>>): Promise<void>;
+}
+
+export interface SessionRecord {
+  tokenHash: string;
+  userId: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+export interface SessionsRepo {
+  create(session: SessionRecord): Promise<void>;
+  /** A live session (not expired at `now`). */
+  live(tokenHash: string, now: number): Promise<SessionRecord | undefined>;
+  delete(tokenHash: string): Promise<void>;
+  deleteForUser(userId: string): Promise<void>;
+  purgeExpired(now: number): Promise<number>;
+}
+
+export interface PasskeyRecord {
+  id: string;
+  userId: string;
+  credentialId: string;
+  publicKey: string;
+  counter: number;
+  transports: string[];
+  name: string;
+  createdAt: number;
+  lastUsedAt: number | null;
+}
+
+export interface PasskeysRepo {
+  /** Returns false when the credential id is already registered (to anyone). */
+  create(passkey: PasskeyRecord): Promise<boolean>;
+  byCredentialId(credentialId: string): Promise<PasskeyRecord | undefined>;
+  listForUser(userId: string): Promise<PasskeyRecord[]>;
+  /**
+   * Moves the sign counter forward. Compare-and-set on the old value, so two racing assertions with
+   * the same counter cannot both pass; returns false when the stored counter was not `expected`.
+   */
+  advanceCounter(id: string, expected: number, next: number, usedAt: number): Promise<boolean>;
+  delete(userId: string, id: string): Promise<boolean>;
+}
+
+export type ChallengePurpose = 'register' | 'login' | 'txn';
+
+export interface ChallengeRecord {
+  challenge: string;
+  purpose: ChallengePurpose;
+  userId: string | null;
+  sessionHash: string | null;
+  /** What the challenge is about: the email of a login, the txn id of an approval. */
+  subject: string | null;
+  expiresAt: number;
+}
+
+export interface ChallengesRepo {
+  create(challenge: ChallengeRecord): Promise<void>;
+  /**
+   * Atomically marks the challenge used and returns it, if it exists, has that purpose, is unused and
+   * not expired at `now`. Of N concurrent callers with the same challenge exactly one gets the record.
+   */
+  consume(challenge: string, purpose: ChallengePurpose, now: number): Promise<ChallengeRecord | undefined>;
+  purgeExpired(now: number): Promise<number>;
+}
+
+export type AgentStatus = 'active' | 'removed';
+export type AgentFlag = 'ok' | 'suspicious' | 'revoked';
+
+export interface AgentRecord {
+  id: string;
+  userId: string;
+  name: string;
+  publicJwk: { kty: 'EC'; crv: 'P-256'; x: string; y: string };
+  jkt: string;
+  status: AgentStatus;
+  flag: AgentFlag;
+  /** The revocation sequence at which the current non-ok flag or removal took effect. */
+  flagRevSeq: number | null;
+  createdAt: number;
+  removedAt: number | null;
+}
+
+export interface AgentsRepo {
+  create(agent: AgentRecord): Promise<void>;
+  byId(id: string): Promise<AgentRecord | undefined>;
+  listForUser(userId: string, includeRemoved?: boolean): Promise<AgentRecord[]>;
+  update(id: string, patch: Partial<Pick<AgentRecord, 'status' | 'flag' | 'flagRevSeq' | 'removedAt' | 'name'>>): Promise<void>;
+  /** Agents with a non-ok flag or removed: the agent part of the revocation snapshot. */
+  listRevoked(): Promise<AgentRecord[]>;
+}
+
+export interface SigningKeyRecord {
+  kid: string;
+  publicJwk: Record<string, unknown>;
+  /** JSON of the private JWK, or its ciphertext when `encrypted`. */
+  privateJwk: string;
+  encrypted: boolean;
+  createdAt: number;
+  retiredAt: number | null;
+}
+
+export interface SigningKeysRepo {
+  create(key: SigningKeyRecord): Promise<void>;
+  list(): Promise<SigningKeyRecord[]>;
+  /** Retires every active key except `keepKid`, at `now`. */
+  retireAllExcept(keepKid: string, now: number): Promise<void>;
+  replacePrivate(kid: string, privateJwk: string, encrypted: boolean): Promise<void>;
+}
+
+export interface SingleUseRepo {
+  /**
+   * Records `key` in `namespace` until `expiresAt`. Returns true for the first caller only: of N
+   * concurrent callers on any number of nodes sharing the database, exactly one gets true
+   * (INSERT ... ON CONFLICT DO NOTHING on the primary key). An expired entry may be reused.
+   */
+  consume(namespace: string, key: string, expiresAt: number, now: number): Promise<boolean>;
+  purgeExpired(now: number): Promise<number>;
+}
+
+export interface RateCountersRepo {
+  /** Atomically adds one to the counter of `key` in the fixed window holding `now`; returns the new count. */
+  hit(key: string, windowMs: number, now: number): Promise<{ count: number; resetAt: number }>;
+  purgeExpired(now: number): Promise<number>;
+}
+
+export interface CountersRepo {
+  /** Atomically increments and returns the new value (starts at 1). */
+  next(name: string): Promise<number>;
+  current(name: string): Promise<number>;
+}
+
+export interface OutboxMessage {
+  id: number;
+  userId: string | null;
+  channel: string;
+  kind: string;
+  payload: Record<string, unknown>;
+  createdAt: number;
+  sentAt: number | null;
+}
+
+export interface OutboxRepo {
+  add(message: Omit<OutboxMessage, 'id' | 'sentAt'>): Promise<number>;
+  list(filter: { userId?: string; kind?: string; limit?: number }): Promise<OutboxMessage[]>;
+  markSent(id: number, at: number): Promise<void>;
+}
+
+export interface Repos {
+  users: UsersRepo;
+  sessions: SessionsRepo;
+  passkeys: PasskeysRepo;
+  challenges: ChallengesRepo;
+  agents: AgentsRepo;
+  signingKeys: SigningKeysRepo;
+  singleUse: SingleUseRepo;
+  rateCounters: RateCountersRepo;
+  counters: CountersRepo;
+  outbox: OutboxRepo;
+}
+
+export interface Store extends Repos {
+  readonly dialect: Dialect;
+  /** Runs `work` in one database transaction. Do not nest. */
+  transaction<T>(work: (repos: Repos) => Promise<T>): Promise<T>;
+  /** Throws when the database cannot be reached. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

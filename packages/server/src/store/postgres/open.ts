@@ -1,0 +1,27 @@
+import pg from 'pg';
+import { Kysely, PostgresDialect } from 'kysely';
+import type { Store } from '../ports.ts';
+import type { Database } from '../schema.ts';
+import { kyselyStore } from '../kysely-store.ts';
+import { migrate } from '../migrations/index.ts';
+
+const INT8_OID = 20;
+
+/** Connects a pool to `url` and applies migrations. The pool reconnects by itself after an outage. */
+export async function openPostgresStore(url: string, poolSize = 10): Promise<Store> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    connectionTimeoutMillis: 5000,
+    // Times are epoch milliseconds in bigint columns: well inside Number's exact range.
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === INT8_OID ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+    },
+  });
+  // An idle client losing its connection must not crash the process; the pool replaces it.
+  pool.on('error', () => {});
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  await migrate(db as Kysely<unknown>, 'postgres');
+  return kyselyStore(db, 'postgres');
+}

@@ -1,0 +1,21 @@
+import { sql } from 'kysely';
+import type { CountersRepo } from '../ports.ts';
+import type { Db } from './db.ts';
+
+export function countersRepo(db: Db): CountersRepo {
+  return {
+    async next(name) {
+      const r = await db
+        .insertInto('counters')
+        .values({ name, value: 1 })
+        .onConflict((oc) => oc.column('name').doUpdateSet({ value: sql`counters.value + 1` }))
+        .returning('value')
+        .executeTakeFirstOrThrow();
+      return Number(r.value);
+    },
+    async current(name) {
+      const r = await db.selectFrom('counters').select('value').where('name', '=', name).executeTakeFirst();
+      return r ? Number(r.value) : 0;
+    },
+  };
+}

@@ -1,0 +1,108 @@
+import type { Generated } from 'kysely';
+
+/**
+ * Row types of every table, shared by both dialects. Times are epoch milliseconds (bigint in
+ * PostgreSQL, parsed back to number); booleans are 0/1 integers and JSON is text, so that one
+ * query layer serves SQLite and PostgreSQL alike.
+ */
+export interface Database {
+  users: UsersTable;
+  sessions: SessionsTable;
+  passkeys: PasskeysTable;
+  webauthn_challenges: ChallengesTable;
+  agents: AgentsTable;
+  signing_keys: SigningKeysTable;
+  single_use: SingleUseTable;
+  rate_counters: RateCountersTable;
+  counters: CountersTable;
+  outbox: OutboxTable;
+}
+
+export interface UsersTable {
+  id: string;
+  email: string;
+  display_name: string;
+  password_hash: string;
+  phone: string | null;
+  phone_verified: number;
+  created_at: number;
+}
+
+export interface SessionsTable {
+  token_hash: string;
+  user_id: string;
+  created_at: number;
+  expires_at: number;
+}
+
+export interface PasskeysTable {
+  id: string;
+  user_id: string;
+  credential_id: string;
+  public_key: string;
+  counter: number;
+  transports: string;
+  name: string;
+  created_at: number;
+  last_used_at: number | null;
+}
+
+export interface ChallengesTable {
+  challenge: string;
+  purpose: string;
+  user_id: string | null;
+  session_hash: string | null;
+  subject: string | null;
+  expires_at: number;
+  used_at: number | null;
+}
+
+export interface AgentsTable {
+  id: string;
+  user_id: string;
+  name: string;
+  public_jwk: string;
+  jkt: string;
+  status: string;
+  flag: string;
+  flag_rev_seq: number | null;
+  created_at: number;
+  removed_at: number | null;
+}
+
+export interface SigningKeysTable {
+  kid: string;
+  public_jwk: string;
+  private_jwk: string;
+  encrypted: number;
+  created_at: number;
+  retired_at: number | null;
+}
+
+export interface SingleUseTable {
+  namespace: string;
+  key: string;
+  expires_at: number;
+}
+
+export interface RateCountersTable {
+  key: string;
+  window_start: number;
+  count: number;
+  expires_at: number;
+}
+
+export interface CountersTable {
+  name: string;
+  value: number;
+}
+
+export interface OutboxTable {
+  id: Generated<number>;
+  user_id: string | null;
+  channel: string;
+  kind: string;
+  payload: string;
+  created_at: number;
+  sent_at: number | null;
+}

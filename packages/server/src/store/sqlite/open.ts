@@ -1,0 +1,23 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, SqliteDialect } from 'kysely';
+import type { Store } from '../ports.ts';
+import type { Database } from '../schema.ts';
+import { kyselyStore } from '../kysely-store.ts';
+import { migrate } from '../migrations/index.ts';
+
+/** Opens (creating if needed) the embedded database `mandate.db` in `dataDir`, in WAL mode. */
+export async function openSqliteStore(dataDir: string, fileName = 'mandate.db'): Promise<Store> {
+  const path = fileName === ':memory:' ? ':memory:' : join(dataDir, fileName);
+  if (path !== ':memory:') mkdirSync(dataDir, { recursive: true });
+  const database = new SQLite(path);
+  database.pragma('journal_mode = WAL');
+  // FULL: a committed single-use record survives a power cut, as it would in PostgreSQL.
+  database.pragma('synchronous = FULL');
+  database.pragma('foreign_keys = ON');
+  database.pragma('busy_timeout = 5000');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  await migrate(db as Kysely<unknown>, 'sqlite');
+  return kyselyStore(db, 'sqlite');
+}

@@ -1,0 +1,157 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import type { AgentRecord, Store } from '../../src/store/ports.ts';
+
+let n = 0;
+const uniq = (p: string): string => `${p}${Date.now().toString(36)}${(n++).toString(36)}`;
+
+/** The storage contract, written once and run against every backend. */
+export function storeContract(name: string, open: () => Promise<{ store: Store; cleanup: () => Promise<void> }>): void {
+  describe(`store contract: ${name}`, () => {
+    let store: Store;
+    let cleanup: () => Promise<void>;
+    before(async () => {
+      ({ store, cleanup } = await open());
+    });
+    after(async () => {
+      await store.close();
+      await cleanup();
+    });
+
+    const newUser = async (email = `${uniq('u')}@example.com`) => {
+      const user = { id: uniq('u_'), email, displayName: 'Ann', passwordHash: 'h', phone: null, phoneVerified: false, createdAt: 1000 };
+      assert.equal(await store.users.create(user), true);
+      return user;
+    };
+
+    it('pings', async () => {
+      await store.ping();
+    });
+
+    it('creates users, refuses a taken email, updates', async () => {
+      const u = await newUser();
+      assert.equal(await store.users.create({ ...u, id: uniq('u_') }), false);
+      assert.deepEqual(await store.users.byEmail(u.email), u);
+      await store.users.update(u.id, { displayName: 'Bea', phoneVerified: true });
+      const got = await store.users.byId(u.id);
+      assert.equal(got?.displayName, 'Bea');
+      assert.equal(got?.phoneVerified, true);
+      assert.equal(await store.users.byId('u_missing'), undefined);
+    });
+
+    it('keeps sessions until they expire or are deleted', async () => {
+      const u = await newUser();
+      const h = uniq('s');
+      await store.sessions.create({ tokenHash: h, userId: u.id, createdAt: 1000, expiresAt: 5000 });
+      assert.equal((await store.sessions.live(h, 4999))?.userId, u.id);
+      assert.equal(await store.sessions.live(h, 5000), undefined);
+      await store.sessions.delete(h);
+      assert.equal(await store.sessions.live(h, 1), undefined);
+      await store.sessions.create({ tokenHash: h, userId: u.id, createdAt: 1000, expiresAt: 5000 });
+      await store.sessions.deleteForUser(u.id);
+      assert.equal(await store.sessions.live(h, 1), undefined);
+    });
+
+    it('stores passkeys, refuses a duplicate credential, advances the counter by compare-and-set', async () => {
+      const u = await newUser();
+      const pk = { id: uniq('dev_'), userId: u.id, credentialId: uniq('cred'), publicKey: 'pk', counter: 0, transports: ['internal'], name: 'Phone', createdAt: 1, lastUsedAt: null };
+      assert.equal(await store.passkeys.create(pk), true);
+      assert.equal(await store.passkeys.create({ ...pk, id: uniq('dev_') }), false);
+      assert.deepEqual(await store.passkeys.byCredentialId(pk.credentialId), pk);
+      const racers = await Promise.all(Array.from({ length: 20 }, () => store.passkeys.advanceCounter(pk.id, 0, 1, 2)));
+      assert.equal(racers.filter(Boolean).length, 1);
+      assert.equal((await store.passkeys.listForUser(u.id))[0]?.counter, 1);
+      assert.equal(await store.passkeys.delete('u_other', pk.id), false);
+      assert.equal(await store.passkeys.delete(u.id, pk.id), true);
+      assert.deepEqual(await store.passkeys.listForUser(u.id), []);
+    });
+
+    it('consumes a challenge once, only for its purpose, only before expiry', async () => {
+      const c = uniq('ch');
+      await store.challenges.create({ challenge: c, purpose: 'login', userId: null, sessionHash: null, subject: 'a@b.c', expiresAt: 10_000 });
+      assert.equal(await store.challenges.consume(c, 'register', 1), undefined);
+      assert.equal(await store.challenges.consume(c, 'login', 10_000), undefined);
+      const results = await Promise.all(Array.from({ length: 50 }, () => store.challenges.consume(c, 'login', 5)));
+      const winners = results.filter((r) => r !== undefined);
+      assert.equal(winners.length, 1);
+      assert.equal(winners[0]?.subject, 'a@b.c');
+    });
+
+    it('single-use: of 50 concurrent consumers exactly one wins; an expired entry can be taken again', async () => {
+      const key = uniq('jti');
+      const results = await Promise.all(Array.from({ length: 50 }, () => store.singleUse.consume('dpop', key, 1000, 0)));
+      assert.equal(results.filter(Boolean).length, 1);
+      assert.equal(await store.singleUse.consume('dpop', key, 2000, 999), false);
+      assert.equal(await store.singleUse.consume('other', key, 2000, 999), true);
+      assert.equal(await store.singleUse.consume('dpop', key, 3000, 1000), true);
+      const again = await Promise.all(Array.from({ length: 20 }, () => store.singleUse.consume('dpop', key, 9000, 3000)));
+      assert.equal(again.filter(Boolean).length, 1);
+      assert.ok((await store.singleUse.purgeExpired(1_000_000)) >= 1);
+    });
+
+    it('rate counters count every concurrent hit within a window', async () => {
+      const key = uniq('rl');
+      const hits = await Promise.all(Array.from({ length: 30 }, () => store.rateCounters.hit(key, 60_000, 120_500)));
+      assert.deepEqual(hits.map((h) => h.count).sort((a, b) => a - b), Array.from({ length: 30 }, (_, i) => i + 1));
+      assert.equal(hits[0]?.resetAt, 180_000);
+      assert.equal((await store.rateCounters.hit(key, 60_000, 180_000)).count, 1);
+    });
+
+    it('counters hand out distinct increasing values under concurrency', async () => {
+      const name = uniq('seq');
+      assert.equal(await store.counters.current(name), 0);
+      const values = await Promise.all(Array.from({ length: 25 }, () => store.counters.next(name)));
+      assert.deepEqual([...values].sort((a, b) => a - b), Array.from({ length: 25 }, (_, i) => i + 1));
+      assert.equal(await store.counters.current(name), 25);
+    });
+
+    it('stores agents and lists the revoked ones', async () => {
+      const u = await newUser();
+      const agent: AgentRecord = {
+        id: uniq('ag_'), userId: u.id, name: 'Bot', publicJwk: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' }, jkt: 'j',
+        status: 'active', flag: 'ok', flagRevSeq: null, createdAt: 5, removedAt: null,
+      };
+      await store.agents.create(agent);
+      assert.deepEqual(await store.agents.byId(agent.id), agent);
+      assert.equal((await store.agents.listRevoked()).some((a) => a.id === agent.id), false);
+      await store.agents.update(agent.id, { status: 'removed', removedAt: 9, flagRevSeq: 3 });
+      assert.deepEqual(await store.agents.listForUser(u.id), []);
+      assert.equal((await store.agents.listForUser(u.id, true)).length, 1);
+      assert.equal((await store.agents.listRevoked()).find((a) => a.id === agent.id)?.flagRevSeq, 3);
+    });
+
+    it('keeps signing keys and retires all but one', async () => {
+      const a = uniq('k'), b = uniq('k');
+      await store.signingKeys.create({ kid: a, publicJwk: { kty: 'EC' }, privateJwk: '{}', encrypted: false, createdAt: 1, retiredAt: null });
+      await store.signingKeys.create({ kid: b, publicJwk: { kty: 'EC' }, privateJwk: '{}', encrypted: false, createdAt: 2, retiredAt: null });
+      await store.signingKeys.retireAllExcept(b, 7);
+      const keys = await store.signingKeys.list();
+      assert.equal(keys.find((k) => k.kid === a)?.retiredAt, 7);
+      assert.equal(keys.find((k) => k.kid === b)?.retiredAt, null);
+      await store.signingKeys.replacePrivate(a, 'cipher', true);
+      assert.equal((await store.signingKeys.list()).find((k) => k.kid === a)?.encrypted, true);
+    });
+
+    it('writes and reads the outbox', async () => {
+      const u = await newUser();
+      const id = await store.outbox.add({ userId: u.id, channel: 'log', kind: 'test', payload: { a: 1 }, createdAt: 3 });
+      const [m] = await store.outbox.list({ userId: u.id });
+      assert.equal(m?.id, id);
+      assert.deepEqual(m?.payload, { a: 1 });
+      await store.outbox.markSent(id, 4);
+      assert.equal((await store.outbox.list({ userId: u.id }))[0]?.sentAt, 4);
+    });
+
+    it('rolls a failed transaction back', async () => {
+      const email = `${uniq('tx')}@example.com`;
+      await assert.rejects(
+        store.transaction(async (tx) => {
+          await tx.users.create({ id: uniq('u_'), email, displayName: 'T', passwordHash: 'h', phone: null, phoneVerified: false, createdAt: 1 });
+          throw new Error('boom');
+        }),
+        /boom/,
+      );
+      assert.equal(await store.users.byEmail(email), undefined);
+    });
+  });
+}

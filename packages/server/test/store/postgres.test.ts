@@ -1,0 +1,8 @@
+import { openPostgresStore } from '../../src/store/postgres/open.ts';
+import { freshPostgresDatabase } from '../helpers/postgres.ts';
+import { storeContract } from './contract.ts';
+
+storeContract('postgres', async () => {
+  const db = await freshPostgresDatabase();
+  return { store: await openPostgresStore(db.url), cleanup: db.drop };
+});
