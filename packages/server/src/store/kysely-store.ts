@@ -12,6 +12,11 @@ import { singleUseRepo } from './repos/single-use.ts';
 import { rateCountersRepo } from './repos/rate-counters.ts';
 import { countersRepo } from './repos/counters.ts';
 import { outboxRepo } from './repos/outbox.ts';
+import { authzRequestsRepo } from './repos/authz-requests.ts';
+import { grantsRepo } from './repos/grants.ts';
+import { reportsRepo } from './repos/reports.ts';
+import { agentStatusesRepo } from './repos/agent-statuses.ts';
+import { activityRepo } from './repos/activity.ts';
 
 function repos(db: Db): Repos {
   return {
@@ -25,6 +30,11 @@ function repos(db: Db): Repos {
     rateCounters: rateCountersRepo(db),
     counters: countersRepo(db),
     outbox: outboxRepo(db),
+    authzRequests: authzRequestsRepo(db),
+    grants: grantsRepo(db),
+    reports: reportsRepo(db),
+    agentStatuses: agentStatusesRepo(db),
+    activity: activityRepo(db),
   };
 }
 

@@ -168,6 +168,142 @@ export interface OutboxRepo {
   markSent(id: number, at: number): Promise<void>;
 }
 
+export type RequestKind = 'initial' | 'stepup';
+export type RequestStatus = 'pending' | 'approved' | 'denied' | 'expired' | 'consumed';
+
+/** An access request (`initial`) or a step-up request (`stepup`): the `txn_id` of the interface. */
+export interface AuthzRequestRecord {
+  id: string;
+  kind: RequestKind;
+  agentId: string;
+  userId: string;
+  site: string;
+  scopes: string[];
+  userInfo: string[];
+  action: string | null;
+  status: RequestStatus;
+  createdAt: number;
+  expiresAt: number;
+  decidedAt: number | null;
+  grantId: string | null;
+}
+
+export interface AuthzRequestsRepo {
+  /** Inserts; returns false when an access request for that agent and site is already pending. */
+  create(request: AuthzRequestRecord): Promise<boolean>;
+  byId(id: string): Promise<AuthzRequestRecord | undefined>;
+  /** Marks pending requests past their expiry as `expired` (all, or those of one agent and site). */
+  expireStale(now: number, scope?: { agentId: string; site: string }): Promise<number>;
+  /** Open (pending, unexpired) requests for the owner's agents, newest first. */
+  listPendingForUser(userId: string, now: number): Promise<AuthzRequestRecord[]>;
+  /**
+   * Compare-and-set of the status: moves the request to `to` only if its status is one of `from`
+   * (and, when `from` includes `pending`, only if it has not expired). Of concurrent callers exactly
+   * one gets the updated record; the others get undefined.
+   */
+  transition(id: string, from: RequestStatus[], to: RequestStatus, now: number, patch?: { grantId?: string }): Promise<AuthzRequestRecord | undefined>;
+  /** Ends every pending request of an agent (it was removed or revoked); returns how many. */
+  cancelPendingForAgent(agentId: string, now: number): Promise<number>;
+}
+
+export type GrantStatus = 'active' | 'revoked' | 'superseded';
+
+export interface GrantRecord {
+  id: string;
+  userId: string;
+  agentId: string;
+  site: string;
+  scopes: string[];
+  userInfo: string[];
+  status: GrantStatus;
+  createdAt: number;
+  expiresAt: number | null;
+  usesLeft: number | null;
+  /** SHA-256 of the one current refresh token. */
+  refreshHash: string | null;
+  passesIssued: number;
+  revokedAt: number | null;
+  revSeq: number | null;
+}
+
+export interface GrantsRepo {
+  create(grant: GrantRecord): Promise<void>;
+  byId(id: string): Promise<GrantRecord | undefined>;
+  /** The newest active grant of an agent at a site (it may have expired or run out of uses). */
+  activeFor(agentId: string, site: string): Promise<GrantRecord | undefined>;
+  listActiveForUser(userId: string): Promise<GrantRecord[]>;
+  listForAgent(agentId: string): Promise<GrantRecord[]>;
+  /** Active -> revoked at `revSeq`; false when it was not active. */
+  revoke(id: string, now: number, revSeq: number): Promise<boolean>;
+  revokeAllForAgent(agentId: string, now: number, revSeq: number): Promise<number>;
+  /** Active or revoked grants of an agent at a site -> superseded (a fresh approval replaces them). */
+  supersede(agentId: string, site: string): Promise<number>;
+  /**
+   * Issues one pass in one atomic statement: the grant must be active, unexpired at `now`, with uses
+   * left (one is used), and, when `expectedRefreshHash` is given, hold exactly that refresh token.
+   * The refresh token is replaced by `newRefreshHash`. Of concurrent callers presenting the same
+   * refresh token exactly one succeeds. Returns the updated grant, or undefined.
+   */
+  issuePass(id: string, args: { now: number; newRefreshHash: string; expectedRefreshHash?: string }): Promise<GrantRecord | undefined>;
+  setUserInfo(id: string, userInfo: string[]): Promise<void>;
+  /** Revoked (not superseded) grants: the grant part of the revocation snapshot. */
+  listRevoked(): Promise<GrantRecord[]>;
+}
+
+export type ReportKind = 'good' | 'spam' | 'abuse' | 'fraud' | 'policy' | 'scraping';
+
+export interface ReportRecord {
+  agentId: string;
+  site: string;
+  kind: ReportKind;
+  detail: string;
+  createdAt: number;
+}
+
+export interface ReportsRepo {
+  /** A site's latest report replaces its previous one: each site counts once. */
+  upsert(report: ReportRecord): Promise<void>;
+  listForAgent(agentId: string): Promise<ReportRecord[]>;
+}
+
+export interface AgentStatusRecord {
+  agentId: string;
+  site: string;
+  status: string;
+  createdAt: number;
+}
+
+export interface AgentStatusesRepo {
+  upsert(status: AgentStatusRecord): Promise<void>;
+  listForAgent(agentId: string): Promise<AgentStatusRecord[]>;
+}
+
+export interface ActivityRecord {
+  seq: number;
+  userId: string;
+  agentId: string | null;
+  site: string | null;
+  action: string;
+  detail: Record<string, unknown>;
+  ip: string | null;
+  createdAt: number;
+}
+
+export interface ActivityQuery {
+  /** Only records with a smaller sequence number; 0 = from the newest. */
+  before: number;
+  limit: number;
+  agentId?: string;
+  site?: string;
+  action?: string;
+}
+
+export interface ActivityRepo {
+  add(record: Omit<ActivityRecord, 'seq'>): Promise<number>;
+  /** Newest first. */
+  list(userId: string, query: ActivityQuery): Promise<ActivityRecord[]>;
+}
+
 export interface Repos {
   users: UsersRepo;
   sessions: SessionsRepo;
@@ -179,6 +315,11 @@ export interface Repos {
   rateCounters: RateCountersRepo;
   counters: CountersRepo;
   outbox: OutboxRepo;
+  authzRequests: AuthzRequestsRepo;
+  grants: GrantsRepo;
+  reports: ReportsRepo;
+  agentStatuses: AgentStatusesRepo;
+  activity: ActivityRepo;
 }
 
 export interface Store extends Repos {

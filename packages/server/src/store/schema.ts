@@ -16,6 +16,11 @@ export interface Database {
   rate_counters: RateCountersTable;
   counters: CountersTable;
   outbox: OutboxTable;
+  authz_requests: AuthzRequestsTable;
+  grants: GrantsTable;
+  reports: ReportsTable;
+  agent_statuses: AgentStatusesTable;
+  activity: ActivityTable;
 }
 
 export interface UsersTable {
@@ -105,4 +110,63 @@ export interface OutboxTable {
   payload: string;
   created_at: number;
   sent_at: number | null;
+}
+
+export interface AuthzRequestsTable {
+  id: string;
+  kind: string;
+  agent_id: string;
+  user_id: string;
+  site: string;
+  scopes: string;
+  user_info: string;
+  action: string | null;
+  status: string;
+  created_at: number;
+  expires_at: number;
+  decided_at: number | null;
+  grant_id: string | null;
+}
+
+export interface GrantsTable {
+  id: string;
+  user_id: string;
+  agent_id: string;
+  site: string;
+  scopes: string;
+  user_info: string;
+  status: string;
+  created_at: number;
+  expires_at: number | null;
+  uses_left: number | null;
+  refresh_hash: string | null;
+  passes_issued: number;
+  revoked_at: number | null;
+  rev_seq: number | null;
+}
+
+export interface ReportsTable {
+  agent_id: string;
+  site: string;
+  kind: string;
+  detail: string;
+  created_at: number;
+}
+
+export interface AgentStatusesTable {
+  agent_id: string;
+  site: string;
+  status: string;
+  created_at: number;
+}
+
+export interface ActivityTable {
+  seq: Generated<number>;
+  user_id: string;
+  agent_id: string | null;
+  site: string | null;
+  action: string;
+  detail: string;
+  ip: string | null;
+  created_at: number;
 }

@@ -1,6 +1,6 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AgentRecord, Store } from '../../src/store/ports.ts';
+import type { AgentRecord, AuthzRequestRecord, GrantRecord, Store } from '../../src/store/ports.ts';
 
 let n = 0;
 const uniq = (p: string): string => `${p}${Date.now().toString(36)}${(n++).toString(36)}`;
@@ -140,6 +140,103 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       assert.deepEqual(m?.payload, { a: 1 });
       await store.outbox.markSent(id, 4);
       assert.equal((await store.outbox.list({ userId: u.id }))[0]?.sentAt, 4);
+    });
+
+    const request = (over: Partial<AuthzRequestRecord> = {}): AuthzRequestRecord => ({
+      id: uniq('t_'), kind: 'initial', agentId: uniq('ag_'), userId: 'u_1', site: 'shop.example', scopes: ['list'], userInfo: [],
+      action: null, status: 'pending', createdAt: 1000, expiresAt: 301_000, decidedAt: null, grantId: null, ...over,
+    });
+    const grant = (over: Partial<GrantRecord> = {}): GrantRecord => ({
+      id: uniq('gr_'), userId: 'u_1', agentId: uniq('ag_'), site: 'shop.example', scopes: ['list'], userInfo: ['user:email'], status: 'active',
+      createdAt: 1000, expiresAt: null, usesLeft: null, refreshHash: null, passesIssued: 0, revokedAt: null, revSeq: null, ...over,
+    });
+
+    it('keeps one pending access request per agent and site, even under a race', async () => {
+      const agentId = uniq('ag_');
+      const results = await Promise.all(Array.from({ length: 20 }, () => store.authzRequests.create(request({ agentId }))));
+      assert.equal(results.filter(Boolean).length, 1);
+      assert.equal(await store.authzRequests.create(request({ agentId, kind: 'stepup', action: 'pay' })), true, 'step-ups are not limited');
+      assert.equal(await store.authzRequests.create(request({ agentId, site: 'other.example' })), true);
+      assert.equal(await store.authzRequests.expireStale(301_000, { agentId, site: 'shop.example' }), 2);
+      assert.equal(await store.authzRequests.create(request({ agentId })), true, 'a new request once the old one expired');
+    });
+
+    it('moves a request on by compare-and-set: of 50 deciders exactly one wins, never after expiry', async () => {
+      const r = request({ userId: uniq('u_') });
+      await store.authzRequests.create(r);
+      const results = await Promise.all(Array.from({ length: 50 }, (_, i) => store.authzRequests.transition(r.id, ['pending'], i % 2 ? 'approved' : 'denied', 2000, { grantId: 'gr_x' })));
+      const winners = results.filter((x) => x !== undefined);
+      assert.equal(winners.length, 1);
+      assert.equal((await store.authzRequests.byId(r.id))?.status, winners[0]?.status);
+      const late = request();
+      await store.authzRequests.create(late);
+      assert.equal(await store.authzRequests.transition(late.id, ['pending'], 'approved', 301_000), undefined);
+      assert.deepEqual((await store.authzRequests.listPendingForUser(r.userId, 2000)).map((x) => x.id), []);
+      const open = request({ userId: r.userId });
+      await store.authzRequests.create(open);
+      assert.deepEqual((await store.authzRequests.listPendingForUser(r.userId, 2000)).map((x) => x.id), [open.id]);
+      assert.equal(await store.authzRequests.cancelPendingForAgent(open.agentId, 3000), 1);
+      assert.equal((await store.authzRequests.byId(open.id))?.status, 'denied');
+    });
+
+    it('issues passes atomically: one winner per refresh token, uses never go below zero', async () => {
+      const g = grant({ refreshHash: 'r0', usesLeft: 5 });
+      await store.grants.create(g);
+      const rotations = await Promise.all(Array.from({ length: 50 }, (_, i) => store.grants.issuePass(g.id, { now: 2000, newRefreshHash: `r1-${i}`, expectedRefreshHash: 'r0' })));
+      assert.equal(rotations.filter(Boolean).length, 1);
+      const after = await store.grants.byId(g.id);
+      assert.equal(after?.usesLeft, 4);
+      assert.equal(after?.passesIssued, 1);
+      const spends = await Promise.all(Array.from({ length: 20 }, (_, i) => store.grants.issuePass(g.id, { now: 2000, newRefreshHash: `x${i}` })));
+      assert.equal(spends.filter(Boolean).length, 4);
+      assert.equal((await store.grants.byId(g.id))?.usesLeft, 0);
+      const expiring = grant({ expiresAt: 5000 });
+      await store.grants.create(expiring);
+      assert.ok(await store.grants.issuePass(expiring.id, { now: 4999, newRefreshHash: 'a' }));
+      assert.equal(await store.grants.issuePass(expiring.id, { now: 5000, newRefreshHash: 'b' }), undefined);
+    });
+
+    it('revokes, supersedes and lists revoked grants', async () => {
+      const g = grant();
+      await store.grants.create(g);
+      assert.equal((await store.grants.activeFor(g.agentId, g.site))?.id, g.id);
+      assert.equal(await store.grants.revoke(g.id, 3000, 42), true);
+      assert.equal(await store.grants.revoke(g.id, 3000, 43), false);
+      assert.equal(await store.grants.activeFor(g.agentId, g.site), undefined);
+      assert.equal((await store.grants.listRevoked()).find((x) => x.id === g.id)?.revSeq, 42);
+      assert.equal(await store.grants.supersede(g.agentId, g.site), 1);
+      assert.equal((await store.grants.listRevoked()).some((x) => x.id === g.id), false);
+      const h = grant({ agentId: g.agentId, site: 'b.example' });
+      await store.grants.create(h);
+      await store.grants.setUserInfo(h.id, []);
+      assert.deepEqual((await store.grants.byId(h.id))?.userInfo, []);
+      assert.equal(await store.grants.revokeAllForAgent(g.agentId, 4000, 44), 1);
+      assert.equal((await store.grants.listForAgent(g.agentId)).length, 2);
+    });
+
+    it('keeps one report per agent and site (the latest) and agent statuses', async () => {
+      const agentId = uniq('ag_');
+      await store.reports.upsert({ agentId, site: 'a.example', kind: 'spam', detail: '', createdAt: 1 });
+      await store.reports.upsert({ agentId, site: 'a.example', kind: 'good', detail: 'ok now', createdAt: 2 });
+      await store.reports.upsert({ agentId, site: 'b.example', kind: 'fraud', detail: '', createdAt: 3 });
+      assert.deepEqual((await store.reports.listForAgent(agentId)).map((r) => `${r.site}:${r.kind}`), ['a.example:good', 'b.example:fraud']);
+      await store.agentStatuses.upsert({ agentId, site: '', status: 'working', createdAt: 1 });
+      await store.agentStatuses.upsert({ agentId, site: '', status: 'done', createdAt: 2 });
+      assert.deepEqual((await store.agentStatuses.listForAgent(agentId)).map((s) => s.status), ['done']);
+    });
+
+    it('pages the activity trail newest first with filters', async () => {
+      const userId = uniq('u_');
+      const seqs: number[] = [];
+      for (let i = 0; i < 7; i++) {
+        seqs.push(await store.activity.add({ userId, agentId: i % 2 ? 'ag_a' : 'ag_b', site: 's', action: i < 3 ? 'approve' : 'pass', detail: { i }, ip: null, createdAt: i }));
+      }
+      const first = await store.activity.list(userId, { before: 0, limit: 3 });
+      assert.deepEqual(first.map((a) => a.detail.i), [6, 5, 4]);
+      const next = await store.activity.list(userId, { before: first[2]!.seq, limit: 3 });
+      assert.deepEqual(next.map((a) => a.detail.i), [3, 2, 1]);
+      assert.deepEqual((await store.activity.list(userId, { before: 0, limit: 50, agentId: 'ag_a', action: 'pass' })).map((a) => a.detail.i), [5, 3]);
+      assert.deepEqual(await store.activity.list('u_nobody', { before: 0, limit: 50 }), []);
     });
 
     it('rolls a failed transaction back', async () => {

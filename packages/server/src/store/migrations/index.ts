@@ -1,12 +1,14 @@
 import { type Kysely, type Migration, Migrator } from 'kysely';
 import type { Dialect } from '../ports.ts';
 import * as foundation from './001-foundation.ts';
+import * as protocol from './002-protocol.ts';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
 /** Ordered by name; append, never edit a migration that has shipped. */
 const MIGRATIONS: Record<string, DialectMigration> = {
   '001-foundation': foundation,
+  '002-protocol': protocol,
 };
 
 /**

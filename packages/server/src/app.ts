@@ -1,0 +1,89 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import cookie from '@fastify/cookie';
+import swagger from '@fastify/swagger';
+import type { Config } from './config/config.ts';
+import { type Clock, systemClock } from './domain/clock.ts';
+import { RateLimiter } from './domain/rate-limit.ts';
+import { Accounts } from './domain/accounts/accounts.ts';
+import { Agents } from './domain/agents/agents.ts';
+import { Passkeys } from './domain/passkeys/passkeys.ts';
+import { KeyEncryption } from './crypto/key-encryption.ts';
+import { SigningKeys } from './crypto/signing-keys.ts';
+import { OwnerAuth } from './http/auth/owner.ts';
+import { installErrorHandling } from './http/errors.ts';
+import { installJsonBody } from './http/json-body.ts';
+import { installSecurityHeaders } from './http/security-headers.ts';
+import { validatorCompiler } from './http/validation.ts';
+import { registerRoutes } from './http/routes/index.ts';
+import type { Services } from './services.ts';
+import { openStore } from './store/open.ts';
+import type { Store } from './store/ports.ts';
+
+export interface BuildOptions {
+  config: Config;
+  /** An open store; when absent one is opened from the configuration (and closed with the app). */
+  store?: Store;
+  clock?: Clock;
+  logger?: FastifyServerOptions['logger'];
+}
+
+export interface Built {
+  app: FastifyInstance;
+  services: Services;
+}
+
+const API_DESCRIPTION = `Mandate: owners approve, with a passkey, what each of their agents may do at each site; agents get
+short-lived DPoP-bound passes; sites verify every request. Errors: 4xx \`{"detail": text}\` (agent endpoints may add
+\`next_step\`); 422 \`{"detail": [{"loc", "msg", "type"}]}\`; 429 \`{"detail": "rate limit exceeded", "retry_after": s}\`
+with Retry-After; 503 \`{"detail": "service unavailable"}\` while the database is unreachable. Owner endpoints take the
+\`session\` cookie or \`Authorization: Bearer <session_token>\`; cookie requests that change state from another origin get 403.`;
+
+/** Wiring: config -> store -> keys -> domain services -> routes. */
+export async function buildApp(opts: BuildOptions): Promise<Built> {
+  const { config } = opts;
+  const clock = opts.clock ?? systemClock;
+  const ownsStore = !opts.store;
+  const store = opts.store ?? (await openStore(config));
+
+  const keys = new SigningKeys(store.signingKeys, clock, {
+    encryption: config.keyEncryptionKey ? new KeyEncryption(config.keyEncryptionKey) : null,
+    graceSec: config.keyRotationGraceSec,
+  });
+  await keys.init();
+  const limiter = new RateLimiter(store.rateCounters, clock);
+  const accounts = new Accounts(store, clock, limiter, config);
+  const agents = new Agents(store, clock);
+  const passkeys = new Passkeys(store, clock, { baseUrl: config.baseUrl, rpName: config.rpName });
+  const auth = new OwnerAuth(accounts, config.baseUrl);
+  const services: Services = { config, store, clock, limiter, keys, accounts, agents, passkeys, auth };
+
+  const app = Fastify({
+    logger: opts.logger ?? { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers.dpop', 'req.headers["x-agent-jwt"]'] },
+    bodyLimit: config.bodyLimitBytes,
+    trustProxy: config.trustProxy,
+    genReqId: () => randomUUID(),
+    requestIdHeader: false,
+    routerOptions: { maxParamLength: 200 },
+    ajv: { customOptions: { allErrors: true } },
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  installJsonBody(app);
+  installErrorHandling(app, config.bodyLimitBytes);
+  installSecurityHeaders(app, config.baseUrl.startsWith('https:'));
+  app.addHook('onSend', async (request, reply, payload) => {
+    reply.header('x-request-id', request.id);
+    return payload;
+  });
+  await app.register(cookie);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Mandate', version: '0.1.0', description: API_DESCRIPTION },
+      servers: [{ url: config.baseUrl }],
+    },
+  });
+  await registerRoutes(app, services);
+  if (ownsStore) app.addHook('onClose', () => store.close());
+  return { app, services };
+}

@@ -1,0 +1,143 @@
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK, type JWTPayload, SignJWT } from 'jose';
+import type { Clock } from '../domain/clock.ts';
+import type { SigningKeyRecord, SigningKeysRepo } from '../store/ports.ts';
+import type { KeyEncryption } from './key-encryption.ts';
+
+interface LoadedKey {
+  kid: string;
+  publicJwk: JWK;
+  record: SigningKeyRecord;
+  privateKey?: CryptoKey;
+  publicKey?: CryptoKey;
+}
+
+export interface SigningKeysOptions {
+  encryption: KeyEncryption | null;
+  /** How long a retired key stays published and verifiable. */
+  graceSec: number;
+  /** How often a node re-reads the key table, so a rotation on one node reaches the others. */
+  refreshMs?: number;
+}
+
+/**
+ * The service's ES256 signing keys: created on first start, kept in the store (private parts
+ * encrypted when configured), rotated on demand with a grace window. The only holder of private
+ * signing keys in the server.
+ */
+export class SigningKeys {
+  private keys: LoadedKey[] = [];
+  private loadedAt = -Infinity;
+  private readonly refreshMs: number;
+
+  constructor(private readonly repo: SigningKeysRepo, private readonly clock: Clock, private readonly opts: SigningKeysOptions) {
+    this.refreshMs = opts.refreshMs ?? 30_000;
+  }
+
+  /** Creates the first key when there is none; encrypts stored keys once a secret is configured. */
+  async init(): Promise<void> {
+    let records = await this.repo.list();
+    const encrypted = records.filter((r) => r.encrypted);
+    if (encrypted.length > 0 && !this.opts.encryption) {
+      throw new Error('signing keys in the database are encrypted: set KEY_ENCRYPTION_KEY to the secret they were stored with');
+    }
+    if (this.opts.encryption) {
+      for (const r of records) {
+        if (!r.encrypted) await this.repo.replacePrivate(r.kid, this.opts.encryption.encrypt(r.privateJwk), true);
+        else this.opts.encryption.decrypt(r.privateJwk); // fails start early if the secret is wrong
+      }
+    }
+    records = await this.repo.list();
+    if (!records.some((r) => r.retiredAt === null)) await this.createKey();
+    await this.reload();
+  }
+
+  /** Makes a new key current; the old ones stay published for the grace window. */
+  async rotate(): Promise<{ kid: string; retired: string[] }> {
+    const before = (await this.repo.list()).filter((r) => r.retiredAt === null).map((r) => r.kid);
+    const kid = await this.createKey();
+    await this.repo.retireAllExcept(kid, this.clock.now());
+    await this.reload();
+    return { kid, retired: before };
+  }
+
+  async sign(payload: JWTPayload, typ: string): Promise<string> {
+    const key = await this.current();
+    key.privateKey ??= (await importJWK(this.privateJwk(key.record), 'ES256')) as CryptoKey;
+    return new SignJWT(payload).setProtectedHeader({ alg: 'ES256', typ, kid: key.kid }).sign(key.privateKey);
+  }
+
+  /** The published key set: current keys and retired ones still inside their grace window. */
+  async jwks(): Promise<{ keys: JWK[] }> {
+    await this.refreshIfStale();
+    return { keys: this.published().map((k) => ({ ...k.publicJwk, kid: k.kid, alg: 'ES256', use: 'sig' })) };
+  }
+
+  /** The public key for `kid` if it is published; re-reads the store once for a kid it does not know. */
+  async verificationKey(kid: string): Promise<CryptoKey | undefined> {
+    await this.refreshIfStale();
+    let key = this.published().find((k) => k.kid === kid);
+    if (!key && this.clock.now() - this.loadedAt > 1000) {
+      await this.reload();
+      key = this.published().find((k) => k.kid === kid);
+    }
+    if (!key) return undefined;
+    key.publicKey ??= (await importJWK(key.publicJwk, 'ES256')) as CryptoKey;
+    return key.publicKey;
+  }
+
+  private published(): LoadedKey[] {
+    const cutoff = this.clock.now() - this.opts.graceSec * 1000;
+    return this.keys.filter((k) => k.record.retiredAt === null || k.record.retiredAt > cutoff);
+  }
+
+  private async current(): Promise<LoadedKey> {
+    await this.refreshIfStale();
+    const active = this.keys.find((k) => k.record.retiredAt === null);
+    if (active) return active;
+    await this.reload();
+    const again = this.keys.find((k) => k.record.retiredAt === null);
+    if (!again) throw new Error('no active signing key');
+    return again;
+  }
+
+  private async refreshIfStale(): Promise<void> {
+    if (this.clock.now() - this.loadedAt >= this.refreshMs || this.keys.length === 0) await this.reload();
+  }
+
+  private async reload(): Promise<void> {
+    const records = await this.repo.list(); // newest first
+    const old = new Map(this.keys.map((k) => [k.kid, k]));
+    this.keys = records.map((record) => {
+      const prev = old.get(record.kid);
+      return { kid: record.kid, publicJwk: record.publicJwk as JWK, record, privateKey: prev?.privateKey, publicKey: prev?.publicKey };
+    });
+    this.loadedAt = this.clock.now();
+  }
+
+  private privateJwk(record: SigningKeyRecord): JWK {
+    const json = record.encrypted ? this.decrypt(record.privateJwk) : record.privateJwk;
+    return JSON.parse(json) as JWK;
+  }
+
+  private decrypt(value: string): string {
+    if (!this.opts.encryption) throw new Error('KEY_ENCRYPTION_KEY is required to use encrypted signing keys');
+    return this.opts.encryption.decrypt(value);
+  }
+
+  private async createKey(): Promise<string> {
+    const { publicKey, privateKey } = await generateKeyPair('ES256', { extractable: true });
+    const publicJwk = await exportJWK(publicKey);
+    const kid = await calculateJwkThumbprint(publicJwk);
+    const privateJson = JSON.stringify(await exportJWK(privateKey));
+    const enc = this.opts.encryption;
+    await this.repo.create({
+      kid,
+      publicJwk: { kty: publicJwk.kty, crv: publicJwk.crv, x: publicJwk.x, y: publicJwk.y },
+      privateJwk: enc ? enc.encrypt(privateJson) : privateJson,
+      encrypted: enc !== null,
+      createdAt: this.clock.now(),
+      retiredAt: null,
+    });
+    return kid;
+  }
+}

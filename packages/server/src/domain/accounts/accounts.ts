@@ -1,0 +1,108 @@
+import type { Config } from '../../config/config.ts';
+import { hashPassword, verifyPassword } from '../../crypto/password.ts';
+import { randomToken, sha256Hex } from '../../crypto/random.ts';
+import type { Store, UserRecord } from '../../store/ports.ts';
+import type { Clock } from '../clock.ts';
+import { AppError, conflict, unauthorized } from '../errors.ts';
+import { newId } from '../ids.ts';
+import type { RateLimiter } from '../rate-limit.ts';
+
+export const SESSION_LIFETIME_MS = 30 * 86400 * 1000;
+const INVALID_LOGIN = 'invalid email or password';
+
+export interface SignedIn {
+  user: UserRecord;
+  /** The opaque session secret; only its hash is stored. */
+  sessionToken: string;
+  expiresAt: number;
+}
+
+export interface CurrentSession {
+  user: UserRecord;
+  sessionHash: string;
+}
+
+export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
+
+/** Owner accounts and their sessions (decisions §2). */
+export class Accounts {
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly limiter: RateLimiter,
+    private readonly config: Pick<Config, 'adminEmails' | 'loginThrottle'>,
+  ) {}
+
+  async signUp(input: { email: string; password: string; displayName?: string }): Promise<SignedIn> {
+    const email = normalizeEmail(input.email);
+    const user: UserRecord = {
+      id: newId('u'),
+      email,
+      displayName: input.displayName?.trim() || email.split('@')[0] || email,
+      passwordHash: await hashPassword(input.password),
+      phone: null,
+      phoneVerified: false,
+      createdAt: this.clock.now(),
+    };
+    if (!(await this.store.users.create(user))) throw conflict('an account with this email already exists; sign in instead');
+    return this.startSession(user);
+  }
+
+  /**
+   * Password sign-in. Throttled per account and per client address before the password is even
+   * checked; unknown email and wrong password give the same answer in about the same time.
+   */
+  async logIn(input: { email: string; password: string }, clientAddress: string): Promise<SignedIn> {
+    const email = normalizeEmail(input.email);
+    const { perAccount, perAddress, windowSec } = this.config.loginThrottle;
+    await this.limiter.check(`login:addr:${clientAddress}`, perAddress, windowSec);
+    await this.limiter.check(`login:acct:${sha256Hex(email)}`, perAccount, windowSec);
+    const user = await this.store.users.byEmail(email);
+    if (!(await verifyPassword(user?.passwordHash, input.password)) || !user) throw unauthorized(INVALID_LOGIN);
+    return this.startSession(user);
+  }
+
+  /** A new random session id at every sign-in (no fixation). */
+  async startSession(user: UserRecord): Promise<SignedIn> {
+    const sessionToken = randomToken();
+    const now = this.clock.now();
+    const expiresAt = now + SESSION_LIFETIME_MS;
+    await this.store.sessions.create({ tokenHash: sha256Hex(sessionToken), userId: user.id, createdAt: now, expiresAt });
+    return { user, sessionToken, expiresAt };
+  }
+
+  /** The signed-in owner for a session secret, or undefined. */
+  async session(token: string): Promise<CurrentSession | undefined> {
+    if (token.length < 16 || token.length > 200) return undefined;
+    const sessionHash = sha256Hex(token);
+    const session = await this.store.sessions.live(sessionHash, this.clock.now());
+    if (!session) return undefined;
+    const user = await this.store.users.byId(session.userId);
+    return user && { user, sessionHash };
+  }
+
+  logOut(sessionHash: string): Promise<void> {
+    return this.store.sessions.delete(sessionHash);
+  }
+
+  async updateProfile(userId: string, patch: { displayName?: string }): Promise<UserRecord> {
+    if (patch.displayName !== undefined) {
+      const name = patch.displayName.trim();
+      if (!name) throw new AppError(400, 'display_name must not be empty');
+      await this.store.users.update(userId, { displayName: name });
+    }
+    const user = await this.store.users.byId(userId);
+    if (!user) throw unauthorized();
+    return user;
+  }
+
+  role(user: UserRecord): 'admin' | 'user' {
+    return this.config.adminEmails.has(user.email) ? 'admin' : 'user';
+  }
+}
+
+/** The phone as shown back to its owner: only the last two digits. */
+export function maskPhone(phone: string | null): string | null {
+  if (!phone) return null;
+  return `${'•'.repeat(Math.max(0, phone.length - 2))}${phone.slice(-2)}`;
+}

@@ -1,0 +1,49 @@
+import { LIMITS } from '@mandate/protocol';
+import { decodeJwt, decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
+import type { AgentRecord, AgentsRepo } from '../../store/ports.ts';
+import { type Clock, seconds } from '../clock.ts';
+import { AppError } from '../errors.ts';
+
+export const AGENT_REVOKED = 'agent revoked by its owner';
+
+const invalid = (why: string) => new AppError(401, `invalid agent_jwt: ${why}`, { next_step: 'sign a fresh agent JWT (ES256, iss = sub = agent id, type "agent", exp at most 900 s after iat) with the agent key' });
+
+export function isAgentBlocked(agent: AgentRecord): boolean {
+  return agent.status === 'removed' || agent.flag === 'revoked';
+}
+
+/**
+ * Verifies an agent JWT for `agentId` (decisions §4) and returns the agent. The key is looked up by
+ * the claimed `iss`, never by anything in the header; a removed or revoked agent has no usable key
+ * and gets 403 `agent revoked by its owner`.
+ */
+export async function verifyAgentJwt(agents: AgentsRepo, clock: Clock, token: unknown, agentId: string): Promise<AgentRecord> {
+  if (typeof token !== 'string' || token.length === 0 || token.length > 8192) throw invalid('missing or malformed');
+  let claims: ReturnType<typeof decodeJwt>;
+  try {
+    if (decodeProtectedHeader(token).alg !== 'ES256') throw invalid('alg must be ES256');
+    claims = decodeJwt(token);
+  } catch (e) {
+    if (e instanceof AppError) throw e;
+    throw invalid('not a JWT');
+  }
+  if (typeof claims.iss !== 'string' || claims.iss !== claims.sub) throw invalid('iss and sub must both be the agent id');
+  if (claims.iss !== agentId) throw invalid('iss does not match agent_id');
+  const agent = await agents.byId(agentId);
+  if (!agent) throw invalid('unknown agent');
+  if (isAgentBlocked(agent)) throw new AppError(403, AGENT_REVOKED);
+
+  const now = seconds(clock.now());
+  try {
+    const key = await importJWK(agent.publicJwk, 'ES256');
+    await jwtVerify(token, key, { algorithms: ['ES256'], currentDate: new Date(now * 1000), requiredClaims: ['iat', 'exp'] });
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    throw invalid(code === 'ERR_JWT_EXPIRED' ? 'expired' : 'signature or claims do not verify with the agent key');
+  }
+  const { iat, exp, type } = claims as { iat: number; exp: number; type?: unknown };
+  if (type !== 'agent') throw invalid('type must be "agent"');
+  if (iat > now + LIMITS.agentJwtMaxFutureIatSec) throw invalid('iat is in the future');
+  if (exp - iat > LIMITS.agentJwtMaxLifetimeSec) throw invalid('exp must be at most 900 s after iat');
+  return agent;
+}

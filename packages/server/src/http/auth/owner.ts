@@ -1,0 +1,77 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Accounts, CurrentSession, SignedIn } from '../../domain/accounts/accounts.ts';
+import { AppError, forbidden, unauthorized } from '../../domain/errors.ts';
+
+export const SESSION_COOKIE = 'session';
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+export interface OwnerContext extends CurrentSession {
+  via: 'cookie' | 'bearer';
+}
+
+/**
+ * Resolves the signed-in owner of a request: `Authorization: Bearer <session_token>` for native
+ * clients, the `session` cookie for browsers. A cookie-authenticated request that changes state
+ * from another origin is refused (decisions §2), so a third-party page cannot ride the cookie.
+ */
+export class OwnerAuth {
+  private readonly origin: string;
+  private readonly secureCookie: boolean;
+
+  constructor(private readonly accounts: Accounts, baseUrl: string) {
+    const url = new URL(baseUrl);
+    this.origin = url.origin;
+    this.secureCookie = url.protocol === 'https:';
+  }
+
+  async optional(request: FastifyRequest): Promise<OwnerContext | undefined> {
+    const header = request.headers.authorization;
+    if (typeof header === 'string' && /^bearer /i.test(header)) {
+      const session = await this.accounts.session(header.slice(7).trim());
+      if (!session) throw unauthorized('session expired or invalid; sign in again');
+      return { ...session, via: 'bearer' };
+    }
+    const cookie = request.cookies[SESSION_COOKIE];
+    if (!cookie) return undefined;
+    const session = await this.accounts.session(cookie);
+    if (!session) return undefined;
+    if (!SAFE_METHODS.has(request.method)) this.refuseCrossSite(request);
+    return { ...session, via: 'cookie' };
+  }
+
+  async required(request: FastifyRequest): Promise<OwnerContext> {
+    const owner = await this.optional(request);
+    if (!owner) throw unauthorized('not signed in');
+    return owner;
+  }
+
+  async admin(request: FastifyRequest): Promise<OwnerContext> {
+    const owner = await this.required(request);
+    if (this.accounts.role(owner.user) !== 'admin') throw forbidden('admin only');
+    return owner;
+  }
+
+  /** Sets the session cookie and answers what native clients need (`session_token`). */
+  signIn(reply: FastifyReply, signedIn: SignedIn): void {
+    reply.setCookie(SESSION_COOKIE, signedIn.sessionToken, {
+      httpOnly: true,
+      sameSite: 'lax',
+      secure: this.secureCookie,
+      path: '/',
+      expires: new Date(signedIn.expiresAt),
+    });
+  }
+
+  signOut(reply: FastifyReply): void {
+    reply.clearCookie(SESSION_COOKIE, { path: '/', httpOnly: true, sameSite: 'lax', secure: this.secureCookie });
+  }
+
+  private refuseCrossSite(request: FastifyRequest): void {
+    const origin = request.headers.origin;
+    if (typeof origin === 'string') {
+      if (origin !== this.origin) throw new AppError(403, 'cross-site request refused: Origin does not match this service');
+      return;
+    }
+    if (request.headers['sec-fetch-site'] === 'cross-site') throw new AppError(403, 'cross-site request refused');
+  }
+}

@@ -1,0 +1,53 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import type { ErrorObject } from 'ajv';
+import { AppError } from '../domain/errors.ts';
+import { toValidationItems } from './validation.ts';
+
+const DB_DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', '57P01', '57P03', '08006', '08001', '08003', 'SQLITE_BUSY', 'SQLITE_IOERR']);
+
+function isDatabaseDown(err: unknown): boolean {
+  const e = err as { code?: string; message?: string };
+  return (typeof e?.code === 'string' && DB_DOWN_CODES.has(e.code)) ||
+    /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(e?.message ?? '');
+}
+
+/**
+ * One serializer for every error (decisions §10): 4xx `{detail}`, 422 `{detail: [{loc, msg, type}]}`,
+ * 503 when the database is unreachable, and a generic 500 (logged with the request id) otherwise.
+ */
+export function installErrorHandling(app: FastifyInstance, bodyLimit: number): void {
+  app.setErrorHandler((err: FastifyError | AppError, request, reply) => {
+    if (err instanceof AppError) {
+      if (!err.expose) request.log.error({ err }, 'unexposed application error');
+      return reply.code(err.status).headers(err.headers).send({ detail: err.detail, ...err.extra });
+    }
+    if (err.validation) {
+      return reply.code(422).send({ detail: toValidationItems(err.validation as ErrorObject[], err.validationContext ?? 'body') });
+    }
+    switch (err.code) {
+      case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+        return reply.code(422).send({ detail: [{ loc: ['body'], msg: `request body is not valid JSON: ${err.message}`, type: 'json_invalid' }] });
+      case 'FST_ERR_CTP_BODY_TOO_LARGE':
+        return reply.code(413).send({ detail: `request body too large (limit ${bodyLimit} bytes)` });
+      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+        return reply.code(415).send({ detail: 'unsupported content type: send application/json' });
+    }
+    if (err instanceof SyntaxError && (err as { statusCode?: number }).statusCode === 400) {
+      return reply.code(422).send({ detail: [{ loc: ['body'], msg: `request body is not valid JSON: ${err.message}`, type: 'json_invalid' }] });
+    }
+    if (isDatabaseDown(err)) {
+      request.log.error({ err }, 'database unreachable');
+      return reply.code(503).send({ detail: 'service unavailable' });
+    }
+    const status = typeof err.statusCode === 'number' ? err.statusCode : 500;
+    if (status >= 400 && status < 500) return reply.code(status).send({ detail: err.message });
+    request.log.error({ err }, 'unhandled error');
+    return reply.code(500).send({ detail: 'internal error', request_id: request.id });
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404).send({ detail: `not found: ${request.method} ${request.url.split('?')[0]}` });
+  });
+}

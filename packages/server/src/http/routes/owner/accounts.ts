@@ -1,0 +1,97 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { UserRecord } from '../../../store/ports.ts';
+import type { Services } from '../../../services.ts';
+import { maskPhone } from '../../../domain/accounts/accounts.ts';
+import { iso } from '../../../domain/clock.ts';
+import { Email, Timestamp, withErrors } from '../../schemas/common.ts';
+
+const UserIn = Type.Object({
+  email: Email,
+  password: Type.String({ minLength: 8, maxLength: 1024, description: 'at least 8 characters' }),
+  display_name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+});
+const LoginIn = Type.Object({ email: Type.String({ maxLength: 254 }), password: Type.String({ maxLength: 1024 }) });
+const ProfileIn = Type.Object({ display_name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) });
+
+const UserOut = Type.Object({
+  id: Type.String(),
+  email: Type.String(),
+  display_name: Type.String(),
+  phone: Type.Union([Type.String(), Type.Null()], { description: 'masked' }),
+  phone_verified: Type.Boolean(),
+  role: Type.Union([Type.Literal('user'), Type.Literal('admin')]),
+  created_at: Timestamp,
+});
+const SignedInOut = Type.Object({
+  user: UserOut,
+  session_token: Type.String({ description: 'for native clients: send as `Authorization: Bearer <token>`; browsers get the `session` cookie' }),
+  expires_at: Timestamp,
+});
+const MeOut = Type.Composite([
+  UserOut,
+  Type.Object({
+    pending: Type.Array(Type.Record(Type.String(), Type.Unknown()), { description: 'open requests for the owner\'s agents' }),
+    grants: Type.Array(Type.Record(Type.String(), Type.Unknown()), { description: 'access the owner has approved' }),
+  }),
+]);
+
+export async function accountRoutes(base: FastifyInstance, s: Services): Promise<void> {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>();
+  const userOut = (u: UserRecord) => ({
+    id: u.id,
+    email: u.email,
+    display_name: u.displayName,
+    phone: maskPhone(u.phone),
+    phone_verified: u.phoneVerified,
+    role: s.accounts.role(u),
+    created_at: iso(u.createdAt),
+  });
+
+  app.post('/api/users', {
+    schema: { summary: 'Create an owner account and sign in', tags: ['owner'], body: UserIn, response: withErrors({ 200: SignedInOut }, 409) },
+  }, async (request, reply) => {
+    const { email, password, display_name } = request.body;
+    const signedIn = await s.accounts.signUp({ email, password, displayName: display_name });
+    s.auth.signIn(reply, signedIn);
+    return { user: userOut(signedIn.user), session_token: signedIn.sessionToken, expires_at: iso(signedIn.expiresAt) };
+  });
+
+  app.post('/api/login', {
+    schema: {
+      summary: 'Sign in with email and password',
+      description: 'Unknown email and wrong password both answer 401 `invalid email or password`. Throttled per account and per client address (429 with Retry-After).',
+      tags: ['owner'],
+      body: LoginIn,
+      response: withErrors({ 200: SignedInOut }, 401, 429),
+    },
+  }, async (request, reply) => {
+    const signedIn = await s.accounts.logIn(request.body, request.ip);
+    s.auth.signIn(reply, signedIn);
+    return { user: userOut(signedIn.user), session_token: signedIn.sessionToken, expires_at: iso(signedIn.expiresAt) };
+  });
+
+  app.post('/api/logout', {
+    schema: { summary: 'End this session', tags: ['owner'], response: withErrors({ 200: Type.Object({ ok: Type.Boolean() }) }, 401, 403) },
+  }, async (request, reply) => {
+    const owner = await s.auth.required(request);
+    await s.accounts.logOut(owner.sessionHash);
+    s.auth.signOut(reply);
+    return { ok: true };
+  });
+
+  app.get('/api/me', {
+    schema: { summary: 'The signed-in owner, open requests and grants', tags: ['owner'], response: withErrors({ 200: MeOut }, 401) },
+  }, async (request) => {
+    const { user } = await s.auth.required(request);
+    return { ...userOut(user), pending: [], grants: [] };
+  });
+
+  app.patch('/api/me', {
+    schema: { summary: 'Update the profile', tags: ['owner'], body: ProfileIn, response: withErrors({ 200: UserOut }, 400, 401, 403) },
+  }, async (request) => {
+    const { user } = await s.auth.required(request);
+    return userOut(await s.accounts.updateProfile(user.id, { displayName: request.body.display_name }));
+  });
+}

@@ -1,0 +1,73 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { AgentRecord } from '../../../store/ports.ts';
+import type { Services } from '../../../services.ts';
+import { iso } from '../../../domain/clock.ts';
+import { IdParam, Timestamp, withErrors } from '../../schemas/common.ts';
+
+const AgentIn = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 100 }),
+  pubkey: Type.Optional(Type.Union([Type.String({ maxLength: 4096 }), Type.Null()], { description: 'public key, PEM (SPKI), EC P-256' })),
+  jwk: Type.Optional(Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], { description: 'public JWK: kty EC, crv P-256, x, y; no d' })),
+}, { description: 'Exactly one of `jwk` or `pubkey`. A key that is not EC P-256, or that carries private parts, is refused with 400.' });
+
+const FlagIn = Type.Object({ flag: Type.Union([Type.Literal('ok'), Type.Literal('suspicious'), Type.Literal('revoked')]) });
+
+const AgentOut = Type.Object({
+  id: Type.String({ description: 'agent id (`ag_`)' }),
+  name: Type.String(),
+  status: Type.Union([Type.Literal('active'), Type.Literal('removed')]),
+  flag: Type.Union([Type.Literal('ok'), Type.Literal('suspicious'), Type.Literal('revoked')]),
+  jkt: Type.String({ description: 'RFC 7638 thumbprint of the agent key' }),
+  created_at: Timestamp,
+});
+
+const agentOut = (a: AgentRecord) => ({ id: a.id, name: a.name, status: a.status, flag: a.flag, jkt: a.jkt, created_at: iso(a.createdAt) });
+
+export async function agentRoutes(base: FastifyInstance, s: Services): Promise<void> {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>();
+  const params = IdParam('agent_id', 'ag');
+
+  app.post('/api/agents', {
+    schema: { summary: 'Create an agent with its public key', tags: ['agents'], body: AgentIn, response: withErrors({ 200: AgentOut }, 400, 401, 403) },
+  }, async (request) => {
+    const { user } = await s.auth.required(request);
+    return agentOut(await s.agents.create(user.id, request.body));
+  });
+
+  app.get('/api/agents', {
+    schema: { summary: "The owner's agents (removed ones are not listed)", tags: ['agents'], response: withErrors({ 200: Type.Array(AgentOut) }, 401) },
+  }, async (request) => {
+    const { user } = await s.auth.required(request);
+    return (await s.agents.list(user.id)).map(agentOut);
+  });
+
+  app.delete('/api/agents/:agent_id', {
+    schema: {
+      summary: 'Remove an agent',
+      description: 'Its site access is revoked, its open requests are cancelled, its key list becomes empty and the revocation sequence advances.',
+      tags: ['agents'],
+      params,
+      response: withErrors({ 200: Type.Object({ ok: Type.Boolean() }) }, 401, 403, 404),
+    },
+  }, async (request) => {
+    const { user } = await s.auth.required(request);
+    await s.agents.remove(user.id, request.params.agent_id);
+    return { ok: true };
+  });
+
+  app.post('/api/agents/:agent_id/flag', {
+    schema: {
+      summary: "Set an agent's global flag",
+      description: '`revoked` blocks the agent everywhere; `ok` unblocks it. Every change advances the revocation sequence.',
+      tags: ['agents'],
+      params,
+      body: FlagIn,
+      response: withErrors({ 200: AgentOut }, 401, 403, 404),
+    },
+  }, async (request) => {
+    const { user } = await s.auth.required(request);
+    return agentOut(await s.agents.setFlag(user.id, request.params.agent_id, request.body.flag));
+  });
+}

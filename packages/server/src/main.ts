@@ -1,0 +1,36 @@
+import { ConfigError, loadEnv, parseConfig, unsafeDefaults } from './config/config.ts';
+import { buildApp } from './app.ts';
+
+/** Read config, build app, listen. Nothing else. */
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = parseConfig(loadEnv());
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`mandate: ${e.message}\nSee README.md (Configuration) and .env.example.\n`);
+      process.exit(2);
+    }
+    throw e;
+  }
+  const warnings = unsafeDefaults(config);
+  if (warnings.length) {
+    const bar = '!'.repeat(78);
+    process.stderr.write(`${bar}\n!! DEVELOPMENT DEFAULTS IN USE — not safe for production:\n${warnings.map((w) => `!!  - ${w}`).join('\n')}\n${bar}\n`);
+  }
+  const { app } = await buildApp({ config });
+  const stop = async () => {
+    await app.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  await app.listen({ port: config.port, host: config.host });
+  const where = config.databaseUrl ? 'PostgreSQL' : `embedded database in ${config.dataDir}`;
+  process.stdout.write(`\nMandate is running on ${where}.\nOpen ${config.baseUrl}/app to sign up.\n\n`);
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`mandate: failed to start: ${e instanceof Error ? e.message : String(e)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,90 @@
+import { sql, type Selectable } from 'kysely';
+import type { AuthzRequestRecord, AuthzRequestsRepo, RequestKind, RequestStatus } from '../ports.ts';
+import type { AuthzRequestsTable } from '../schema.ts';
+import { type Db, affected } from './db.ts';
+
+const toRecord = (r: Selectable<AuthzRequestsTable>): AuthzRequestRecord => ({
+  id: r.id,
+  kind: r.kind as RequestKind,
+  agentId: r.agent_id,
+  userId: r.user_id,
+  site: r.site,
+  scopes: JSON.parse(r.scopes) as string[],
+  userInfo: JSON.parse(r.user_info) as string[],
+  action: r.action,
+  status: r.status as RequestStatus,
+  createdAt: Number(r.created_at),
+  expiresAt: Number(r.expires_at),
+  decidedAt: r.decided_at === null ? null : Number(r.decided_at),
+  grantId: r.grant_id,
+});
+
+export function authzRequestsRepo(db: Db): AuthzRequestsRepo {
+  return {
+    async create(r) {
+      // The partial unique index (agent_id, site) WHERE pending AND initial decides a race of two
+      // access requests; step-up requests are not limited by it.
+      const inserted = await db
+        .insertInto('authz_requests')
+        .values({
+          id: r.id,
+          kind: r.kind,
+          agent_id: r.agentId,
+          user_id: r.userId,
+          site: r.site,
+          scopes: JSON.stringify(r.scopes),
+          user_info: JSON.stringify(r.userInfo),
+          action: r.action,
+          status: r.status,
+          created_at: r.createdAt,
+          expires_at: r.expiresAt,
+          decided_at: r.decidedAt,
+          grant_id: r.grantId,
+        })
+        .onConflict((oc) => oc.columns(['agent_id', 'site']).where('status', '=', sql.lit('pending')).where('kind', '=', sql.lit('initial')).doNothing())
+        .returning('id')
+        .executeTakeFirst();
+      return inserted !== undefined;
+    },
+    async byId(id) {
+      const r = await db.selectFrom('authz_requests').selectAll().where('id', '=', id).executeTakeFirst();
+      return r && toRecord(r);
+    },
+    async expireStale(now, scope) {
+      let q = db.updateTable('authz_requests').set({ status: 'expired' }).where('status', '=', 'pending').where('expires_at', '<=', now);
+      if (scope) q = q.where('agent_id', '=', scope.agentId).where('site', '=', scope.site);
+      return affected(await q.executeTakeFirst());
+    },
+    async listPendingForUser(userId, now) {
+      const rows = await db
+        .selectFrom('authz_requests')
+        .selectAll()
+        .where('user_id', '=', userId)
+        .where('status', '=', 'pending')
+        .where('expires_at', '>', now)
+        .orderBy('created_at', 'desc')
+        .orderBy('id')
+        .execute();
+      return rows.map(toRecord);
+    },
+    async transition(id, from, to, now, patch = {}) {
+      let q = db
+        .updateTable('authz_requests')
+        .set({ status: to, decided_at: now, ...(patch.grantId !== undefined ? { grant_id: patch.grantId } : {}) })
+        .where('id', '=', id)
+        .where('status', 'in', from);
+      if (from.includes('pending')) q = q.where((eb) => eb.or([eb('status', '!=', 'pending'), eb('expires_at', '>', now)]));
+      const r = await q.returningAll().executeTakeFirst();
+      return r && toRecord(r);
+    },
+    async cancelPendingForAgent(agentId, now) {
+      const r = await db
+        .updateTable('authz_requests')
+        .set({ status: 'denied', decided_at: now })
+        .where('agent_id', '=', agentId)
+        .where('status', 'in', ['pending', 'approved'])
+        .executeTakeFirst();
+      return affected(r);
+    },
+  };
+}

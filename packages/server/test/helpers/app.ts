@@ -1,0 +1,61 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { buildApp, type Built } from '../../src/app.ts';
+import { type Config, parseConfig } from '../../src/config/config.ts';
+import { FixedClock } from '../../src/domain/clock.ts';
+import { openSqliteStore } from '../../src/store/sqlite/open.ts';
+import { openPostgresStore } from '../../src/store/postgres/open.ts';
+import type { Store } from '../../src/store/ports.ts';
+import { freshPostgresDatabase } from './postgres.ts';
+
+export interface TestApp extends Built {
+  clock: FixedClock;
+  config: Config;
+  close(): Promise<void>;
+}
+
+/**
+ * An app over a fresh store (SQLite in a temp dir by default, or a fresh PostgreSQL database) with
+ * a fixed clock. `env` overrides configuration.
+ */
+export async function testApp(opts: { env?: Record<string, string>; backend?: 'sqlite' | 'postgres'; clock?: FixedClock } = {}): Promise<TestApp> {
+  const dir = mkdtempSync(join(tmpdir(), 'mandate-test-'));
+  const config = parseConfig({ BASE_URL: 'http://localhost:8080', DATA_DIR: dir, LOG_LEVEL: 'silent', ...opts.env });
+  let store: Store;
+  let dropDb: (() => Promise<void>) | undefined;
+  if (opts.backend === 'postgres') {
+    const db = await freshPostgresDatabase();
+    store = await openPostgresStore(db.url);
+    dropDb = db.drop;
+  } else {
+    store = await openSqliteStore(dir);
+  }
+  const clock = opts.clock ?? new FixedClock();
+  const built = await buildApp({ config, store, clock, logger: false });
+  await built.app.ready();
+  return {
+    ...built,
+    clock,
+    config,
+    async close() {
+      await built.app.close();
+      await store.close();
+      await dropDb?.();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+let emailSeq = 0;
+
+/** Signs up a fresh owner; returns its bearer token and a header helper. */
+export async function signUp(app: FastifyInstance, email = `owner${++emailSeq}.${Date.now()}@example.com`, password = 'correct horse battery') {
+  const res = await app.inject({ method: 'POST', url: '/api/users', payload: { email, password } });
+  if (res.statusCode !== 200) throw new Error(`sign-up failed: ${res.statusCode} ${res.body}`);
+  const body = res.json() as { user: { id: string; email: string }; session_token: string };
+  return { ...body, email, password, auth: { authorization: `Bearer ${body.session_token}` } };
+}
+
+export const json = <T = Record<string, unknown>>(res: LightMyRequestResponse): T => res.json() as T;

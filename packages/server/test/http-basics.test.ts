@@ -1,0 +1,98 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { testApp, signUp, json, type TestApp } from './helpers/app.ts';
+
+describe('cross-cutting HTTP behaviour', () => {
+  let t: TestApp;
+  let auth: Record<string, string>;
+  before(async () => {
+    t = await testApp({ env: { BODY_LIMIT_BYTES: '4096' } });
+    auth = (await signUp(t.app)).auth;
+  });
+  after(() => t.close());
+
+  it('answers unknown routes with 404 {detail}', async () => {
+    const res = await t.app.inject({ url: '/api/nope' });
+    assert.equal(res.statusCode, 404);
+    assert.equal(typeof json<{ detail: string }>(res).detail, 'string');
+  });
+
+  it('answers broken JSON with 422 in the validation shape', async () => {
+    const res = await t.app.inject({ method: 'POST', url: '/api/users', headers: { 'content-type': 'application/json' }, payload: '{"email": ' });
+    assert.equal(res.statusCode, 422);
+    const body = json<{ detail: { loc: string[]; msg: string; type: string }[] }>(res);
+    assert.deepEqual(body.detail[0]?.loc, ['body']);
+    assert.equal(body.detail[0]?.type, 'json_invalid');
+  });
+
+  it('answers wrong types and missing fields with 422 naming each field', async () => {
+    const res = await t.app.inject({ method: 'POST', url: '/api/users', payload: { email: 42 } });
+    assert.equal(res.statusCode, 422);
+    const locs = json<{ detail: { loc: string[]; type: string }[] }>(res).detail.map((d) => `${d.loc.join('.')}:${d.type}`);
+    assert.ok(locs.includes('body.password:missing'), locs.join());
+    assert.ok(locs.some((l) => l.startsWith('body.email:')), locs.join());
+  });
+
+  it('answers a huge body with 413 and an unknown content type with 415', async () => {
+    const huge = await t.app.inject({ method: 'POST', url: '/api/users', payload: { email: 'a@b.c', password: 'x'.repeat(10_000) } });
+    assert.equal(huge.statusCode, 413);
+    assert.match(json<{ detail: string }>(huge).detail, /too large/);
+    const xml = await t.app.inject({ method: 'POST', url: '/api/users', headers: { 'content-type': 'application/xml' }, payload: '<a/>' });
+    assert.equal(xml.statusCode, 415);
+  });
+
+  it('sets security headers and a request id', async () => {
+    const res = await t.app.inject({ url: '/api/healthz' });
+    assert.equal(res.statusCode, 200);
+    assert.deepEqual(json(res), { status: 'ok', database: 'sqlite' });
+    assert.equal(res.headers['x-content-type-options'], 'nosniff');
+    assert.equal(res.headers['x-frame-options'], 'DENY');
+    assert.match(String(res.headers['x-request-id']), /^[0-9a-f-]{36}$/);
+    const page = await t.app.inject({ url: '/app' });
+    assert.equal(page.statusCode, 200);
+    assert.match(String(page.headers['content-security-policy']), /frame-ancestors 'none'/);
+  });
+
+  it('describes itself at /openapi.json, version 0.1.0, with every route', async () => {
+    const spec = json<{ openapi: string; info: { version: string }; paths: Record<string, unknown> }>(await t.app.inject({ url: '/openapi.json' }));
+    assert.equal(spec.info.version, '0.1.0');
+    for (const p of ['/api/users', '/api/login', '/api/logout', '/api/me', '/api/agents', '/api/agents/{agent_id}', '/api/agents/{agent_id}/flag', '/api/v1/jwks', '/api/admin/keys/rotate', '/api/healthz', '/api/devices', '/api/webauthn/register/options']) {
+      assert.ok(spec.paths[p], `missing ${p}`);
+    }
+  });
+
+  it('never answers bad input on any route with a 5xx', async () => {
+    const spec = json<{ paths: Record<string, Record<string, unknown>> }>(await t.app.inject({ url: '/openapi.json' }));
+    const badBodies: (string | undefined)[] = [
+      '{', 'null', '[]', '"text"', '123', 'true', '{"a":', JSON.stringify({ email: [], password: {}, name: 1, jwk: 'x', flag: null, challenge: 5, attestation: [], assertion: 'x' }),
+      JSON.stringify({ name: 'x'.repeat(5000) }), '\u0000\u0001', JSON.stringify({ jwk: { kty: 'EC', crv: 'P-256', x: '!!', y: '??' }, name: 'n' }),
+      JSON.stringify({ display_name: '' }), undefined,
+    ];
+    const badIds = ['x', 'ag_' + 'a'.repeat(300), '%00', '..%2F..', 'ag_%F0%9F%92%A9', 'dev_!!', ' ', 'u_'];
+    const checked: string[] = [];
+    for (const [path, methods] of Object.entries(spec.paths)) {
+      for (const method of Object.keys(methods)) {
+        const urls = path.includes('{') ? badIds.map((id) => path.replace(/\{[^}]+\}/g, id)) : [path, `${path}?email=&limit=abc&before=-1`];
+        for (const url of urls) {
+          for (const body of method === 'get' || method === 'delete' ? [undefined] : badBodies) {
+            for (const headers of [{}, auth, { authorization: 'Bearer \u00ff garbage' }, { cookie: 'session=' + 'z'.repeat(4000) }]) {
+              const res = await t.app.inject({
+                method: method.toUpperCase() as 'GET',
+                url,
+                headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+                payload: body,
+              });
+              checked.push(`${method} ${url}`);
+              assert.ok(res.statusCode < 500, `${method.toUpperCase()} ${url} ${String(body).slice(0, 40)} -> ${res.statusCode} ${res.body.slice(0, 200)}`);
+              if (res.statusCode >= 400) {
+                const detail = json<{ detail: unknown }>(res).detail;
+                assert.ok(typeof detail === 'string' || Array.isArray(detail), `${method} ${url}: no detail`);
+              }
+            }
+          }
+        }
+      }
+    }
+    assert.ok(checked.length > 200);
+  });
+});
