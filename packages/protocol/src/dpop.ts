@@ -1,0 +1,130 @@
+import { createHash } from 'node:crypto';
+import { compactVerify, importJWK } from 'jose';
+import type { DpopClaims } from './claims.ts';
+import { DPOP_TYP } from './claims.ts';
+import { ProtocolError } from './errors.ts';
+import { htuMatches, normalizeHtu } from './htu.ts';
+import { decodeJsonBytes, splitCompact } from './jws.ts';
+import type { EcP256PublicJwk } from './jwk.ts';
+import { jwkThumbprint, parsePublicP256Jwk } from './jwk.ts';
+import { LIMITS } from './limits.ts';
+import { isInt, isNonEmptyString } from './shape.ts';
+
+/** A proof carries a public key and five short claims; anything much larger is not a proof. */
+const MAX_PROOF_LENGTH = 8 * 1024;
+
+/** RFC 9449 §4.2 `ath`: base64url SHA-256 of the ASCII access token. */
+export function accessTokenHash(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('base64url');
+}
+
+export type VerifiedDpopSignature = {
+  claims: DpopClaims;
+  jwk: EcP256PublicJwk;
+  /** RFC 7638 thumbprint of `jwk`. */
+  jkt: string;
+};
+
+function invalid(why: string): ProtocolError {
+  return new ProtocolError('invalid_dpop', `the DPoP proof ${why}`);
+}
+
+function jtiLengthOk(jti: string): boolean {
+  // Counted in characters (code points), as the limit is stated.
+  const n = [...jti].length;
+  return n >= LIMITS.dpopJtiMinLength && n <= LIMITS.dpopJtiMaxLength;
+}
+
+/**
+ * First half of proof verification, with no request context: header typ `dpop+jwt`, alg ES256
+ * only, header `jwk` a public P-256 key, signature by that key, and well-typed htm / htu / iat /
+ * jti (and ath when present). Exported because RFC 9449 token-request proofs (no `ath`) stop
+ * here; access to a resource must go through verifyDpopProof. Throws ProtocolError('invalid_dpop').
+ */
+export async function verifyDpopSignature(proof: unknown): Promise<VerifiedDpopSignature> {
+  const parts = splitCompact(proof, MAX_PROOF_LENGTH);
+  if (parts === null || typeof proof !== 'string') throw invalid('is not a well-formed JWS');
+  const { typ, alg, jwk: headerJwk } = parts.header;
+  if (typ !== DPOP_TYP) throw invalid(`header typ must be ${DPOP_TYP}`);
+  // Checked before jose sees the token: none, HS256 (public key as HMAC secret), RS256, ES384 ...
+  // never reach a verifier.
+  if (alg !== 'ES256') throw invalid('alg must be ES256');
+  let jwk: EcP256PublicJwk;
+  try {
+    jwk = parsePublicP256Jwk(headerJwk);
+  } catch (e) {
+    throw invalid(`header jwk is refused: ${e instanceof Error ? e.message : 'invalid key'}`);
+  }
+
+  let payloadBytes: Uint8Array;
+  try {
+    const key = await importJWK(jwk, 'ES256');
+    payloadBytes = (await compactVerify(proof, key, { algorithms: ['ES256'] })).payload;
+  } catch {
+    throw invalid('signature is invalid');
+  }
+  // jose's JWT claim checks are not used: a proof has no exp, and iat is judged by the caller's clock.
+  const p = decodeJsonBytes(payloadBytes);
+  if (p === null) throw invalid('payload is not a JSON object');
+  const { htm, htu, iat, jti, ath } = p;
+  if (!isNonEmptyString(htm)) throw invalid('has no htm');
+  if (!isNonEmptyString(htu)) throw invalid('has no htu');
+  if (!isInt(iat)) throw invalid('has no integer iat');
+  if (typeof jti !== 'string' || !jtiLengthOk(jti)) {
+    throw invalid(`jti must be ${LIMITS.dpopJtiMinLength} to ${LIMITS.dpopJtiMaxLength} characters`);
+  }
+  if (ath !== undefined && typeof ath !== 'string') throw invalid('ath must be a string');
+
+  const claims: DpopClaims = { htm, htu, iat, jti };
+  if (ath !== undefined) claims.ath = ath;
+  return { claims, jwk, jkt: await jwkThumbprint(jwk) };
+}
+
+export type DpopExpectation = {
+  /** The request method; compared with htm after upper-casing. */
+  method: string;
+  /** The full request URL as the site sees it (its public address plus path). */
+  url: string;
+  /** The pass presented with the proof; the proof's ath must hash it. */
+  accessToken: string;
+  /** Unix seconds. */
+  now: number;
+  /** The thumbprint the pass is bound to (cnf.dpop); checked when given. */
+  jkt?: string;
+};
+
+export type VerifiedDpopProof = { jti: string; iat: number; jkt: string; jwk: EcP256PublicJwk };
+
+/**
+ * Verifies a DPoP proof for one request (decisions.md §4). Error codes:
+ * - invalid_request: the caller's own inputs (method, url, accessToken, now) are unusable;
+ * - invalid_dpop: malformed, bad header or signature, missing/ill-typed claims, and also an
+ *   `ath` that does not hash this access token (the proof was made for another token; the key
+ *   may well be right, so this is not a key mismatch);
+ * - dpop_key_mismatch: signed by a key whose thumbprint is not `expect.jkt`;
+ * - dpop_method_mismatch, dpop_url_mismatch, dpop_stale (iat more than 120 s off).
+ *
+ * It does NOT check replay: the caller must consume the returned `jti` in a shared store, keyed
+ * by the jti string (never by proof bytes: ECDSA signatures are malleable, see the high-S
+ * vector), and only after every other check passed.
+ */
+export async function verifyDpopProof(proof: unknown, expect: DpopExpectation): Promise<VerifiedDpopProof> {
+  if (!isNonEmptyString(expect.method)) throw new ProtocolError('invalid_request', 'the request method is missing');
+  if (!isNonEmptyString(expect.accessToken)) throw new ProtocolError('invalid_request', 'the access token is missing');
+  if (!Number.isFinite(expect.now)) throw new ProtocolError('invalid_request', 'verifier clock is missing');
+  if (expect.jkt !== undefined && !isNonEmptyString(expect.jkt)) {
+    throw new ProtocolError('invalid_request', 'the expected key thumbprint is malformed');
+  }
+  normalizeHtu(expect.url); // a bad request URL is the caller's error, whatever the proof says
+
+  const { claims, jwk, jkt } = await verifyDpopSignature(proof);
+  if (claims.ath === undefined) throw invalid('has no ath (required with an access token)');
+  if (expect.jkt !== undefined && jkt !== expect.jkt) {
+    throw new ProtocolError('dpop_key_mismatch');
+  }
+  if (claims.ath !== accessTokenHash(expect.accessToken)) throw invalid('ath does not match the access token');
+  if (claims.htm !== expect.method.toUpperCase()) throw new ProtocolError('dpop_method_mismatch');
+  if (!htuMatches(claims.htu, expect.url)) throw new ProtocolError('dpop_url_mismatch');
+  if (Math.abs(expect.now - claims.iat) > LIMITS.dpopIatToleranceSec) throw new ProtocolError('dpop_stale');
+  return { jti: claims.jti, iat: claims.iat, jkt, jwk };
+}

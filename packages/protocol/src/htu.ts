@@ -1,0 +1,42 @@
+import { ProtocolError } from './errors.ts';
+
+/**
+ * Canonical form of a DPoP `htu` / request URL (decisions.md §4): scheme and host lower-cased,
+ * default port dropped, query, fragment and userinfo dropped, path kept (so `/a` != `/a/`).
+ *
+ * The WHATWG URL parser does the lower-casing and default-port removal, and resolves dot
+ * segments the same way for both sides, so the proof's htu and the request URL compare on equal
+ * terms. Only http and https are meaningful request targets; anything else is refused.
+ */
+export function normalizeHtu(url: string): string {
+  if (typeof url !== 'string' || url.length === 0 || url.length > 8192) {
+    throw new ProtocolError('invalid_request', 'the URL is missing or too long');
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new ProtocolError('invalid_request', 'the URL cannot be parsed');
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new ProtocolError('invalid_request', 'the URL must be http or https');
+  }
+  if (parsed.hostname === '') {
+    throw new ProtocolError('invalid_request', 'the URL has no host');
+  }
+  // `host` carries the port only when it is not the scheme's default.
+  return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
+}
+
+/**
+ * Does a proof's htu designate the request URL? The request URL comes from the caller, so a bad
+ * one throws ProtocolError('invalid_request'); a bad htu from the proof is simply no match.
+ */
+export function htuMatches(proofHtu: string, requestUrl: string): boolean {
+  const expected = normalizeHtu(requestUrl);
+  try {
+    return normalizeHtu(proofHtu) === expected;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,35 @@
+/** @mandate/protocol: the protocol rules shared by the server, the SDKs and local verifiers. */
+export { LIMITS, SCOPE_PATTERN, isValidAction, isValidScopeList } from './limits.ts';
+export { VERIFY_ERROR_CODES, ProtocolError, isVerifyErrorCode } from './errors.ts';
+export type { VerifyErrorCode } from './errors.ts';
+export { normalizeHtu, htuMatches } from './htu.ts';
+export { parsePublicP256Jwk, jwkThumbprint, JwkError } from './jwk.ts';
+export type { EcP256PublicJwk } from './jwk.ts';
+export { PASS_TYP, STEPUP_TYP, REVOCATION_TYP, DPOP_TYP } from './claims.ts';
+export type {
+  PassClaims,
+  StepupClaims,
+  RevocationClaims,
+  RevokedAgent,
+  RevokedGrant,
+  AgentJwtClaims,
+  DpopClaims,
+  Confirmation,
+} from './claims.ts';
+export { keyResolverFromJwks, MAX_KID_LENGTH } from './keys.ts';
+export type { KeyResolver, ServiceKeys, VerificationKey } from './keys.ts';
+export { accessTokenHash, verifyDpopSignature, verifyDpopProof } from './dpop.ts';
+export type { DpopExpectation, VerifiedDpopProof, VerifiedDpopSignature } from './dpop.ts';
+export { verifyServiceToken } from './service-token.ts';
+export type { ServiceTokenOptions } from './service-token.ts';
+export { verifyPass, verifyPassAndProof } from './verify-pass.ts';
+export type { VerifyPassOptions, VerifyPassAndProofInput, VerifiedRequest } from './verify-pass.ts';
+export { verifyStepupToken } from './stepup.ts';
+export type { VerifyStepupOptions } from './stepup.ts';
+export { verifyRevocationSnapshot, revocationVerdict } from './revocation.ts';
+export type { VerifyRevocationOptions } from './revocation.ts';
+export { verifyAgentJwt } from './agent-jwt.ts';
+export type { VerifyAgentJwtOptions } from './agent-jwt.ts';
+export { createDpopProof, createAgentJwt, generateAgentKeyPair } from './sign.ts';
+export type { DpopProofInput, AgentJwtInput, PrivateKey } from './sign.ts';
+export { signServiceToken, signPass, signStepupToken, signRevocationSnapshot } from './service-sign.ts';

@@ -1,0 +1,29 @@
+import { SignJWT } from 'jose';
+import type { JWTPayload } from 'jose';
+import type { PassClaims, RevocationClaims, StepupClaims } from './claims.ts';
+import { PASS_TYP, REVOCATION_TYP, STEPUP_TYP } from './claims.ts';
+import type { PrivateKey } from './sign.ts';
+
+/**
+ * Service-side minting, kept beside the verifiers so that the header typ and the `type` claim
+ * of each kind are written by the same table they are checked against.
+ */
+export async function signServiceToken(
+  privateKey: PrivateKey,
+  header: { kid: string; typ: string },
+  claims: JWTPayload,
+): Promise<string> {
+  return new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid: header.kid, typ: header.typ }).sign(privateKey);
+}
+
+export function signPass(privateKey: PrivateKey, kid: string, claims: PassClaims): Promise<string> {
+  return signServiceToken(privateKey, { kid, typ: PASS_TYP }, { ...claims });
+}
+
+export function signStepupToken(privateKey: PrivateKey, kid: string, claims: StepupClaims): Promise<string> {
+  return signServiceToken(privateKey, { kid, typ: STEPUP_TYP }, { ...claims });
+}
+
+export function signRevocationSnapshot(privateKey: PrivateKey, kid: string, claims: RevocationClaims): Promise<string> {
+  return signServiceToken(privateKey, { kid, typ: REVOCATION_TYP }, { ...claims });
+}

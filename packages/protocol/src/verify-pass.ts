@@ -1,0 +1,121 @@
+import { parsePassClaims } from './claim-shapes.ts';
+import type { PassClaims } from './claims.ts';
+import { PASS_TYP } from './claims.ts';
+import { verifyDpopProof } from './dpop.ts';
+import type { VerifyErrorCode } from './errors.ts';
+import { ProtocolError } from './errors.ts';
+import { normalizeHtu } from './htu.ts';
+import type { ServiceKeys } from './keys.ts';
+import { LIMITS } from './limits.ts';
+import { isNonEmptyString } from './shape.ts';
+import { verifyServiceToken } from './service-token.ts';
+
+export type VerifyPassOptions = {
+  keys: ServiceKeys;
+  issuer: string;
+  /** Unix seconds. */
+  now: number;
+  /** When given, `aud` must equal it exactly; `url` may then be any address of the site. */
+  site?: string;
+  /** Without `site`, `aud` must equal this URL's lower-cased host name (no port). */
+  url?: string;
+  /**
+   * Reports only (decisions.md §9): accept an expired pass if minted at most this many seconds
+   * ago (LIMITS.reportPassMaxAgeSec). Never use it for access decisions.
+   */
+  allowExpiredWithinSec?: number;
+};
+
+/** The audience a pass must carry for this request (interface.md, POST /api/v1/verify). */
+function expectedAudience(site: string | undefined, url: string | undefined): string {
+  if (site !== undefined) {
+    if (!isNonEmptyString(site)) throw new ProtocolError('invalid_request', 'site must be a non-empty string');
+    return site;
+  }
+  if (url === undefined) throw new ProtocolError('invalid_request', 'site or url is required');
+  // normalizeHtu vets the URL (http/https, parsable, has a host); the URL parser lower-cases hosts.
+  return new URL(normalizeHtu(url)).hostname;
+}
+
+/**
+ * Verifies a pass (access token): header typ `at+jwt`, ES256, known kid, signature, iss, type
+ * `access`, exp, claim shapes, audience. Codes: invalid_token, token_expired, wrong_site,
+ * invalid_request (bad options). Throws nothing but ProtocolError, except key-resolver errors.
+ */
+export async function verifyPass(token: unknown, o: VerifyPassOptions): Promise<PassClaims> {
+  const aud = expectedAudience(o.site, o.url);
+  const allowExpired = o.allowExpiredWithinSec;
+  if (allowExpired !== undefined && !(allowExpired >= 0)) {
+    throw new ProtocolError('invalid_request', 'allowExpiredWithinSec must be a non-negative number');
+  }
+  const payload = await verifyServiceToken(token, {
+    keys: o.keys,
+    issuer: o.issuer,
+    now: o.now,
+    typ: PASS_TYP,
+    type: 'access',
+    checkExp: allowExpired === undefined,
+  });
+  const claims = parsePassClaims(payload, 'invalid_token');
+  if (allowExpired !== undefined && o.now - claims.iat > allowExpired) {
+    throw new ProtocolError('token_expired', 'the access token is too old');
+  }
+  if (claims.aud !== aud) throw new ProtocolError('wrong_site');
+  return claims;
+}
+
+export type VerifyPassAndProofInput = {
+  accessToken: unknown;
+  dpop: unknown;
+  method: string;
+  url: string;
+  site?: string;
+  now: number;
+  keys: ServiceKeys;
+  issuer: string;
+  /**
+   * Records a DPoP jti; true if it was new, false if already seen (across all nodes). Called
+   * last, only for an otherwise valid request. The key is the jti string itself.
+   */
+  consumeJti: (jti: string, expiresAtSec: number) => Promise<boolean>;
+  /** Revocation hook: 'agent_revoked' / 'grant_revoked', or null when the pass may be used. */
+  isRevoked?: (claims: PassClaims) => Promise<VerifyErrorCode | null>;
+};
+
+export type VerifiedRequest = { claims: PassClaims; proof: { jti: string; jkt: string } };
+
+/**
+ * THE check shared by cloud verify and the local verifier: pass, then proof bound to the pass
+ * key, then revocation, then jti consumption. Consuming last means a request that fails any
+ * check does not burn its jti (the agent may retry with a corrected request).
+ */
+export async function verifyPassAndProof(i: VerifyPassAndProofInput): Promise<VerifiedRequest> {
+  if (!isNonEmptyString(i.method) || !isNonEmptyString(i.url)) {
+    throw new ProtocolError('invalid_request', 'method and url are required');
+  }
+  const passOptions: VerifyPassOptions = { keys: i.keys, issuer: i.issuer, now: i.now, url: i.url };
+  if (i.site !== undefined) passOptions.site = i.site;
+  const claims = await verifyPass(i.accessToken, passOptions);
+  if (typeof i.accessToken !== 'string') throw new ProtocolError('invalid_token'); // unreachable, narrows
+
+  if (typeof i.dpop !== 'string' || i.dpop.length === 0) {
+    throw new ProtocolError('invalid_dpop', 'the DPoP proof is missing');
+  }
+  const proof = await verifyDpopProof(i.dpop, {
+    method: i.method,
+    url: i.url,
+    accessToken: i.accessToken,
+    now: i.now,
+    jkt: claims.cnf.dpop,
+  });
+
+  if (i.isRevoked !== undefined) {
+    const verdict = await i.isRevoked(claims);
+    if (verdict !== null) throw new ProtocolError(verdict);
+  }
+
+  // Retained past the whole ±120 s acceptance window of this proof.
+  const fresh = await i.consumeJti(proof.jti, Math.floor(i.now) + LIMITS.dpopJtiRetentionSec);
+  if (!fresh) throw new ProtocolError('dpop_replay');
+  return { claims, proof: { jti: proof.jti, jkt: proof.jkt } };
+}
