@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import type { Config } from './config/config.ts';
@@ -11,6 +11,19 @@ import { Passkeys } from './domain/passkeys/passkeys.ts';
 import { KeyEncryption } from './crypto/key-encryption.ts';
 import { SigningKeys } from './crypto/signing-keys.ts';
 import { OwnerAuth } from './http/auth/owner.ts';
+import { Activity } from './domain/activity/activity.ts';
+import { Notifier } from './delivery/notifier.ts';
+import { Passes } from './domain/passes/issue-pass.ts';
+import { CloudVerifier } from './domain/verification/cloud-verify.ts';
+import { LocalStepupVerifier } from './domain/verification/local-stepup.ts';
+import { RevocationSnapshots } from './domain/revocation/snapshot.ts';
+import { AgentStatuses } from './domain/agents/agent-status.ts';
+import { AgentNotes } from './domain/notes.ts';
+import { Reputation } from './domain/reputation/reputation.ts';
+import { Reports } from './domain/reputation/reports.ts';
+import { Approvals } from './domain/approvals/approvals.ts';
+import { Grants } from './domain/grants/grants.ts';
+import { endAgentAccess } from './domain/grants/agent-stopped.ts';
 import { installErrorHandling } from './http/errors.ts';
 import { installJsonBody } from './http/json-body.ts';
 import { installSecurityHeaders } from './http/security-headers.ts';
@@ -56,7 +69,22 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   const agents = new Agents(store, clock);
   const passkeys = new Passkeys(store, clock, { baseUrl: config.baseUrl, rpName: config.rpName });
   const auth = new OwnerAuth(accounts, config.baseUrl);
-  const services: Services = { config, store, clock, limiter, keys, accounts, agents, passkeys, auth };
+  const activity = new Activity(store.activity, clock);
+  const notifier = new Notifier(store.outbox, clock);
+  const passes = new Passes({ store, keys, clock, agents, limiter, activity, issuer: config.baseUrl });
+  const verifierDeps = { store, keys, clock, activity, issuer: config.baseUrl };
+  const verifier = new CloudVerifier(verifierDeps);
+  const localStepup = new LocalStepupVerifier(verifierDeps);
+  const revocation = new RevocationSnapshots(store, keys, clock, config.baseUrl);
+  const agentStatuses = new AgentStatuses(store, clock, activity, config.baseUrl);
+  const notes = new AgentNotes(activity, notifier, limiter);
+  const reputation = new Reputation(store, clock);
+  const reports = new Reports(store, clock, (kid) => keys.verificationKey(kid), config.baseUrl, limiter, activity);
+  // An agent that stops (removed or revoked) ends its open requests and grants in the same transaction.
+  agents.onStopped(endAgentAccess(clock));
+  const approvals = new Approvals({ store, clock, limiter, agents, passkeys, keys, activity, notifier, issuer: config.baseUrl });
+  const grants = new Grants(store, clock, activity);
+  const services: Services = { approvals, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
 
   const app = Fastify({
     logger: opts.logger ?? { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers.dpop', 'req.headers["x-agent-jwt"]'] },
@@ -65,6 +93,12 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
     genReqId: () => randomUUID(),
     requestIdHeader: false,
     routerOptions: { maxParamLength: 200 },
+    // Errors raised by the router before a route runs (malformed URL, over-long path parameter) get
+    // the same `{detail}` body as every other 4xx.
+    frameworkErrors: (err, _request, reply) => {
+      const status = err.statusCode && err.statusCode < 500 ? err.statusCode : 400;
+      void (reply as unknown as FastifyReply).code(status).send({ detail: err.message });
+    },
     ajv: { customOptions: { allErrors: true } },
   });
   app.setValidatorCompiler(validatorCompiler);

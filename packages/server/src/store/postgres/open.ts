@@ -19,8 +19,11 @@ export async function openPostgresStore(url: string, poolSize = 10): Promise<Sto
         oid === INT8_OID ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
     },
   });
-  // An idle client losing its connection must not crash the process; the pool replaces it.
+  // A connection lost while idle is reported on the pool, one lost while checked out on the client
+  // itself (its running query is rejected as well). Without these listeners either would be an
+  // uncaught exception and stop the process; with them the pool simply replaces the connection.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   await migrate(db as Kysely<unknown>, 'postgres');
   return kyselyStore(db, 'postgres');

@@ -1,0 +1,186 @@
+import { randomToken } from '../../crypto/random.ts';
+import * as webauthn from '../../crypto/webauthn.ts';
+import type { PasskeyRecord, Store, UserRecord } from '../../store/ports.ts';
+import { normalizeEmail } from '../accounts/accounts.ts';
+import type { Clock } from '../clock.ts';
+import { AppError, badRequest, conflict, notFound, unauthorized } from '../errors.ts';
+import { looksLikeId, newId } from '../ids.ts';
+
+export const CHALLENGE_LIFETIME_MS = 5 * 60 * 1000;
+export const DEVICE_NAME_MAX = 100;
+/** The one answer to every failed passkey sign-in: which step failed would help an attacker. */
+const SIGN_IN_FAILED = 'passkey sign-in failed';
+const BAD_REGISTRATION_CHALLENGE =
+  'registration challenge unknown, already used, expired or issued to another session; ask for new options (GET /api/webauthn/register/options)';
+
+export interface Ceremony<T> {
+  challenge: string;
+  options: T;
+}
+
+/**
+ * Owner passkeys (decisions §3): registration, passwordless sign-in and assertions that approve a
+ * request. RP id and origin come from the public base URL. Every challenge is random, single-use
+ * (consumed atomically, so of two racing answers one wins), bound to who asked for it, and lives
+ * five minutes. Sign counters are advanced with compare-and-set.
+ */
+export class Passkeys {
+  private readonly rp: webauthn.RelyingParty;
+
+  constructor(private readonly store: Store, private readonly clock: Clock, opts: { baseUrl: string; rpName: string }) {
+    const url = new URL(opts.baseUrl);
+    this.rp = { id: url.hostname, origin: url.origin, name: opts.rpName };
+  }
+
+  get relyingParty(): Readonly<webauthn.RelyingParty> {
+    return this.rp;
+  }
+
+  /** Options for `navigator.credentials.create`, bound to this user and this session. */
+  async registrationOptions(userId: string, sessionHash: string): Promise<Ceremony<webauthn.PublicKeyCredentialCreationOptionsJSON>> {
+    const user = await this.store.users.byId(userId);
+    if (!user) throw unauthorized();
+    const existing = await this.store.passkeys.listForUser(userId);
+    const challenge = await this.newChallenge({ purpose: 'register', userId, sessionHash, subject: null });
+    const options = await webauthn.registrationOptions({
+      rp: this.rp,
+      challenge,
+      user: { id: user.id, name: user.email, displayName: user.displayName },
+      exclude: existing.map((p) => ({ id: p.credentialId, transports: p.transports })),
+    });
+    return { challenge, options };
+  }
+
+  async verifyRegistration(
+    userId: string,
+    sessionHash: string,
+    input: { challenge: string; attestation: unknown; name?: string; userAgent?: string },
+  ): Promise<{ deviceId: string }> {
+    const name = input.name?.trim();
+    if (name !== undefined && (name.length === 0 || name.length > DEVICE_NAME_MAX)) throw badRequest(`name must be 1 to ${DEVICE_NAME_MAX} characters`);
+    // Consumed before anything else, so a challenge answers at most one attempt, good or bad.
+    const issued = await this.store.challenges.consume(input.challenge, 'register', this.clock.now());
+    if (!issued || issued.userId !== userId || issued.sessionHash !== sessionHash) throw badRequest(BAD_REGISTRATION_CHALLENGE);
+    const result = await webauthn.verifyRegistration({ rp: this.rp, challenge: issued.challenge, response: input.attestation });
+    if (!result.ok) throw badRequest(`passkey registration failed: ${result.reason}`);
+    const now = this.clock.now();
+    const record: PasskeyRecord = {
+      id: newId('dev'),
+      userId,
+      credentialId: result.value.credentialId,
+      publicKey: result.value.publicKey,
+      counter: result.value.counter,
+      transports: result.value.transports,
+      name: name || deviceName(input.userAgent),
+      createdAt: now,
+      lastUsedAt: null,
+    };
+    if (!(await this.store.passkeys.create(record))) throw conflict('this passkey is already registered');
+    return { deviceId: record.id };
+  }
+
+  /**
+   * Options for a passwordless sign-in. Nothing here depends on whether `email` has an account (no
+   * lookup, no allowCredentials): the authenticator offers its discoverable credentials. The email
+   * is remembered with the challenge and checked at verification.
+   */
+  async loginOptions(email: string): Promise<Ceremony<webauthn.PublicKeyCredentialRequestOptionsJSON>> {
+    const challenge = await this.newChallenge({ purpose: 'login', userId: null, sessionHash: null, subject: normalizeEmail(email) });
+    return { challenge, options: await webauthn.authenticationOptions({ rp: this.rp, challenge }) };
+  }
+
+  /** The account a valid sign-in assertion proves; any failure is one 401. */
+  async verifyLogin(input: { challenge: string; assertion: unknown }): Promise<UserRecord> {
+    const issued = await this.store.challenges.consume(input.challenge, 'login', this.clock.now());
+    if (!issued || !webauthn.isAuthenticationResponse(input.assertion)) throw unauthorized(SIGN_IN_FAILED);
+    const passkey = await this.store.passkeys.byCredentialId(input.assertion.id);
+    if (!passkey) throw unauthorized(SIGN_IN_FAILED);
+    if (issued.subject) {
+      // The person typed an email: a passkey of another account must not sign them in there.
+      const named = await this.store.users.byEmail(issued.subject);
+      if (named && named.id !== passkey.userId) throw unauthorized(SIGN_IN_FAILED);
+    }
+    await this.checkAssertion(passkey, issued.challenge, input.assertion, SIGN_IN_FAILED);
+    const user = await this.store.users.byId(passkey.userId);
+    if (!user) throw unauthorized(SIGN_IN_FAILED);
+    return user;
+  }
+
+  /** Options for approving `subject` (a request id) with one of this owner's passkeys. */
+  async assertionOptions(userId: string, subject: string): Promise<Ceremony<webauthn.PublicKeyCredentialRequestOptionsJSON>> {
+    const passkeys = await this.store.passkeys.listForUser(userId);
+    if (passkeys.length === 0) throw new AppError(409, 'no passkey registered: add one (POST /api/webauthn/register/verify) before approving');
+    const challenge = await this.newChallenge({ purpose: 'txn', userId, sessionHash: null, subject });
+    const options = await webauthn.authenticationOptions({
+      rp: this.rp,
+      challenge,
+      allow: passkeys.map((p) => ({ id: p.credentialId, transports: p.transports })),
+    });
+    return { challenge, options };
+  }
+
+  /**
+   * Checks an assertion approving `subject` for this owner: its challenge (read from the assertion,
+   * then consumed) must have been issued to this owner for this subject, and its credential must be
+   * this owner's. Returns the passkey used, its counter advanced.
+   */
+  async verifyAssertion(userId: string, subject: string, assertion: unknown): Promise<PasskeyRecord> {
+    const failed = 'passkey assertion failed; ask for new assertion options and try again';
+    if (!webauthn.isAuthenticationResponse(assertion)) throw unauthorized(failed);
+    const claimed = webauthn.claimedChallenge(assertion);
+    const issued = claimed === undefined ? undefined : await this.store.challenges.consume(claimed, 'txn', this.clock.now());
+    if (!issued || issued.userId !== userId || issued.subject !== subject) throw unauthorized(failed);
+    const passkey = await this.store.passkeys.byCredentialId(assertion.id);
+    if (!passkey || passkey.userId !== userId) throw unauthorized(failed);
+    return this.checkAssertion(passkey, issued.challenge, assertion, failed);
+  }
+
+  devices(userId: string): Promise<PasskeyRecord[]> {
+    return this.store.passkeys.listForUser(userId);
+  }
+
+  /** 404 alike for an unknown id and another owner's device: ids cannot be probed. */
+  async removeDevice(userId: string, deviceId: string): Promise<void> {
+    if (!looksLikeId('dev', deviceId) || !(await this.store.passkeys.delete(userId, deviceId))) throw notFound('device not found');
+  }
+
+  private async newChallenge(c: { purpose: 'register' | 'login' | 'txn'; userId: string | null; sessionHash: string | null; subject: string | null }): Promise<string> {
+    const challenge = randomToken(32);
+    await this.store.challenges.create({ ...c, challenge, expiresAt: this.clock.now() + CHALLENGE_LIFETIME_MS });
+    return challenge;
+  }
+
+  /** Signature, user handle and sign counter; the counter moves by compare-and-set. */
+  private async checkAssertion(passkey: PasskeyRecord, challenge: string, assertion: webauthn.AssertionJSON, failed: string): Promise<PasskeyRecord> {
+    const handle = webauthn.userHandle(assertion);
+    if (handle !== undefined && handle !== passkey.userId) throw unauthorized(failed);
+    const result = await webauthn.verifyAuthentication({
+      rp: this.rp,
+      challenge,
+      credential: { id: passkey.credentialId, publicKey: passkey.publicKey, counter: passkey.counter, transports: passkey.transports },
+      response: assertion,
+    });
+    if (!result.ok) throw unauthorized(failed);
+    const next = result.value.newCounter;
+    // A counter that does not grow means a cloned authenticator or a replay. Authenticators that
+    // keep no counter always report 0, which is allowed only while the stored one is 0 too.
+    if ((next > 0 || passkey.counter > 0) && next <= passkey.counter) throw unauthorized(failed);
+    const now = this.clock.now();
+    // Compare-and-set: of two assertions racing from the same counter value, one loses here.
+    if (!(await this.store.passkeys.advanceCounter(passkey.id, passkey.counter, next, now))) throw unauthorized(failed);
+    return { ...passkey, counter: next, lastUsedAt: now };
+  }
+}
+
+const BROWSERS: ReadonlyArray<readonly [string, string]> = [['Edg/', 'Edge'], ['Firefox/', 'Firefox'], ['Chrome/', 'Chrome'], ['Safari/', 'Safari']];
+const SYSTEMS: ReadonlyArray<readonly [string, string]> = [
+  ['iPhone', 'iPhone'], ['iPad', 'iPad'], ['Android', 'Android'], ['CrOS', 'ChromeOS'], ['Mac OS X', 'Mac'], ['Windows', 'Windows'], ['Linux', 'Linux'],
+];
+
+/** A readable default name for a new passkey, from the registering browser's user agent. */
+export function deviceName(userAgent: string | undefined): string {
+  const ua = userAgent ?? '';
+  const pick = (list: ReadonlyArray<readonly [string, string]>) => list.find(([token]) => ua.includes(token))?.[1];
+  const parts = [pick(BROWSERS), pick(SYSTEMS)].filter((p): p is string => p !== undefined);
+  return parts.length ? `Passkey (${parts.join(' on ')})` : 'Passkey';
+}

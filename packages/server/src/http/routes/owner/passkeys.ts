@@ -1,0 +1,128 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { PasskeyRecord } from '../../../store/ports.ts';
+import type { Services } from '../../../services.ts';
+import { SignedInOut, signedInOut } from './user-out.ts';
+import { iso } from '../../../domain/clock.ts';
+import { Email, IdParam, Timestamp, withErrors } from '../../schemas/common.ts';
+
+// WebAuthn JSON is what @simplewebauthn/browser produces; its inner shape is checked by the domain
+// (malformed or forged credentials are a 400/401 there, not a 422 here).
+const WebAuthnJson = (description: string) => Type.Object({}, { additionalProperties: true, description });
+const Challenge = Type.String({ minLength: 1, maxLength: 200, description: 'the `challenge` of the options this answers' });
+
+const CeremonyOut = (what: string) => Type.Object({
+  challenge: Type.String({ description: 'single-use, 5 minutes; send it back with the answer' }),
+  options: WebAuthnJson(`pass as \`optionsJSON\` to @simplewebauthn/browser \`${what}\``),
+});
+
+const RegisterIn = Type.Object({
+  challenge: Challenge,
+  attestation: WebAuthnJson('what `startRegistration()` returned'),
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'defaults to a name from the browser' })),
+});
+const LoginQuery = Type.Object({ email: Email });
+const LoginIn = Type.Object({ challenge: Challenge, assertion: WebAuthnJson('what `startAuthentication()` returned') });
+
+const DeviceOut = Type.Object({
+  id: Type.String({ description: 'device id (`dev_`)' }),
+  name: Type.String(),
+  kind: Type.Literal('passkey'),
+  created_at: Timestamp,
+  last_used_at: Type.Union([Timestamp, Type.Null()]),
+});
+
+const deviceOut = (p: PasskeyRecord) => ({
+  id: p.id,
+  name: p.name,
+  kind: 'passkey' as const,
+  created_at: iso(p.createdAt),
+  last_used_at: p.lastUsedAt === null ? null : iso(p.lastUsedAt),
+});
+
+export async function passkeyRoutes(base: FastifyInstance, s: Services): Promise<void> {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>();
+  const limitLogin = (ip: string) => s.limiter.check(`passkey-login:addr:${ip}`, 30, 300);
+
+  app.get('/api/webauthn/register/options', {
+    schema: {
+      summary: 'Options to register a passkey for the signed-in owner',
+      description: 'The challenge is bound to this owner and this session. User verification is required; the credential must be discoverable.',
+      tags: ['passkeys'],
+      response: withErrors({ 200: CeremonyOut('startRegistration()') }, 401),
+    },
+  }, async (request) => {
+    const owner = await s.auth.required(request);
+    return s.passkeys.registrationOptions(owner.user.id, owner.sessionHash);
+  });
+
+  app.post('/api/webauthn/register/verify', {
+    schema: {
+      summary: 'Register a passkey',
+      description: '400 when the challenge is unknown, used, expired or from another session, or the attestation does not verify; 409 when the credential is already registered.',
+      tags: ['passkeys'],
+      body: RegisterIn,
+      response: withErrors({ 200: Type.Object({ verified: Type.Literal(true), device_id: Type.String() }) }, 400, 401, 403, 409),
+    },
+  }, async (request) => {
+    const owner = await s.auth.required(request);
+    const { challenge, attestation, name } = request.body;
+    const { deviceId } = await s.passkeys.verifyRegistration(owner.user.id, owner.sessionHash, {
+      challenge,
+      attestation,
+      name,
+      userAgent: request.headers['user-agent'],
+    });
+    return { verified: true as const, device_id: deviceId };
+  });
+
+  app.get('/api/webauthn/login/options', {
+    schema: {
+      summary: 'Options to sign in with a passkey',
+      description: 'Same shape whether or not the email has an account (no `allowCredentials`: the authenticator offers its passkeys). Throttled per client address.',
+      tags: ['passkeys'],
+      querystring: LoginQuery,
+      response: withErrors({ 200: CeremonyOut('startAuthentication()') }, 429),
+    },
+  }, async (request) => {
+    await limitLogin(request.ip);
+    return s.passkeys.loginOptions(request.query.email);
+  });
+
+  app.post('/api/webauthn/login/verify', {
+    schema: {
+      summary: 'Sign in with a passkey',
+      description: 'Answers like POST /api/login (sets the `session` cookie). Any failure is 401 `passkey sign-in failed`. Throttled per client address.',
+      tags: ['passkeys'],
+      body: LoginIn,
+      response: withErrors({ 200: SignedInOut }, 401, 429),
+    },
+  }, async (request, reply) => {
+    await limitLogin(request.ip);
+    const user = await s.passkeys.verifyLogin(request.body);
+    const signedIn = await s.accounts.startSession(user);
+    s.auth.signIn(reply, signedIn);
+    return signedInOut(s.accounts, signedIn);
+  });
+
+  app.get('/api/devices', {
+    schema: { summary: "The owner's passkeys", tags: ['passkeys'], response: withErrors({ 200: Type.Array(DeviceOut) }, 401) },
+  }, async (request) => {
+    const { user } = await s.auth.required(request);
+    return (await s.passkeys.devices(user.id)).map(deviceOut);
+  });
+
+  app.delete('/api/devices/:device_id', {
+    schema: {
+      summary: 'Remove a passkey',
+      tags: ['passkeys'],
+      params: IdParam('device_id', 'dev'),
+      response: withErrors({ 200: Type.Object({ ok: Type.Boolean() }) }, 401, 403, 404),
+    },
+  }, async (request) => {
+    const { user } = await s.auth.required(request);
+    await s.passkeys.removeDevice(user.id, request.params.device_id);
+    return { ok: true };
+  });
+}

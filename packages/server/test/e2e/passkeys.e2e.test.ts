@@ -1,0 +1,187 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
+import { type Browser, type CDPSession, type Page, chromium } from 'playwright-core';
+
+// The real thing: the server as its own process, Debian's Chromium driving /app like a person, and
+// a virtual WebAuthn authenticator (CDP) standing in for the phone's passkey.
+
+const CHROMIUM = '/usr/bin/chromium';
+const SERVER_DIR = fileURLToPath(new URL('../..', import.meta.url));
+
+let server: ChildProcess | undefined;
+let serverLog = '';
+let browser: Browser | undefined;
+let dataDir = '';
+let base = '';
+let direct = '';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitForHealth(url: string, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (server?.exitCode !== null) throw new Error(`server exited (${server?.exitCode}) before it was healthy:\n${serverLog}`);
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`server not healthy after ${ms} ms:\n${serverLog}`);
+}
+
+before(async () => {
+  // Fail, do not skip: a missing browser must not pass as "passkeys work".
+  if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: install it (apt-get install chromium) to run the passkey end-to-end test`);
+  const port = await freePort();
+  base = `http://localhost:${port}`;
+  // The server listens on 127.0.0.1; Node's own requests go there directly (no localhost lookup).
+  direct = `http://127.0.0.1:${port}`;
+  dataDir = mkdtempSync(join(tmpdir(), 'mandate-e2e-'));
+  server = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: SERVER_DIR,
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', BASE_URL: base, DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  server.stdout?.on('data', (d: Buffer) => (serverLog += d.toString()));
+  server.stderr?.on('data', (d: Buffer) => (serverLog += d.toString()));
+  await waitForHealth(`${direct}/api/healthz`, 30_000);
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  if (server && server.exitCode === null) {
+    const exited = new Promise((r) => server?.once('exit', r));
+    server.kill('SIGTERM');
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+    if (server.exitCode === null) server.kill('SIGKILL');
+  }
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function addAuthenticator(cdp: CDPSession): Promise<string> {
+  await cdp.send('WebAuthn.enable', { enableUI: false });
+  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+  });
+  return authenticatorId;
+}
+
+async function expectSignedIn(page: Page, email: string): Promise<void> {
+  await page.locator('#signed-in').waitFor({ state: 'visible' });
+  assert.match((await page.locator('#whoami-name').textContent()) ?? '', new RegExp(email.replace(/[.+]/g, '\\$&')));
+}
+
+async function expectNoError(page: Page): Promise<void> {
+  const message = page.locator('#message');
+  if (await message.isVisible()) assert.notEqual(await message.getAttribute('class'), 'error', (await message.textContent()) ?? '');
+}
+
+test('a person signs up, adds a passkey, signs in with it and creates an agent in Chromium', { timeout: 120_000 }, async () => {
+  assert.ok(browser, 'browser launched');
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('console', (m) => {
+    // A 401 from GET /api/me while signed out is expected; Chrome logs it as a failed resource.
+    if (m.type() === 'error' && !/Failed to load resource: .* 401/.test(m.text())) problems.push(`console: ${m.text()} ${m.location().url}`);
+  });
+  const cdp = await context.newCDPSession(page);
+  const authenticatorId = await addAuthenticator(cdp);
+
+  const email = `e2e.${Date.now()}@example.com`;
+  const password = 'correct horse battery';
+  await page.goto(`${base}/`);
+  assert.equal(new URL(page.url()).pathname, '/app');
+  await page.locator('#signed-out').waitFor({ state: 'visible' });
+
+  // Sign up.
+  await page.fill('#signup-email', email);
+  await page.fill('#signup-password', password);
+  await page.fill('#signup-name', 'E2E Owner');
+  await page.click('#signup-button');
+  await expectSignedIn(page, email);
+  await expectNoError(page);
+
+  // Register a passkey on the virtual authenticator.
+  await page.fill('#passkey-name', 'Test laptop');
+  await page.click('#passkey-add-button');
+  await page.locator('#devices li', { hasText: 'Test laptop' }).waitFor();
+  await expectNoError(page);
+  const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
+  assert.equal(credentials.length, 1);
+  assert.equal(credentials[0]?.isResidentCredential, true, 'the passkey is discoverable');
+  assert.equal(credentials[0]?.rpId, 'localhost');
+
+  // Sign out, then back in with the passkey alone.
+  await page.click('#signout');
+  await page.locator('#signed-out').waitFor({ state: 'visible' });
+  await page.fill('#signin-email', email);
+  await page.click('#signin-passkey-button');
+  await expectSignedIn(page, email);
+  await expectNoError(page);
+  const after = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
+  assert.ok((after.credentials[0]?.signCount ?? 0) >= 1, 'the authenticator signed');
+
+  // Create an agent by pasting its public JWK.
+  const { publicKey } = await generateKeyPair('ES256', { extractable: true });
+  const jwk = await exportJWK(publicKey);
+  await page.fill('#agent-name', 'shopper');
+  await page.fill('#agent-key', JSON.stringify(jwk, null, 2));
+  await page.click('#agent-create-button');
+  await page.locator('#agents li', { hasText: 'shopper' }).waitFor();
+  await expectNoError(page);
+
+  // The same session, over plain HTTP.
+  const cookie = (await context.cookies(base)).find((c) => c.name === 'session');
+  assert.ok(cookie, 'session cookie set');
+  assert.equal(cookie.httpOnly, true);
+  const headers = { cookie: `session=${cookie.value}` };
+  const me = (await (await fetch(`${direct}/api/me`, { headers })).json()) as { email: string; display_name: string };
+  assert.equal(me.email, email);
+  assert.equal(me.display_name, 'E2E Owner');
+  const devices = (await (await fetch(`${direct}/api/devices`, { headers })).json()) as { name: string; kind: string; last_used_at: string | null }[];
+  assert.equal(devices.length, 1);
+  assert.equal(devices[0]?.name, 'Test laptop');
+  assert.equal(devices[0]?.kind, 'passkey');
+  assert.ok(devices[0]?.last_used_at, 'sign-in recorded on the device');
+  const agents = (await (await fetch(`${direct}/api/agents`, { headers })).json()) as { name: string; jkt: string }[];
+  assert.deepEqual(agents.map((a) => a.name), ['shopper']);
+  assert.equal(agents[0]?.jkt, await calculateJwkThumbprint(jwk));
+
+  // Password sign-in from the same page still works.
+  await page.click('#signout');
+  await page.locator('#signed-out').waitFor({ state: 'visible' });
+  await page.fill('#signin-email', email);
+  await page.fill('#signin-password', password);
+  await page.click('#signin-password-button');
+  await expectSignedIn(page, email);
+  await page.locator('#agents li', { hasText: 'shopper' }).waitFor();
+
+  assert.deepEqual(problems, [], 'no script errors or CSP violations on the page');
+  await context.close();
+});

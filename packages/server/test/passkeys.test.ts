@@ -1,0 +1,492 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
+import type { LightMyRequestResponse } from 'fastify';
+import { json, signUp, testApp, type TestApp } from './helpers/app.ts';
+
+// A software authenticator (fmt "none", ES256) so that registration, sign-in, counters and
+// approvals run through the real verifier without a browser. The e2e test covers a real one.
+
+type Cbor = number | string | Uint8Array | Map<Cbor, Cbor>;
+
+function cbor(v: Cbor): Buffer {
+  const head = (major: number, n: number): Buffer => {
+    if (n < 24) return Buffer.from([(major << 5) | n]);
+    if (n < 256) return Buffer.from([(major << 5) | 24, n]);
+    const b = Buffer.alloc(3);
+    b[0] = (major << 5) | 25;
+    b.writeUInt16BE(n, 1);
+    return b;
+  };
+  if (typeof v === 'number') return v >= 0 ? head(0, v) : head(1, -1 - v);
+  if (typeof v === 'string') return Buffer.concat([head(3, Buffer.byteLength(v)), Buffer.from(v)]);
+  if (v instanceof Uint8Array) return Buffer.concat([head(2, v.length), v]);
+  return Buffer.concat([head(5, v.size), ...[...v].flatMap(([k, x]) => [cbor(k), cbor(x)])]);
+}
+
+const b64u = (b: Uint8Array | string): string => Buffer.from(b).toString('base64url');
+const sha256 = (b: Uint8Array | string): Buffer => createHash('sha256').update(b).digest();
+const UP = 0x01;
+const UV = 0x04;
+const AT = 0x40;
+
+interface Ceremony {
+  origin?: string;
+  flags?: number;
+  userHandle?: string;
+}
+
+class SoftAuthenticator {
+  readonly credentialId = randomBytes(16);
+  private readonly keys: { publicKey: KeyObject; privateKey: KeyObject } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  counter = 0;
+
+  constructor(private readonly rpId = 'localhost', private readonly origin = 'http://localhost:8080', private readonly counts = true) {}
+
+  get id(): string {
+    return b64u(this.credentialId);
+  }
+
+  private authData(flags: number, extra: Buffer = Buffer.alloc(0)): Buffer {
+    if (this.counts) this.counter += 1;
+    const count = Buffer.alloc(4);
+    count.writeUInt32BE(this.counter);
+    return Buffer.concat([sha256(this.rpId), Buffer.from([flags]), count, extra]);
+  }
+
+  private clientData(type: string, challenge: string, origin: string): string {
+    return b64u(JSON.stringify({ type, challenge, origin, crossOrigin: false }));
+  }
+
+  register(challenge: string, c: Ceremony = {}) {
+    const jwk = this.keys.publicKey.export({ format: 'jwk' });
+    const cose = cbor(new Map<Cbor, Cbor>([[1, 2], [3, -7], [-1, 1], [-2, Buffer.from(jwk.x ?? '', 'base64url')], [-3, Buffer.from(jwk.y ?? '', 'base64url')]]));
+    const idLen = Buffer.alloc(2);
+    idLen.writeUInt16BE(this.credentialId.length);
+    const authData = this.authData(c.flags ?? UP | UV | AT, Buffer.concat([Buffer.alloc(16), idLen, this.credentialId, cose]));
+    const attestationObject = cbor(new Map<Cbor, Cbor>([['fmt', 'none'], ['attStmt', new Map()], ['authData', authData]]));
+    return {
+      id: this.id,
+      rawId: this.id,
+      type: 'public-key',
+      response: { clientDataJSON: this.clientData('webauthn.create', challenge, c.origin ?? this.origin), attestationObject: b64u(attestationObject), transports: ['internal'] },
+      clientExtensionResults: {},
+    };
+  }
+
+  assert(challenge: string, c: Ceremony & { counter?: number } = {}) {
+    if (c.counter !== undefined) this.counter = c.counter - (this.counts ? 1 : 0);
+    const authData = this.authData(c.flags ?? UP | UV);
+    const clientDataJSON = this.clientData('webauthn.get', challenge, c.origin ?? this.origin);
+    const signature = sign('sha256', Buffer.concat([authData, sha256(Buffer.from(clientDataJSON, 'base64url'))]), this.keys.privateKey);
+    return {
+      id: this.id,
+      rawId: this.id,
+      type: 'public-key',
+      response: {
+        clientDataJSON,
+        authenticatorData: b64u(authData),
+        signature: b64u(signature),
+        ...(c.userHandle !== undefined ? { userHandle: b64u(c.userHandle) } : {}),
+      },
+      clientExtensionResults: {},
+    };
+  }
+}
+
+type Owner = Awaited<ReturnType<typeof signUp>>;
+interface Options { challenge: string; options: Record<string, unknown> }
+
+let t: TestApp;
+before(async () => {
+  t = await testApp();
+});
+after(async () => {
+  await t.close();
+});
+
+// Each request from its own client address, so the per-address sign-in throttle (tested on its own
+// app below) does not trip over the many sign-ins of this file under a clock that stands still.
+let addr = 0;
+const remoteAddress = () => `10.${(++addr >> 16) & 255}.${(addr >> 8) & 255}.${addr & 255}`;
+const get = (url: string, headers: Record<string, string> = {}) => t.app.inject({ method: 'GET', url, headers, remoteAddress: remoteAddress() });
+const post = (url: string, payload: unknown, headers: Record<string, string> = {}) =>
+  t.app.inject({ method: 'POST', url, payload: payload as object, headers, remoteAddress: remoteAddress() });
+const status = (res: LightMyRequestResponse, code: number) => assert.equal(res.statusCode, code, res.body);
+
+async function registerOptions(owner: Owner): Promise<Options> {
+  const res = await get('/api/webauthn/register/options', owner.auth);
+  status(res, 200);
+  return json<Options>(res);
+}
+
+async function register(owner: Owner, auth = new SoftAuthenticator(), name?: string): Promise<{ auth: SoftAuthenticator; deviceId: string }> {
+  const { challenge } = await registerOptions(owner);
+  const res = await post('/api/webauthn/register/verify', { challenge, attestation: auth.register(challenge), ...(name ? { name } : {}) }, owner.auth);
+  status(res, 200);
+  return { auth, deviceId: json<{ device_id: string }>(res).device_id };
+}
+
+async function loginOptions(email: string): Promise<Options> {
+  const res = await get(`/api/webauthn/login/options?email=${encodeURIComponent(email)}`);
+  status(res, 200);
+  return json<Options>(res);
+}
+
+/** Keys (recursively) and values, challenges blanked: what would differ between two answers. */
+function shape(x: unknown): unknown {
+  if (Array.isArray(x)) return x.map(shape);
+  if (x && typeof x === 'object') return Object.fromEntries(Object.entries(x).sort().map(([k, v]) => [k, k === 'challenge' ? '*' : shape(v)]));
+  return x;
+}
+
+describe('passkey registration', () => {
+  test('options: RP localhost, user verification and discoverable credential required, ES256/RS256, challenge echoed', async () => {
+    const owner = await signUp(t.app);
+    const { challenge, options } = await registerOptions(owner);
+    assert.match(challenge, /^[A-Za-z0-9_-]{43}$/);
+    assert.equal(options.challenge, challenge);
+    assert.deepEqual(options.rp, { name: 'Mandate', id: 'localhost' });
+    assert.deepEqual(options.authenticatorSelection, { residentKey: 'required', requireResidentKey: true, userVerification: 'required' });
+    assert.deepEqual((options.pubKeyCredParams as { alg: number }[]).map((p) => p.alg), [-7, -257]);
+    assert.equal((options.user as { name: string }).name, owner.email);
+    assert.equal(options.timeout, 300000);
+    assert.deepEqual(options.excludeCredentials, []);
+  });
+
+  test('a soft authenticator registers; the name defaults from the user agent; existing credentials are excluded', async () => {
+    const owner = await signUp(t.app);
+    const auth = new SoftAuthenticator();
+    const { challenge } = await registerOptions(owner);
+    const ua = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0 Safari/537.36';
+    const res = await post('/api/webauthn/register/verify', { challenge, attestation: auth.register(challenge) }, { ...owner.auth, 'user-agent': ua });
+    status(res, 200);
+    const body = json<{ verified: boolean; device_id: string }>(res);
+    assert.equal(body.verified, true);
+    assert.match(body.device_id, /^dev_[a-z2-7]{26}$/);
+    const devices = json<Record<string, unknown>[]>(await get('/api/devices', owner.auth));
+    assert.equal(devices.length, 1);
+    assert.deepEqual(Object.keys(devices[0] ?? {}).sort(), ['created_at', 'id', 'kind', 'last_used_at', 'name']);
+    assert.equal(devices[0]?.name, 'Passkey (Chrome on Linux)');
+    assert.equal(devices[0]?.kind, 'passkey');
+    assert.equal(devices[0]?.last_used_at, null);
+    const again = await registerOptions(owner);
+    assert.deepEqual((again.options.excludeCredentials as { id: string }[]).map((c) => c.id), [auth.id]);
+  });
+
+  test('a given name is kept; without a user agent the name is "Passkey"', async () => {
+    const owner = await signUp(t.app);
+    await register(owner, new SoftAuthenticator(), 'My phone');
+    await register(owner);
+    const names = json<{ name: string }[]>(await get('/api/devices', owner.auth)).map((d) => d.name);
+    assert.deepEqual(names.sort(), ['My phone', 'Passkey']);
+  });
+
+  test('401 without a session', async () => {
+    status(await get('/api/webauthn/register/options'), 401);
+    status(await post('/api/webauthn/register/verify', { challenge: 'x', attestation: {} }), 401);
+    status(await get('/api/devices'), 401);
+    status(await t.app.inject({ method: 'DELETE', url: '/api/devices/dev_x' }), 401);
+  });
+
+  test('422 on malformed bodies', async () => {
+    const owner = await signUp(t.app);
+    for (const body of [{}, { challenge: 'abc' }, { challenge: 'abc', attestation: 'text' }, { challenge: 5, attestation: {} }, { challenge: 'abc', attestation: [] }, { challenge: 'abc', attestation: {}, name: '' }]) {
+      const res = await post('/api/webauthn/register/verify', body, owner.auth);
+      status(res, 422);
+      assert.ok(Array.isArray(json<{ detail: unknown[] }>(res).detail));
+    }
+  });
+
+  test('garbage or forged attestations are 400, never 5xx', async () => {
+    const owner = await signUp(t.app);
+    const auth = new SoftAuthenticator();
+    const forged = [
+      () => ({}),
+      () => ({ id: 'AAAA', rawId: 'AAAA', type: 'public-key', response: { clientDataJSON: 'AAAA', attestationObject: 'AAAA' } }),
+      (c: string) => ({ ...auth.register(c), response: { ...auth.register(c).response, attestationObject: b64u(randomBytes(64)) } }),
+      (c: string) => auth.register(c, { origin: 'https://evil.example' }),
+      (c: string) => auth.register(c, { flags: UP | AT }),
+      (c: string) => auth.register(b64u(randomBytes(32))),
+      (c: string) => new SoftAuthenticator('evil.example').register(c),
+    ];
+    for (const make of forged) {
+      const { challenge } = await registerOptions(owner);
+      const res = await post('/api/webauthn/register/verify', { challenge, attestation: make(challenge) }, owner.auth);
+      status(res, 400);
+      assert.match(json<{ detail: string }>(res).detail, /registration failed/);
+    }
+    assert.deepEqual(json<unknown[]>(await get('/api/devices', owner.auth)), []);
+  });
+
+  test('a used, expired, unknown or other-session challenge is refused', async () => {
+    const owner = await signUp(t.app);
+    const auth = new SoftAuthenticator();
+    const { challenge } = await registerOptions(owner);
+    const attestation = auth.register(challenge);
+    status(await post('/api/webauthn/register/verify', { challenge, attestation }, owner.auth), 200);
+    const reused = await post('/api/webauthn/register/verify', { challenge, attestation }, owner.auth);
+    status(reused, 400);
+    assert.match(json<{ detail: string }>(reused).detail, /challenge/);
+
+    const expired = await registerOptions(owner);
+    t.clock.advance(5 * 60 * 1000);
+    status(await post('/api/webauthn/register/verify', { challenge: expired.challenge, attestation: new SoftAuthenticator().register(expired.challenge) }, owner.auth), 400);
+
+    status(await post('/api/webauthn/register/verify', { challenge: b64u(randomBytes(32)), attestation: new SoftAuthenticator().register('x') }, owner.auth), 400);
+
+    // Same owner, another session (a second sign-in): the challenge belongs to the first session.
+    const other = await post('/api/login', { email: owner.email, password: owner.password });
+    status(other, 200);
+    const otherAuth = { authorization: `Bearer ${json<{ session_token: string }>(other).session_token}` };
+    const first = await registerOptions(owner);
+    status(await post('/api/webauthn/register/verify', { challenge: first.challenge, attestation: new SoftAuthenticator().register(first.challenge) }, otherAuth), 400);
+    // Another owner altogether.
+    const stranger = await signUp(t.app);
+    const mine = await registerOptions(owner);
+    status(await post('/api/webauthn/register/verify', { challenge: mine.challenge, attestation: new SoftAuthenticator().register(mine.challenge) }, stranger.auth), 400);
+  });
+
+  test('a credential already registered is 409', async () => {
+    const owner = await signUp(t.app);
+    const { auth } = await register(owner);
+    const { challenge } = await registerOptions(owner);
+    const res = await post('/api/webauthn/register/verify', { challenge, attestation: auth.register(challenge) }, owner.auth);
+    status(res, 409);
+    const stranger = await signUp(t.app);
+    const theirs = await registerOptions(stranger);
+    status(await post('/api/webauthn/register/verify', { challenge: theirs.challenge, attestation: auth.register(theirs.challenge) }, stranger.auth), 409);
+  });
+
+  test('a cookie request from another origin is 403', async () => {
+    const owner = await signUp(t.app);
+    const { challenge } = await registerOptions(owner);
+    const res = await post('/api/webauthn/register/verify', { challenge, attestation: {} }, { cookie: `session=${owner.session_token}`, origin: 'https://evil.example' });
+    status(res, 403);
+  });
+});
+
+describe('passkey sign-in', () => {
+  test('options have the same shape for an existing and an unknown email; no allowCredentials; UV required', async () => {
+    const owner = await signUp(t.app);
+    await register(owner);
+    const known = await loginOptions(owner.email);
+    const unknown = await loginOptions(`nobody.${Date.now()}@example.com`);
+    assert.deepEqual(shape(known), shape(unknown));
+    assert.notEqual(known.challenge, unknown.challenge);
+    assert.deepEqual(known.options, { rpId: 'localhost', challenge: known.challenge, timeout: 300000, userVerification: 'required' });
+  });
+
+  test('422 without an email or with a malformed body', async () => {
+    status(await get('/api/webauthn/login/options'), 422);
+    status(await get('/api/webauthn/login/options?email=not-an-email'), 422);
+    for (const body of [{}, { challenge: 'abc' }, { challenge: 'abc', assertion: 'x' }, { assertion: {} }]) {
+      status(await post('/api/webauthn/login/verify', body), 422);
+    }
+  });
+
+  test('signs in like POST /api/login: same body shape, session cookie, a working session', async () => {
+    const owner = await signUp(t.app);
+    const { auth } = await register(owner);
+    const { challenge } = await loginOptions(owner.email);
+    const res = await post('/api/webauthn/login/verify', { challenge, assertion: auth.assert(challenge, { userHandle: owner.user.id }) });
+    status(res, 200);
+    const password = await post('/api/login', { email: owner.email, password: owner.password });
+    assert.deepEqual(Object.keys(json(res)).sort(), ['expires_at', 'session_token', 'user']);
+    assert.deepEqual(Object.keys(json(password)).sort(), ['expires_at', 'session_token', 'user']);
+    assert.deepEqual(json(res).user, json(password).user);
+    const cookie = res.cookies.find((c) => c.name === 'session');
+    assert.ok(cookie?.httpOnly);
+    assert.equal(cookie?.sameSite, 'Lax');
+    const me = await get('/api/me', { cookie: `session=${cookie?.value}` });
+    status(me, 200);
+    assert.equal(json(me).email, owner.email);
+    const devices = json<{ last_used_at: string | null }[]>(await get('/api/devices', owner.auth));
+    assert.equal(devices[0]?.last_used_at, new Date(t.clock.now()).toISOString());
+  });
+
+  test('an unknown email does not stop a valid passkey; another account\'s email does', async () => {
+    const owner = await signUp(t.app);
+    const other = await signUp(t.app);
+    const { auth } = await register(owner);
+    const unknown = await loginOptions(`nobody.${Date.now()}@example.com`);
+    status(await post('/api/webauthn/login/verify', { challenge: unknown.challenge, assertion: auth.assert(unknown.challenge) }), 200);
+    const wrong = await loginOptions(other.email.toUpperCase());
+    const res = await post('/api/webauthn/login/verify', { challenge: wrong.challenge, assertion: auth.assert(wrong.challenge) });
+    status(res, 401);
+    assert.deepEqual(json(res), { detail: 'passkey sign-in failed' });
+  });
+
+  test('garbage, forged or mismatched assertions are 401 with one detail, never 5xx', async () => {
+    const owner = await signUp(t.app);
+    const { auth } = await register(owner);
+    const stranger = new SoftAuthenticator();
+    const bad: ((c: string) => unknown)[] = [
+      () => ({}),
+      () => ({ id: 'AAAA', rawId: 'AAAA', type: 'public-key', response: { clientDataJSON: 'AAAA', authenticatorData: 'AAAA', signature: 'AAAA' } }),
+      (c) => stranger.assert(c),
+      (c) => ({ ...auth.assert(c), response: { ...auth.assert(c).response, signature: b64u(randomBytes(70)) } }),
+      (c) => auth.assert(c, { origin: 'https://evil.example' }),
+      (c) => auth.assert(c, { flags: UP }),
+      (c) => auth.assert(c, { userHandle: 'u_someoneelse' }),
+      () => auth.assert(b64u(randomBytes(32))),
+      (c) => new SoftAuthenticator('evil.example').assert(c),
+    ];
+    for (const make of bad) {
+      const { challenge } = await loginOptions(owner.email);
+      const res = await post('/api/webauthn/login/verify', { challenge, assertion: make(challenge) });
+      status(res, 401);
+      assert.deepEqual(json(res), { detail: 'passkey sign-in failed' });
+    }
+  });
+
+  test('a used or expired challenge is refused', async () => {
+    const owner = await signUp(t.app);
+    const { auth } = await register(owner);
+    const { challenge } = await loginOptions(owner.email);
+    const assertion = auth.assert(challenge);
+    status(await post('/api/webauthn/login/verify', { challenge, assertion }), 200);
+    status(await post('/api/webauthn/login/verify', { challenge, assertion }), 401);
+    const later = await loginOptions(owner.email);
+    t.clock.advance(5 * 60 * 1000);
+    status(await post('/api/webauthn/login/verify', { challenge: later.challenge, assertion: auth.assert(later.challenge) }), 401);
+  });
+
+  test('a sign counter that does not grow is refused', async () => {
+    const owner = await signUp(t.app);
+    const { auth } = await register(owner);
+    const first = await loginOptions(owner.email);
+    status(await post('/api/webauthn/login/verify', { challenge: first.challenge, assertion: auth.assert(first.challenge, { counter: 10 }) }), 200);
+    for (const counter of [10, 9, 0]) {
+      const { challenge } = await loginOptions(owner.email);
+      status(await post('/api/webauthn/login/verify', { challenge, assertion: auth.assert(challenge, { counter }) }), 401);
+    }
+    const ok = await loginOptions(owner.email);
+    status(await post('/api/webauthn/login/verify', { challenge: ok.challenge, assertion: auth.assert(ok.challenge, { counter: 11 }) }), 200);
+  });
+
+  test('an authenticator without a counter (always 0) may sign in repeatedly', async () => {
+    const owner = await signUp(t.app);
+    const { auth } = await register(owner, new SoftAuthenticator('localhost', 'http://localhost:8080', false));
+    for (let i = 0; i < 2; i++) {
+      const { challenge } = await loginOptions(owner.email);
+      status(await post('/api/webauthn/login/verify', { challenge, assertion: auth.assert(challenge) }), 200);
+    }
+  });
+
+  test('two assertions racing from the same counter: exactly one signs in', async () => {
+    const owner = await signUp(t.app);
+    const { auth } = await register(owner);
+    const a = await loginOptions(owner.email);
+    const b = await loginOptions(owner.email);
+    const results = await Promise.all([
+      post('/api/webauthn/login/verify', { challenge: a.challenge, assertion: auth.assert(a.challenge, { counter: 5 }) }),
+      post('/api/webauthn/login/verify', { challenge: b.challenge, assertion: auth.assert(b.challenge, { counter: 5 }) }),
+    ]);
+    assert.deepEqual(results.map((r) => r.statusCode).sort(), [200, 401]);
+  });
+
+  test('a removed passkey no longer signs in', async () => {
+    const owner = await signUp(t.app);
+    const { auth, deviceId } = await register(owner);
+    status(await t.app.inject({ method: 'DELETE', url: `/api/devices/${deviceId}`, headers: owner.auth }), 200);
+    const { challenge } = await loginOptions(owner.email);
+    status(await post('/api/webauthn/login/verify', { challenge, assertion: auth.assert(challenge) }), 401);
+  });
+
+  test('sign-in attempts are throttled per client address', async () => {
+    const limited = await testApp();
+    try {
+      let last = 0;
+      for (let i = 0; i < 31; i++) last = (await limited.app.inject({ method: 'GET', url: '/api/webauthn/login/options?email=a@example.com' })).statusCode;
+      assert.equal(last, 429);
+      const res = await limited.app.inject({ method: 'POST', url: '/api/webauthn/login/verify', payload: { challenge: 'x', assertion: {} } });
+      status(res, 429);
+      assert.ok(res.headers['retry-after']);
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
+describe('passkey assertions for approvals', () => {
+  test('options list the owner\'s passkeys; a valid assertion for that subject passes once', async () => {
+    const owner = await signUp(t.app);
+    const { auth, deviceId } = await register(owner);
+    const second = await register(owner);
+    const { challenge, options } = await t.services.passkeys.assertionOptions(owner.user.id, 't_abc');
+    assert.equal(options.userVerification, 'required');
+    assert.deepEqual(options.allowCredentials?.map((c) => c.id).sort(), [auth.id, second.auth.id].sort());
+    const assertion = auth.assert(challenge, { counter: 3 });
+    const used = await t.services.passkeys.verifyAssertion(owner.user.id, 't_abc', assertion);
+    assert.equal(used.id, deviceId);
+    assert.equal(used.counter, 3);
+    await assert.rejects(t.services.passkeys.verifyAssertion(owner.user.id, 't_abc', assertion), { status: 401 });
+  });
+
+  test('refused for another subject, another owner, a login challenge, a foreign passkey or an expired challenge', async () => {
+    const owner = await signUp(t.app);
+    const other = await signUp(t.app);
+    const { auth } = await register(owner);
+    const otherKey = await register(other);
+    const px = t.services.passkeys;
+
+    const c1 = await px.assertionOptions(owner.user.id, 't_one');
+    await assert.rejects(px.verifyAssertion(owner.user.id, 't_two', auth.assert(c1.challenge)), { status: 401 });
+    const c2 = await px.assertionOptions(owner.user.id, 't_one');
+    await assert.rejects(px.verifyAssertion(other.user.id, 't_one', auth.assert(c2.challenge)), { status: 401 });
+    const login = await px.loginOptions(owner.email);
+    await assert.rejects(px.verifyAssertion(owner.user.id, 't_one', auth.assert(login.challenge)), { status: 401 });
+    const c3 = await px.assertionOptions(owner.user.id, 't_one');
+    await assert.rejects(px.verifyAssertion(owner.user.id, 't_one', otherKey.auth.assert(c3.challenge)), { status: 401 });
+    const c4 = await px.assertionOptions(owner.user.id, 't_one');
+    t.clock.advance(5 * 60 * 1000);
+    await assert.rejects(px.verifyAssertion(owner.user.id, 't_one', auth.assert(c4.challenge)), { status: 401 });
+    await assert.rejects(px.verifyAssertion(owner.user.id, 't_one', { nonsense: true }), { status: 401 });
+    // A txn challenge does not sign anyone in either.
+    const c5 = await px.assertionOptions(owner.user.id, 't_one');
+    status(await post('/api/webauthn/login/verify', { challenge: c5.challenge, assertion: auth.assert(c5.challenge) }), 401);
+  });
+
+  test('an owner without passkeys is told to add one (409)', async () => {
+    const owner = await signUp(t.app);
+    await assert.rejects(t.services.passkeys.assertionOptions(owner.user.id, 't_abc'), { status: 409 });
+  });
+});
+
+describe('devices', () => {
+  test('list and remove; another owner\'s device or a bad id is 404', async () => {
+    const owner = await signUp(t.app);
+    const other = await signUp(t.app);
+    const { deviceId } = await register(owner);
+    const del = (id: string, who: Owner) => t.app.inject({ method: 'DELETE', url: `/api/devices/${id}`, headers: who.auth });
+    status(await del(deviceId, other), 404);
+    status(await del('dev_nonexistent', owner), 404);
+    status(await del('u_wrongprefix', owner), 404);
+    assert.equal(json<unknown[]>(await get('/api/devices', owner.auth)).length, 1);
+    const res = await del(deviceId, owner);
+    status(res, 200);
+    assert.deepEqual(json(res), { ok: true });
+    assert.deepEqual(json<unknown[]>(await get('/api/devices', owner.auth)), []);
+    status(await del(deviceId, owner), 404);
+  });
+});
+
+describe('owner page', () => {
+  test('GET / redirects to /app; the page and its scripts are served with the CSP and no inline script', async () => {
+    const root = await get('/');
+    status(root, 302);
+    assert.equal(root.headers.location, '/app');
+    const page = await get('/app');
+    status(page, 200);
+    assert.match(String(page.headers['content-type']), /^text\/html/);
+    assert.match(String(page.headers['content-security-policy']), /script-src 'self'/);
+    assert.doesNotMatch(page.body, /<script(?![^>]*\bsrc=)[^>]*>/);
+    for (const [url, type] of [['/assets/app.js', /^text\/javascript/], ['/assets/simplewebauthn-browser.js', /^text\/javascript/], ['/assets/app.css', /^text\/css/]] as const) {
+      const res = await get(url);
+      status(res, 200);
+      assert.match(String(res.headers['content-type']), type);
+    }
+    assert.match((await get('/assets/simplewebauthn-browser.js')).body, /SimpleWebAuthnBrowser/);
+  });
+});
