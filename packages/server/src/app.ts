@@ -5,6 +5,7 @@ import swagger from '@fastify/swagger';
 import type { Config } from './config/config.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
 import { RateLimiter } from './domain/rate-limit.ts';
+import { scheduleHousekeeping } from './domain/housekeeping.ts';
 import { Accounts } from './domain/accounts/accounts.ts';
 import { Agents } from './domain/agents/agents.ts';
 import { Passkeys } from './domain/passkeys/passkeys.ts';
@@ -101,6 +102,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
     },
     ajv: { customOptions: { allErrors: true } },
   });
+  notifier.attachLog(app.log);
   app.setValidatorCompiler(validatorCompiler);
   installJsonBody(app);
   installErrorHandling(app, config.bodyLimitBytes);
@@ -118,6 +120,8 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
     },
   });
   await registerRoutes(app, services);
+  const stopHousekeeping = scheduleHousekeeping(store, clock, 10 * 60_000, (err) => app.log.warn({ err }, 'housekeeping failed'));
+  app.addHook('onClose', async () => stopHousekeeping());
   if (ownsStore) app.addHook('onClose', () => store.close());
   return { app, services };
 }

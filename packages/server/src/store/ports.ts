@@ -245,7 +245,11 @@ export interface GrantsRepo {
    * refresh token exactly one succeeds. Returns the updated grant, or undefined.
    */
   issuePass(id: string, args: { now: number; newRefreshHash: string; expectedRefreshHash?: string }): Promise<GrantRecord | undefined>;
-  setUserInfo(id: string, userInfo: string[]): Promise<void>;
+  /**
+   * Replaces the grant's user-info fields, only if they are still `expected` (compare-and-set, so
+   * two narrowings at once cannot bring back a field the other removed). Returns false otherwise.
+   */
+  setUserInfo(id: string, userInfo: string[], expected: string[]): Promise<boolean>;
   /** Revoked (not superseded) grants: the grant part of the revocation snapshot. */
   listRevoked(): Promise<GrantRecord[]>;
 }

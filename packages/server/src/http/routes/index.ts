@@ -5,12 +5,28 @@ import { accountRoutes } from './owner/accounts.ts';
 import { agentRoutes } from './owner/agents.ts';
 import { passkeyRoutes } from './owner/passkeys.ts';
 import { jwksRoutes } from './site-api/jwks.ts';
+import { tokenRoutes } from './agent-api/token.ts';
+import { verifyRoutes } from './site-api/verify.ts';
+import { stepupVerifyRoutes } from './site-api/stepup-verify.ts';
+import { revocationRoutes } from './site-api/revocation.ts';
+import { siteAgentStatusRoutes } from './site-api/agent-status.ts';
+import { reputationRoutes } from './site-api/reputation.ts';
+import { reportRoutes } from './site-api/reports.ts';
+import { agentStatusRoutes } from './agent-api/agent-status.ts';
+import { agentNotifyRoutes } from './agent-api/agent-notify.ts';
+import { activityRoutes } from './owner/activity.ts';
+import { agentStatusListRoutes } from './owner/agent-statuses.ts';
+import { authzRequestRoutes } from './agent-api/authz-requests.ts';
+import { stepupRequestRoutes } from './agent-api/stepup.ts';
+import { approvalRoutes } from './owner/approvals.ts';
+import { grantRoutes } from './owner/grants.ts';
+import { userInfoRoutes } from './owner/user-info.ts';
 import { adminKeyRoutes } from './admin/keys.ts';
 import { pageRoutes } from './pages/index.ts';
 
 /** Every route module, registered in one place. */
 export async function registerRoutes(app: FastifyInstance, s: Services): Promise<void> {
-  for (const routes of [metaRoutes, accountRoutes, agentRoutes, passkeyRoutes, jwksRoutes, adminKeyRoutes, pageRoutes]) {
+  for (const routes of [metaRoutes, accountRoutes, agentRoutes, passkeyRoutes, jwksRoutes, tokenRoutes, verifyRoutes, stepupVerifyRoutes, revocationRoutes, siteAgentStatusRoutes, reputationRoutes, reportRoutes, agentStatusRoutes, agentNotifyRoutes, activityRoutes, agentStatusListRoutes, authzRequestRoutes, stepupRequestRoutes, approvalRoutes, grantRoutes, userInfoRoutes, adminKeyRoutes, pageRoutes]) {
     await routes(app, s);
   }
 }

@@ -110,8 +110,14 @@ export function grantsRepo(db: Db): GrantsRepo {
       const r = await q.returningAll().executeTakeFirst();
       return r && toRecord(r);
     },
-    async setUserInfo(id, userInfo) {
-      await db.updateTable('grants').set({ user_info: JSON.stringify(userInfo) }).where('id', '=', id).execute();
+    async setUserInfo(id, userInfo, expected) {
+      const r = await db
+        .updateTable('grants')
+        .set({ user_info: JSON.stringify(userInfo) })
+        .where('id', '=', id)
+        .where('user_info', '=', JSON.stringify(expected))
+        .executeTakeFirst();
+      return affected(r) === 1;
     },
     async listRevoked() {
       const rows = await db.selectFrom('grants').selectAll().where('status', '=', 'revoked').orderBy('rev_seq').orderBy('id').execute();

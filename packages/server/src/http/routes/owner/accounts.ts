@@ -3,9 +3,10 @@ import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { UserRecord } from '../../../store/ports.ts';
 import type { Services } from '../../../services.ts';
-import { maskPhone } from '../../../domain/accounts/accounts.ts';
+import { SignedInOut, UserOut, signedInOut, userOut as userOutOf } from './user-out.ts';
 import { iso } from '../../../domain/clock.ts';
 import { Email, Timestamp, withErrors } from '../../schemas/common.ts';
+import { grantOut, pendingOut } from '../../schemas/approvals.ts';
 
 const UserIn = Type.Object({
   email: Email,
@@ -15,20 +16,6 @@ const UserIn = Type.Object({
 const LoginIn = Type.Object({ email: Type.String({ maxLength: 254 }), password: Type.String({ maxLength: 1024 }) });
 const ProfileIn = Type.Object({ display_name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) });
 
-const UserOut = Type.Object({
-  id: Type.String(),
-  email: Type.String(),
-  display_name: Type.String(),
-  phone: Type.Union([Type.String(), Type.Null()], { description: 'masked' }),
-  phone_verified: Type.Boolean(),
-  role: Type.Union([Type.Literal('user'), Type.Literal('admin')]),
-  created_at: Timestamp,
-});
-const SignedInOut = Type.Object({
-  user: UserOut,
-  session_token: Type.String({ description: 'for native clients: send as `Authorization: Bearer <token>`; browsers get the `session` cookie' }),
-  expires_at: Timestamp,
-});
 const MeOut = Type.Composite([
   UserOut,
   Type.Object({
@@ -39,15 +26,7 @@ const MeOut = Type.Composite([
 
 export async function accountRoutes(base: FastifyInstance, s: Services): Promise<void> {
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
-  const userOut = (u: UserRecord) => ({
-    id: u.id,
-    email: u.email,
-    display_name: u.displayName,
-    phone: maskPhone(u.phone),
-    phone_verified: u.phoneVerified,
-    role: s.accounts.role(u),
-    created_at: iso(u.createdAt),
-  });
+  const userOut = (u: UserRecord) => userOutOf(s.accounts, u);
 
   app.post('/api/users', {
     schema: { summary: 'Create an owner account and sign in', tags: ['owner'], body: UserIn, response: withErrors({ 200: SignedInOut }, 409) },
@@ -55,7 +34,7 @@ export async function accountRoutes(base: FastifyInstance, s: Services): Promise
     const { email, password, display_name } = request.body;
     const signedIn = await s.accounts.signUp({ email, password, displayName: display_name });
     s.auth.signIn(reply, signedIn);
-    return { user: userOut(signedIn.user), session_token: signedIn.sessionToken, expires_at: iso(signedIn.expiresAt) };
+    return signedInOut(s.accounts, signedIn);
   });
 
   app.post('/api/login', {
@@ -69,7 +48,7 @@ export async function accountRoutes(base: FastifyInstance, s: Services): Promise
   }, async (request, reply) => {
     const signedIn = await s.accounts.logIn(request.body, request.ip);
     s.auth.signIn(reply, signedIn);
-    return { user: userOut(signedIn.user), session_token: signedIn.sessionToken, expires_at: iso(signedIn.expiresAt) };
+    return signedInOut(s.accounts, signedIn);
   });
 
   app.post('/api/logout', {
@@ -85,7 +64,8 @@ export async function accountRoutes(base: FastifyInstance, s: Services): Promise
     schema: { summary: 'The signed-in owner, open requests and grants', tags: ['owner'], response: withErrors({ 200: MeOut }, 401) },
   }, async (request) => {
     const { user } = await s.auth.required(request);
-    return { ...userOut(user), pending: [], grants: [] };
+    const [pending, grants] = await Promise.all([s.approvals.pending(user.id), s.grants.listLive(user.id)]);
+    return { ...userOut(user), pending: pending.map(pendingOut), grants: grants.map(grantOut) };
   });
 
   app.patch('/api/me', {

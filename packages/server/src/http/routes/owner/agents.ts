@@ -33,7 +33,9 @@ export async function agentRoutes(base: FastifyInstance, s: Services): Promise<v
     schema: { summary: 'Create an agent with its public key', tags: ['agents'], body: AgentIn, response: withErrors({ 200: AgentOut }, 400, 401, 403) },
   }, async (request) => {
     const { user } = await s.auth.required(request);
-    return agentOut(await s.agents.create(user.id, request.body));
+    const agent = await s.agents.create(user.id, request.body);
+    await s.activity.record({ userId: user.id, action: 'agent.created', agentId: agent.id, detail: { name: agent.name }, ip: request.ip });
+    return agentOut(agent);
   });
 
   app.get('/api/agents', {
@@ -54,6 +56,7 @@ export async function agentRoutes(base: FastifyInstance, s: Services): Promise<v
   }, async (request) => {
     const { user } = await s.auth.required(request);
     await s.agents.remove(user.id, request.params.agent_id);
+    await s.activity.record({ userId: user.id, action: 'agent.removed', agentId: request.params.agent_id, ip: request.ip });
     return { ok: true };
   });
 
@@ -68,6 +71,8 @@ export async function agentRoutes(base: FastifyInstance, s: Services): Promise<v
     },
   }, async (request) => {
     const { user } = await s.auth.required(request);
-    return agentOut(await s.agents.setFlag(user.id, request.params.agent_id, request.body.flag));
+    const agent = await s.agents.setFlag(user.id, request.params.agent_id, request.body.flag);
+    await s.activity.record({ userId: user.id, action: 'agent.flagged', agentId: agent.id, detail: { flag: agent.flag }, ip: request.ip });
+    return agentOut(agent);
   });
 }

@@ -1,0 +1,55 @@
+import type { ActivityRecord, ActivityRepo } from '../../store/ports.ts';
+import type { Clock } from '../clock.ts';
+
+/**
+ * The names of audit events. Every approval, denial, pass issuance, step-up, revocation, note and
+ * report leaves one record in the owner's trail.
+ */
+export type ActivityAction =
+  | 'request.created'
+  | 'request.approved'
+  | 'request.denied'
+  | 'stepup.requested'
+  | 'stepup.approved'
+  | 'stepup.denied'
+  | 'stepup.delivered'
+  | 'stepup.used'
+  | 'pass.issued'
+  | 'grant.revoked'
+  | 'grant.user_info_narrowed'
+  | 'agent.created'
+  | 'agent.removed'
+  | 'agent.flagged'
+  | 'agent.note'
+  | 'agent.status'
+  | 'report.received';
+
+export interface ActivityEvent {
+  userId: string;
+  action: ActivityAction;
+  agentId?: string | null;
+  site?: string | null;
+  detail?: Record<string, unknown>;
+  ip?: string | null;
+}
+
+/** Writes audit records; a thin layer so callers never build rows by hand. */
+export class Activity {
+  constructor(private readonly repo: ActivityRepo, private readonly clock: Clock) {}
+
+  record(event: ActivityEvent, repo: ActivityRepo = this.repo): Promise<number> {
+    return repo.add({
+      userId: event.userId,
+      action: event.action,
+      agentId: event.agentId ?? null,
+      site: event.site ?? null,
+      detail: event.detail ?? {},
+      ip: event.ip ?? null,
+      createdAt: this.clock.now(),
+    });
+  }
+
+  list(userId: string, query: { before: number; limit: number; agentId?: string; site?: string; action?: string }): Promise<ActivityRecord[]> {
+    return this.repo.list(userId, query);
+  }
+}

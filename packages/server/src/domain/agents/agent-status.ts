@@ -1,0 +1,67 @@
+import type { AgentFlag, AgentRecord, AgentStatusRecord, Store } from '../../store/ports.ts';
+import type { Activity } from '../activity/activity.ts';
+import type { Clock } from '../clock.ts';
+import { notFound } from '../errors.ts';
+import { looksLikeId } from '../ids.ts';
+
+export interface AgentStatusView {
+  agent_id: string;
+  global_flag: AgentFlag;
+  /** Sites whose grant for this agent was revoked (and not approved again since). */
+  revoked_sites: string[];
+  jwks_url: string;
+}
+
+/** What the owner's dashboard shows of an agent's own reports; `site` '' is the general status. */
+export const GENERAL_SITE = '';
+
+/** A removed agent has no key left and reads `revoked`, like an agent blocked by its owner. */
+export function globalFlag(agent: AgentRecord): AgentFlag {
+  return agent.status === 'removed' ? 'revoked' : agent.flag;
+}
+
+/**
+ * Agent status: what sites and the agent itself read to learn whether it is still authorized
+ * (`GET /api/v1/agents/{id}/status`, `GET /api/v1/agent-status`), and the status lines an agent
+ * reports for its owner's dashboard.
+ */
+export class AgentStatuses {
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly activity: Activity,
+    private readonly baseUrl: string,
+  ) {}
+
+  /** Any agent by id, or 404 (also for ids that cannot be ours). */
+  async view(agentId: string): Promise<AgentStatusView> {
+    const agent = looksLikeId('ag', agentId) ? await this.store.agents.byId(agentId) : undefined;
+    if (!agent) throw notFound('agent not found');
+    return this.viewOf(agent);
+  }
+
+  async viewOf(agent: AgentRecord): Promise<AgentStatusView> {
+    const grants = await this.store.grants.listForAgent(agent.id);
+    const sites = new Set(grants.filter((g) => g.status === 'revoked').map((g) => g.site));
+    return { agent_id: agent.id, global_flag: globalFlag(agent), revoked_sites: [...sites].sort(), jwks_url: `${this.baseUrl}/api/v1/jwks` };
+  }
+
+  /** Keeps the latest status per agent and site, and leaves one activity record. */
+  async report(agent: AgentRecord, input: { site: string; status: string; ip: string | null }): Promise<void> {
+    const now = this.clock.now();
+    await this.store.agentStatuses.upsert({ agentId: agent.id, site: input.site, status: input.status, createdAt: now });
+    await this.activity.record({
+      userId: agent.userId,
+      action: 'agent.status',
+      agentId: agent.id,
+      site: input.site === GENERAL_SITE ? null : input.site,
+      detail: { status: input.status },
+      ip: input.ip,
+    });
+  }
+
+  /** The latest status per site, newest first. The caller has checked that the agent is the owner's. */
+  latest(agentId: string): Promise<AgentStatusRecord[]> {
+    return this.store.agentStatuses.listForAgent(agentId);
+  }
+}

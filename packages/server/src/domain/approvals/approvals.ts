@@ -1,0 +1,45 @@
+import type { RequestStatus } from '../../store/ports.ts';
+import { type AccessRequestInput, type CreatedRequest, requestAccess } from './access-requests.ts';
+import type { ApprovalDeps } from './deps.ts';
+import { type TxAck, approvalOptions, decide } from './owner-decisions.ts';
+import { type PendingItem, pendingForOwner } from './pending.ts';
+import { type PollView, pollRequest } from './polling.ts';
+import { type StepupRequestInput, requestStepup } from './stepup-requests.ts';
+
+/**
+ * Access and step-up requests and the owner's answers: one entry point (`s.approvals`) over the
+ * concept files of this folder, each of which holds the rules of one step.
+ */
+export class Approvals {
+  constructor(private readonly d: ApprovalDeps) {}
+
+  /** POST /api/v1/authz-requests. */
+  requestAccess(input: AccessRequestInput): Promise<CreatedRequest> {
+    return requestAccess(this.d, input);
+  }
+
+  /** POST /api/v1/stepup. */
+  requestStepup(input: StepupRequestInput): Promise<CreatedRequest> {
+    return requestStepup(this.d, input);
+  }
+
+  /** GET /api/v1/authz-requests/{txn_id}; `agentJwt` is the X-Agent-JWT header, if sent. */
+  poll(txnId: string, agentJwt: string | undefined, ip?: string | null): Promise<PollView> {
+    return pollRequest(this.d, txnId, agentJwt, ip ?? null);
+  }
+
+  /** GET /api/txn/{txn_id}/assertion-options. */
+  assertionOptions(userId: string, txnId: string): Promise<unknown> {
+    return approvalOptions(this.d, userId, txnId);
+  }
+
+  /** POST /api/txn/{txn_id}/response. */
+  decide(userId: string, txnId: string, ack: TxAck, ip?: string | null): Promise<{ status: RequestStatus }> {
+    return decide(this.d, userId, txnId, ack, ip ?? null);
+  }
+
+  /** The `pending` list of GET /api/me. */
+  pending(userId: string): Promise<PendingItem[]> {
+    return pendingForOwner(this.d, userId);
+  }
+}

@@ -1,0 +1,125 @@
+import type { AuthzRequestRecord, RequestStatus } from '../../store/ports.ts';
+import { isAgentBlocked } from '../agents/agent-jwt.ts';
+import { badRequest, conflict, notFound, unauthorized } from '../errors.ts';
+import { looksLikeId, newId } from '../ids.ts';
+import { type ApprovedAccess, createGrantFromApproval } from '../grants/grant-from-approval.ts';
+import { USER_INFO_FIELDS } from '../user-info.ts';
+import type { ApprovalDeps } from './deps.ts';
+import { narrowTo } from './request-rules.ts';
+
+/** ApproveLimitsIn (decisions §3). */
+export const LIMIT_EXPIRES_MIN_SEC = 60;
+export const LIMIT_EXPIRES_MAX_SEC = 31_536_000;
+
+export interface TxAck {
+  approve: boolean;
+  /** WebAuthn assertion JSON over this request's challenge; required to approve. */
+  assertion?: unknown;
+  scopes?: string[];
+  userInfo?: string[];
+  limits?: { expiresIn?: number; maxUses?: number };
+}
+
+const KNOWN_FIELDS = new Set(USER_INFO_FIELDS.map((f) => f.name));
+
+/** The owner's request, or 404 alike for unknown ids and other owners' requests. */
+export async function ownedRequest(d: ApprovalDeps, userId: string, txnId: string): Promise<AuthzRequestRecord> {
+  const request = looksLikeId('t', txnId) ? await d.store.authzRequests.byId(txnId) : undefined;
+  if (!request || request.userId !== userId) throw notFound('request not found');
+  return request;
+}
+
+/** 409 unless the request still waits for an answer; a pending one past its expiry is stored as expired. */
+async function requirePending(d: ApprovalDeps, request: AuthzRequestRecord, now: number): Promise<void> {
+  let status: RequestStatus = request.status;
+  if (status === 'pending' && request.expiresAt <= now) {
+    await d.store.authzRequests.expireStale(now, { agentId: request.agentId, site: request.site });
+    status = 'expired';
+  }
+  if (status !== 'pending') throw conflict(`request is not pending (it is ${status})`);
+}
+
+/** GET /api/txn/{txn_id}/assertion-options: a challenge bound to this owner and this request. */
+export async function approvalOptions(d: ApprovalDeps, userId: string, txnId: string): Promise<unknown> {
+  const request = await ownedRequest(d, userId, txnId);
+  await requirePending(d, request, d.clock.now());
+  return (await d.passkeys.assertionOptions(userId, request.id)).options;
+}
+
+function checkLimits(limits: TxAck['limits']): { expiresIn: number | null; maxUses: number | null } {
+  const expiresIn = limits?.expiresIn ?? null;
+  const maxUses = limits?.maxUses ?? null;
+  if (expiresIn !== null && (!Number.isInteger(expiresIn) || expiresIn < LIMIT_EXPIRES_MIN_SEC || expiresIn > LIMIT_EXPIRES_MAX_SEC)) {
+    throw badRequest(`limits.expires_in must be whole seconds from ${LIMIT_EXPIRES_MIN_SEC} to ${LIMIT_EXPIRES_MAX_SEC}`);
+  }
+  if (maxUses !== null && (!Number.isInteger(maxUses) || maxUses < 1)) throw badRequest('limits.max_uses must be an integer of at least 1');
+  return { expiresIn, maxUses };
+}
+
+/** What an approval of an access request grants; 400 on widening or unknown names. */
+function approvedAccess(request: AuthzRequestRecord, ack: TxAck): ApprovedAccess {
+  const unknown = ack.userInfo?.find((name) => !KNOWN_FIELDS.has(name));
+  if (unknown !== undefined) throw badRequest(`unknown user_info field: ${JSON.stringify(unknown.slice(0, 80))}`);
+  const { expiresIn, maxUses } = checkLimits(ack.limits);
+  return {
+    grantId: newId('gr'),
+    scopes: narrowTo('scopes', request.scopes, ack.scopes),
+    userInfo: narrowTo('user_info', request.userInfo, ack.userInfo),
+    expiresIn,
+    maxUses,
+  };
+}
+
+const LOST_RACE = 'request is not pending any more (another device answered first, or it expired or was cancelled)';
+
+/**
+ * POST /api/txn/{txn_id}/response. Denying needs only the session; approving needs a passkey
+ * assertion over this request's challenge (401 otherwise). The decision is a compare-and-set on the
+ * request's status, so the first answer from any device wins and every other gets 409. Approving an
+ * access request creates its grant in the same transaction. The owner's other devices are then told
+ * to dismiss the card.
+ */
+export async function decide(d: ApprovalDeps, userId: string, txnId: string, ack: TxAck, ip: string | null = null): Promise<{ status: RequestStatus }> {
+  const request = await ownedRequest(d, userId, txnId);
+  await requirePending(d, request, d.clock.now());
+  const actions = request.kind === 'stepup'
+    ? ({ approved: 'stepup.approved', denied: 'stepup.denied' } as const)
+    : ({ approved: 'request.approved', denied: 'request.denied' } as const);
+
+  if (!ack.approve) {
+    const denied = await d.store.authzRequests.transition(request.id, ['pending'], 'denied', d.clock.now());
+    if (!denied) throw conflict(LOST_RACE);
+    await d.activity.record({ userId, action: actions.denied, agentId: request.agentId, site: request.site, detail: summary(request), ip });
+    await d.notifier.notifyOwner(userId, 'dismiss', { txn_id: request.id });
+    return { status: 'denied' };
+  }
+
+  // Step-up approvals approve the one action as asked; scopes, user_info and limits do not apply.
+  const access = request.kind === 'initial' ? approvedAccess(request, ack) : null;
+  if (ack.assertion === undefined || ack.assertion === null) {
+    throw unauthorized('approving needs a passkey assertion over this request (GET /api/txn/{txn_id}/assertion-options)');
+  }
+  const passkey = await d.passkeys.verifyAssertion(userId, request.id, ack.assertion);
+
+  await d.store.transaction(async (repos) => {
+    const now = d.clock.now();
+    const approved = await repos.authzRequests.transition(request.id, ['pending'], 'approved', now, access ? { grantId: access.grantId } : {});
+    if (!approved) throw conflict(LOST_RACE);
+    const agent = await repos.agents.byId(request.agentId);
+    if (!agent || isAgentBlocked(agent)) throw conflict('the agent was removed or revoked; nothing to approve');
+    const detail: Record<string, unknown> = { ...summary(request), device_id: passkey.id };
+    if (access) {
+      await createGrantFromApproval(repos, approved, access, now);
+      Object.assign(detail, { scopes: access.scopes, user_info: access.userInfo, grant_id: access.grantId, limits: { expires_in: access.expiresIn, max_uses: access.maxUses } });
+    }
+    await d.activity.record({ userId, action: actions.approved, agentId: request.agentId, site: request.site, detail, ip }, repos.activity);
+  });
+  await d.notifier.notifyOwner(userId, 'dismiss', { txn_id: request.id });
+  return { status: 'approved' };
+}
+
+function summary(request: AuthzRequestRecord): Record<string, unknown> {
+  return request.kind === 'stepup'
+    ? { txn_id: request.id, action: request.action }
+    : { txn_id: request.id, scopes: request.scopes, user_info: request.userInfo };
+}

@@ -1,0 +1,15 @@
+import type { AuthzRequestRecord } from '../../store/ports.ts';
+import type { ApprovalDeps } from './deps.ts';
+
+export interface PendingItem {
+  request: AuthzRequestRecord;
+  agentName: string;
+}
+
+/** Open (pending, unexpired) requests for the owner's agents, newest first, with agent names. */
+export async function pendingForOwner(d: ApprovalDeps, userId: string): Promise<PendingItem[]> {
+  const requests = await d.store.authzRequests.listPendingForUser(userId, d.clock.now());
+  if (requests.length === 0) return [];
+  const names = new Map((await d.store.agents.listForUser(userId, true)).map((a) => [a.id, a.name]));
+  return requests.map((request) => ({ request, agentName: names.get(request.agentId) ?? '' }));
+}

@@ -1,0 +1,70 @@
+import type { AgentRecord, AuthzRequestRecord } from '../../store/ports.ts';
+import { AppError, notFound } from '../errors.ts';
+import { looksLikeId } from '../ids.ts';
+import { liveGrant } from '../grants/usable.ts';
+import type { ApprovalDeps } from './deps.ts';
+import { STEPUP_COLLECT_WINDOW_MS } from './request-rules.ts';
+import { mintStepupToken } from './stepup-token.ts';
+
+export interface PollView {
+  /** The request as the caller should see it (a pending request past its expiry reads `expired`). */
+  request: AuthzRequestRecord;
+  agentName: string;
+  stepupToken?: string;
+  stepupTokenError?: string;
+}
+
+export const ALREADY_DELIVERED = 'step-up token already delivered';
+const SEND_HEADER = 'send the header X-Agent-JWT (a fresh agent JWT of the agent that asked) to collect the step-up token';
+
+/**
+ * GET /api/v1/authz-requests/{txn_id}. Reading is open to whoever holds the (unguessable) txn id;
+ * collecting an approved step-up token needs the requesting agent's own JWT in `X-Agent-JWT`.
+ * Delivery is a compare-and-set approved -> consumed: of any number of concurrent polls exactly one
+ * gets the token (that answer still reads `approved`, so clients waiting for `approved` see it);
+ * every later poll reads `consumed`. A poll that fails to collect leaves the request approved.
+ */
+export async function pollRequest(d: ApprovalDeps, txnId: string, agentJwt: string | undefined, ip: string | null = null): Promise<PollView> {
+  let request = looksLikeId('t', txnId) ? await d.store.authzRequests.byId(txnId) : undefined;
+  if (!request) throw notFound('request not found');
+  const agentName = (await d.store.agents.byId(request.agentId))?.name ?? '';
+  const now = d.clock.now();
+
+  if (request.status === 'pending' && request.expiresAt <= now) {
+    await d.store.authzRequests.expireStale(now, { agentId: request.agentId, site: request.site });
+    return { request: { ...request, status: 'expired' }, agentName };
+  }
+  if (request.kind !== 'stepup') return { request, agentName };
+  if (request.status === 'consumed') return { request, agentName, stepupTokenError: ALREADY_DELIVERED };
+  if (request.status !== 'approved') return { request, agentName };
+
+  if ((request.decidedAt ?? request.createdAt) + STEPUP_COLLECT_WINDOW_MS <= now) {
+    request = (await d.store.authzRequests.transition(request.id, ['approved'], 'expired', now)) ?? (await d.store.authzRequests.byId(request.id)) ?? request;
+    return { request, agentName };
+  }
+  return deliverStepup(d, request, agentName, agentJwt, now, ip);
+}
+
+async function deliverStepup(d: ApprovalDeps, request: AuthzRequestRecord, agentName: string, agentJwt: string | undefined, now: number, ip: string | null): Promise<PollView> {
+  if (agentJwt === undefined || agentJwt === '') return { request, agentName, stepupTokenError: SEND_HEADER };
+  let agent: AgentRecord;
+  try {
+    agent = await d.agents.verifyJwt(agentJwt, request.agentId);
+  } catch (e) {
+    if (e instanceof AppError && e.status < 500) return { request, agentName, stepupTokenError: `X-Agent-JWT refused (it must be a valid agent JWT of the agent that asked): ${e.detail}` };
+    throw e;
+  }
+  // No step-up for access that was revoked in the meantime (decisions §6).
+  if (!(await liveGrant(d.store.grants, agent.id, request.site, now))) {
+    return { request, agentName, stepupTokenError: 'no approved access to this site any more; the step-up cannot be delivered' };
+  }
+  // Minted before the compare-and-set: a token minted for a lost race is simply never shown.
+  const { token, claims } = await mintStepupToken(d.keys, d.issuer, request, agent, now);
+  const won = await d.store.authzRequests.transition(request.id, ['approved'], 'consumed', now);
+  if (!won) {
+    const current = (await d.store.authzRequests.byId(request.id)) ?? request;
+    return { request: current, agentName, ...(current.status === 'consumed' ? { stepupTokenError: ALREADY_DELIVERED } : {}) };
+  }
+  await d.activity.record({ userId: request.userId, action: 'stepup.delivered', agentId: agent.id, site: request.site, detail: { txn_id: request.id, action: request.action, jti: claims.jti, exp: claims.exp }, ip });
+  return { request: { ...won, status: 'approved' }, agentName, stepupToken: token };
+}

@@ -1,0 +1,53 @@
+import type { AuthzRequestRecord } from '../../store/ports.ts';
+import { conflict, forbidden } from '../errors.ts';
+import { newId } from '../ids.ts';
+import { liveGrant } from '../grants/usable.ts';
+import type { CreatedRequest } from './access-requests.ts';
+import type { ApprovalDeps } from './deps.ts';
+import { REQUEST_LIFETIME_MS, REQUEST_LIFETIME_SEC, STEPUP_REQUEST_LIMIT, checkAction, normalizeSite } from './request-rules.ts';
+
+export interface StepupRequestInput {
+  agentId: string;
+  agentJwt: string;
+  site: string;
+  action: string;
+  ip?: string | null;
+}
+
+export const NO_ACCESS = 'no approved access to this site';
+
+/**
+ * An agent asks its owner to approve one sensitive action at a site where it holds a live grant
+ * (POST /api/v1/stepup). A grant whose uses are exhausted still counts: its last pass may be live,
+ * and that pass is exactly what the step-up accompanies.
+ */
+export async function requestStepup(d: ApprovalDeps, input: StepupRequestInput): Promise<CreatedRequest> {
+  const agent = await d.agents.verifyJwt(input.agentJwt, input.agentId);
+  const site = normalizeSite(input.site);
+  const action = checkAction(input.action);
+  await d.limiter.check(`stepup-request:${agent.id}`, STEPUP_REQUEST_LIMIT.limit, STEPUP_REQUEST_LIMIT.windowSec);
+
+  const now = d.clock.now();
+  const grant = await liveGrant(d.store.grants, agent.id, site, now);
+  if (!grant) throw forbidden(NO_ACCESS, { next_step: 'ask for access first with POST /api/v1/authz-requests' });
+  const request: AuthzRequestRecord = {
+    id: newId('t'),
+    kind: 'stepup',
+    agentId: agent.id,
+    userId: agent.userId,
+    site,
+    scopes: [],
+    userInfo: [],
+    action,
+    status: 'pending',
+    createdAt: now,
+    expiresAt: now + REQUEST_LIFETIME_MS,
+    decidedAt: null,
+    grantId: grant.id,
+  };
+  // Step-ups are not limited to one at a time; a false here would be a store-level surprise.
+  if (!(await d.store.authzRequests.create(request))) throw conflict('the step-up request could not be stored; retry');
+  await d.notifier.notifyOwner(agent.userId, 'approval_request', { txn_id: request.id, kind: 'stepup', agent: agent.name, site, scopes: [], action });
+  await d.activity.record({ userId: agent.userId, action: 'stepup.requested', agentId: agent.id, site, detail: { txn_id: request.id, action }, ip: input.ip ?? null });
+  return { txnId: request.id, expiresIn: REQUEST_LIFETIME_SEC };
+}

@@ -1,0 +1,27 @@
+import { LIMITS, STEPUP_TYP, type StepupClaims } from '@mandate/protocol';
+import type { SigningKeys } from '../../crypto/signing-keys.ts';
+import { randomToken } from '../../crypto/random.ts';
+import type { AgentRecord, AuthzRequestRecord } from '../../store/ports.ts';
+import { seconds } from '../clock.ts';
+
+/**
+ * Mints the step-up token of an approved step-up request (decisions §5): ES256, header typ
+ * `stepup+jwt`, 60 s, bound to the agent key by `cnf`. Its `jti` (128 random bits) is what the
+ * site-side consumption marks used, once.
+ */
+export async function mintStepupToken(keys: SigningKeys, issuer: string, request: AuthzRequestRecord, agent: AgentRecord, nowMs: number): Promise<{ token: string; claims: StepupClaims }> {
+  const iat = seconds(nowMs);
+  const claims: StepupClaims = {
+    iss: issuer,
+    sub: agent.id,
+    aud: request.site,
+    user: request.userId,
+    act: [request.action ?? ''],
+    type: 'stepup',
+    jti: randomToken(16),
+    iat,
+    exp: iat + LIMITS.stepupLifetimeSec,
+    cnf: { dpop: agent.jkt, jkt: agent.jkt },
+  };
+  return { token: await keys.sign({ ...claims }, STEPUP_TYP), claims };
+}

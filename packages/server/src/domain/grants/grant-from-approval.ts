@@ -1,0 +1,44 @@
+import type { AuthzRequestRecord, GrantRecord, Repos } from '../../store/ports.ts';
+import { RevocationSequence } from '../revocation/rev-seq.ts';
+
+/** What the owner approved: possibly narrower than asked, with optional limits. */
+export interface ApprovedAccess {
+  grantId: string;
+  scopes: string[];
+  userInfo: string[];
+  /** Seconds from the approval; null = until revoked. */
+  expiresIn: number | null;
+  /** Passes the grant may issue; null = unlimited. */
+  maxUses: number | null;
+}
+
+/**
+ * Creates the grant of an approved access request, inside the caller's transaction. Older active
+ * or revoked grants of the same agent at the same site are superseded first, so there is one
+ * current grant. Superseding a revoked grant takes it off the revocation list, which is a change to
+ * that list: `rev_seq` advances so local verifiers notice (decisions §6).
+ */
+export async function createGrantFromApproval(repos: Repos, request: AuthzRequestRecord, access: ApprovedAccess, now: number): Promise<GrantRecord> {
+  const previous = await repos.grants.listForAgent(request.agentId);
+  const unlistsRevoked = previous.some((g) => g.site === request.site && g.status === 'revoked');
+  if (unlistsRevoked) await new RevocationSequence(repos.counters).advance();
+  await repos.grants.supersede(request.agentId, request.site);
+  const grant: GrantRecord = {
+    id: access.grantId,
+    userId: request.userId,
+    agentId: request.agentId,
+    site: request.site,
+    scopes: access.scopes,
+    userInfo: access.userInfo,
+    status: 'active',
+    createdAt: now,
+    expiresAt: access.expiresIn === null ? null : now + access.expiresIn * 1000,
+    usesLeft: access.maxUses,
+    refreshHash: null,
+    passesIssued: 0,
+    revokedAt: null,
+    revSeq: null,
+  };
+  await repos.grants.create(grant);
+  return grant;
+}

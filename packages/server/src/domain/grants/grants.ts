@@ -1,0 +1,82 @@
+import type { GrantRecord, Store } from '../../store/ports.ts';
+import type { Activity } from '../activity/activity.ts';
+import type { Clock } from '../clock.ts';
+import { badRequest, conflict, notFound } from '../errors.ts';
+import { looksLikeId } from '../ids.ts';
+import { RevocationSequence } from '../revocation/rev-seq.ts';
+import { USER_INFO_FIELDS } from '../user-info.ts';
+import { isGrantLive, liveGrant, usableGrant } from './usable.ts';
+
+const KNOWN_FIELDS = new Set(USER_INFO_FIELDS.map((f) => f.name));
+
+/**
+ * Grants: what an owner approved for one agent at one site. Created by an approval
+ * (grant-from-approval.ts); here the owner lists, revokes and narrows them, and other concepts ask
+ * for the grant an agent may use now.
+ */
+export class Grants {
+  constructor(private readonly store: Store, private readonly clock: Clock, private readonly activity: Activity) {}
+
+  /** The agent's live grant at the site (active, unexpired; uses may be exhausted). */
+  live(agentId: string, site: string): Promise<GrantRecord | undefined> {
+    return liveGrant(this.store.grants, agentId, site, this.clock.now());
+  }
+
+  /** The agent's live grant at the site that still has passes left to issue. */
+  usable(agentId: string, site: string): Promise<GrantRecord | undefined> {
+    return usableGrant(this.store.grants, agentId, site, this.clock.now());
+  }
+
+  /** The owner's active, unexpired grants, newest first. */
+  async listLive(userId: string): Promise<GrantRecord[]> {
+    const now = this.clock.now();
+    return (await this.store.grants.listActiveForUser(userId)).filter((g) => isGrantLive(g, now));
+  }
+
+  /** The owner's grant, or 404 alike for unknown ids and other owners' grants. */
+  async owned(userId: string, grantId: string): Promise<GrantRecord> {
+    const grant = looksLikeId('gr', grantId) ? await this.store.grants.byId(grantId) : undefined;
+    if (!grant || grant.userId !== userId) throw notFound('grant not found');
+    return grant;
+  }
+
+  /**
+   * Revokes at a new `rev_seq` (it appears in the revocation list from then on). Only an active
+   * grant can be revoked: 409 otherwise. The sequence advances in the same transaction, so a lost
+   * race leaves no gap in the list's meaning.
+   */
+  async revoke(userId: string, grantId: string, ip: string | null = null): Promise<{ revSeq: number }> {
+    const grant = await this.owned(userId, grantId);
+    const now = this.clock.now();
+    return this.store.transaction(async (repos) => {
+      const revSeq = await new RevocationSequence(repos.counters).advance();
+      if (!(await repos.grants.revoke(grant.id, now, revSeq))) throw conflict(`grant is not active (it is ${grant.status === 'active' ? 'already revoked' : grant.status})`);
+      await this.activity.record({ userId, action: 'grant.revoked', agentId: grant.agentId, site: grant.site, detail: { grant_id: grant.id, rev_seq: revSeq }, ip }, repos.activity);
+      return { revSeq };
+    });
+  }
+
+  /**
+   * Narrows (or clears) the user-info fields a grant discloses. Widening is refused with 400: new
+   * fields need a fresh approval on the owner's phone. Takes effect with the next pass; passes
+   * already issued keep their snapshot until they expire.
+   */
+  async narrowUserInfo(userId: string, grantId: string, fields: readonly string[], ip: string | null = null): Promise<GrantRecord> {
+    const grant = await this.owned(userId, grantId);
+    if (grant.status !== 'active') throw conflict(`grant is not active (it is ${grant.status})`);
+    const next = [...new Set(fields)];
+    for (const name of next) {
+      if (!KNOWN_FIELDS.has(name)) throw badRequest(`unknown user_info field: ${JSON.stringify(name.slice(0, 80))}`);
+      if (!grant.userInfo.includes(name)) {
+        throw badRequest(`cannot add ${name}: a grant's user_info can only be narrowed or cleared here; adding a field needs a fresh approval on the phone (the agent sends a new access request)`);
+      }
+    }
+    // Keep the grant's own order so the stored list stays a true subset as written.
+    const narrowed = grant.userInfo.filter((name) => next.includes(name));
+    if (!(await this.store.grants.setUserInfo(grant.id, narrowed, grant.userInfo))) {
+      throw conflict('the grant changed while you were editing it; reload and try again');
+    }
+    await this.activity.record({ userId, action: 'grant.user_info_narrowed', agentId: grant.agentId, site: grant.site, detail: { grant_id: grant.id, from: grant.userInfo, to: narrowed }, ip });
+    return { ...grant, userInfo: narrowed };
+  }
+}

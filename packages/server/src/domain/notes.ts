@@ -1,0 +1,29 @@
+import type { Notifier } from '../delivery/notifier.ts';
+import type { AgentRecord } from '../store/ports.ts';
+import type { Activity } from './activity/activity.ts';
+import type { RateLimiter } from './rate-limit.ts';
+
+export interface AgentNote {
+  title: string;
+  text: string;
+  /** A short token such as `done`, `stuck`, `summary` or `agent`. */
+  kind: string;
+}
+
+/** Notes per agent per minute: enough for a chatty agent, too few to bury the owner's phone. */
+export const NOTES_PER_MINUTE = 30;
+
+/**
+ * One-way notes from an agent to its owner's phone (`POST /api/v1/agent-notify`): nothing to
+ * approve; each note goes to the outbox and into the activity trail.
+ */
+export class AgentNotes {
+  constructor(private readonly activity: Activity, private readonly notifier: Notifier, private readonly limiter: RateLimiter) {}
+
+  /** The agent is already authenticated, so only its own notes use up its limit. */
+  async send(agent: AgentRecord, note: AgentNote, ip: string | null): Promise<void> {
+    await this.limiter.check(`agent-notify:${agent.id}`, NOTES_PER_MINUTE, 60);
+    await this.activity.record({ userId: agent.userId, action: 'agent.note', agentId: agent.id, detail: { ...note }, ip });
+    await this.notifier.notifyOwner(agent.userId, 'agent_note', { agent_id: agent.id, agent_name: agent.name, ...note });
+  }
+}

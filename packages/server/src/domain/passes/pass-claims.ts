@@ -1,0 +1,41 @@
+import { LIMITS, type PassClaims } from '@mandate/protocol';
+import type { AgentRecord, GrantRecord, UserRecord } from '../../store/ports.ts';
+import { resolveUserInfo } from '../user-info.ts';
+
+export interface PassClaimsInput {
+  issuer: string;
+  agent: AgentRecord;
+  /** The grant as updated by the issuance (its current scopes and user-info fields). */
+  grant: GrantRecord;
+  user: UserRecord | undefined;
+  /** Epoch ms. */
+  now: number;
+  jti: string;
+  revSeq: number;
+}
+
+/**
+ * Claims of a pass (decisions §5, §8): 10 minutes, or less when the grant expires sooner.
+ * `user_info` holds the owner's values for the grant's CURRENT fields, read now, so a narrowed grant
+ * stops disclosing with the next pass; it is always present (possibly `{}`), so every pass has the
+ * same claim set.
+ */
+export function passClaims(i: PassClaimsInput): PassClaims {
+  const iat = Math.floor(i.now / 1000);
+  const grantEnd = i.grant.expiresAt === null ? Infinity : Math.floor(i.grant.expiresAt / 1000);
+  return {
+    iss: i.issuer,
+    sub: i.agent.id,
+    aud: i.grant.site,
+    user: i.grant.userId,
+    scope: [...i.grant.scopes],
+    user_info: i.user ? resolveUserInfo(i.user, i.grant.userInfo) : {},
+    cnf: { dpop: i.agent.jkt, jkt: i.agent.jkt },
+    type: 'access',
+    iat,
+    exp: Math.min(iat + LIMITS.passLifetimeSec, grantEnd),
+    jti: i.jti,
+    grant: i.grant.id,
+    rev_seq: i.revSeq,
+  };
+}

@@ -1,0 +1,59 @@
+import type { UserRecord } from '../store/ports.ts';
+import { badRequest } from './errors.ts';
+
+/**
+ * The registry of user-info fields an agent may ask for and a site may receive once the owner
+ * approves them (interface.md "User-info fields"). `user:phone` exists only for an owner whose phone
+ * is verified: asking for it otherwise is the same 400 as asking for a field that does not exist,
+ * because there is nothing the owner could approve.
+ */
+export interface UserInfoField {
+  name: string;
+  description: string;
+  /** The value disclosed to a site; undefined when the owner has none to give. */
+  value(user: UserRecord): string | undefined;
+}
+
+export const USER_INFO_FIELDS: readonly UserInfoField[] = [
+  { name: 'user:name', description: "the owner's display name", value: (u) => u.displayName },
+  { name: 'user:email', description: "the owner's email address", value: (u) => u.email },
+  { name: 'user:phone', description: "the owner's verified phone number (offered only once the owner verified one)", value: (u) => (u.phoneVerified && u.phone ? u.phone : undefined) },
+];
+
+const BY_NAME = new Map(USER_INFO_FIELDS.map((f) => [f.name, f]));
+
+/** The fields this owner can approve: every field that has a value for them. */
+export function availableUserInfoFields(user: UserRecord): UserInfoField[] {
+  return USER_INFO_FIELDS.filter((f) => f.value(user) !== undefined);
+}
+
+/**
+ * Checks requested field names against what this owner can approve; duplicates collapse, order is
+ * kept. Throws 400 `unknown user_info field: NAME` for anything else.
+ */
+export function checkUserInfoNames(names: readonly string[], user: UserRecord): string[] {
+  const available = new Set(availableUserInfoFields(user).map((f) => f.name));
+  const out: string[] = [];
+  for (const name of names) {
+    if (!available.has(name)) {
+      throw badRequest(`unknown user_info field: ${JSON.stringify(name.slice(0, 80))}`, {
+        next_step: `ask only for fields listed by GET /api/user-info/fields (${[...available].join(', ')})`,
+      });
+    }
+    if (!out.includes(name)) out.push(name);
+  }
+  return out;
+}
+
+/**
+ * The values of approved fields for a pass or a verify answer, read at mint time so a narrowed
+ * grant or an unverified phone stops disclosure with the next pass. Fields without a value are left out.
+ */
+export function resolveUserInfo(user: UserRecord, names: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of names) {
+    const value = BY_NAME.get(name)?.value(user);
+    if (value !== undefined) out[name] = value;
+  }
+  return out;
+}

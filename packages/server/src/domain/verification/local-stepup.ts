@@ -1,0 +1,51 @@
+import { ProtocolError, verifyStepupToken } from '@mandate/protocol';
+import { isAgentBlocked } from '../agents/agent-jwt.ts';
+import { seconds } from '../clock.ts';
+import { type VerifyFailure, asFailure } from './answers.ts';
+import type { VerifierDeps } from './cloud-verify.ts';
+import { consumeStepup } from './stepup-consume.ts';
+
+export interface StepupVerifyRequest {
+  stepupToken: string;
+  site: string;
+  action: string;
+  ip?: string | null;
+}
+
+export interface StepupVerifySuccess {
+  valid: true;
+  agent_id: string;
+  user_id: string;
+  site: string;
+  actions: string[];
+}
+
+/**
+ * `POST /api/v1/stepup/verify`: local-mode sites verify passes themselves but confirm every
+ * step-up here, because only the shared store can make a token single-use across all their nodes.
+ * The token must name this site and action; its agent must still be allowed (agent_revoked) and
+ * still hold access to the site (grant_revoked), both read at this moment (decisions §6).
+ */
+export class LocalStepupVerifier {
+  constructor(private readonly d: VerifierDeps) {}
+
+  async verify(req: StepupVerifyRequest): Promise<StepupVerifySuccess | VerifyFailure> {
+    const nowMs = this.d.clock.now();
+    try {
+      const claims = await verifyStepupToken(req.stepupToken, {
+        keys: (kid) => this.d.keys.verificationKey(kid),
+        issuer: this.d.issuer,
+        now: seconds(nowMs),
+        site: req.site.toLowerCase(),
+        action: req.action,
+      });
+      const [agent, grant] = await Promise.all([this.d.store.agents.byId(claims.sub), this.d.store.grants.activeFor(claims.sub, claims.aud)]);
+      if (!agent || isAgentBlocked(agent)) throw new ProtocolError('agent_revoked');
+      if (!grant) throw new ProtocolError('grant_revoked');
+      await consumeStepup(this.d, claims, nowMs, req.ip ?? null);
+      return { valid: true, agent_id: claims.sub, user_id: claims.user, site: claims.aud, actions: claims.act };
+    } catch (e) {
+      return asFailure(e);
+    }
+  }
+}

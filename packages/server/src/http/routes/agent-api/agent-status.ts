@@ -1,0 +1,51 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Services } from '../../../services.ts';
+import { withErrors } from '../../schemas/common.ts';
+import { AgentStatusOut } from '../site-api/agent-status.ts';
+
+const AgentId = Type.String({ minLength: 1, maxLength: 64, description: 'agent id (`ag_`)' });
+const AgentStatusReport = Type.Object({
+  agent_id: AgentId,
+  agent_jwt: Type.String({ minLength: 1, maxLength: 8192 }),
+  status: Type.String({ minLength: 1, maxLength: 500, description: 'free text shown to the owner as written' }),
+  site: Type.Optional(Type.String({ maxLength: 255, default: '', description: 'the site the status is about; empty (the default) = the agent\'s general status' })),
+});
+
+/** Status reports per agent per minute; the latest per site is all that is kept anyway. */
+const STATUS_REPORTS_PER_MINUTE = 60;
+
+export async function agentStatusRoutes(base: FastifyInstance, s: Services): Promise<void> {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>();
+
+  app.get('/api/v1/agent-status', {
+    schema: {
+      summary: 'The agent checks whether it is still authorized',
+      description: 'Authenticated by the agent JWT in header `X-Agent-JWT`. Answers the agent status object (as `GET /api/v1/agents/{agent_id}/status`). 401: missing or invalid agent JWT (with `next_step`); 403: the agent was revoked or removed by its owner.',
+      tags: ['agent'],
+      querystring: Type.Object({ agent_id: AgentId }),
+      headers: Type.Object({ 'x-agent-jwt': Type.Optional(Type.String({ description: 'agent JWT' })) }),
+      response: withErrors({ 200: AgentStatusOut }, 401, 403),
+    },
+  }, async (request) => {
+    const agent = await s.agents.verifyJwt(request.headers['x-agent-jwt'], request.query.agent_id);
+    return s.agentStatuses.viewOf(agent);
+  });
+
+  app.post('/api/v1/agent-status', {
+    schema: {
+      summary: 'The agent reports its current status for the owner\'s dashboard',
+      description: `The latest status per site is kept (\`site\` empty = general) and listed to the owner at \`GET /api/agents/{agent_id}/statuses\`; each report leaves an \`agent.status\` record in Activity. ${STATUS_REPORTS_PER_MINUTE} per agent per minute, then 429. 401 invalid agent JWT; 403 agent revoked.`,
+      tags: ['agent'],
+      body: AgentStatusReport,
+      response: withErrors({ 200: Type.Object({ ok: Type.Literal(true) }) }, 401, 403, 429),
+    },
+  }, async (request) => {
+    const { agent_id, agent_jwt, status, site } = request.body;
+    const agent = await s.agents.verifyJwt(agent_jwt, agent_id);
+    await s.limiter.check(`agent-status:${agent.id}`, STATUS_REPORTS_PER_MINUTE, 60);
+    await s.agentStatuses.report(agent, { site: site ?? '', status, ip: request.ip });
+    return { ok: true as const };
+  });
+}

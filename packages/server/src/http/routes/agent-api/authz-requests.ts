@@ -1,0 +1,90 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Services } from '../../../services.ts';
+import { withErrors } from '../../schemas/common.ts';
+import { RequestKind, RequestStatus, TxnParams } from '../../schemas/approvals.ts';
+
+// Deliberately loose: counts, lengths and characters of scopes, the site and user_info names are
+// domain rules answered with 400 and a clear `detail`; only wrong JSON types are a 422 here.
+const AgentReqIn = Type.Object({
+  agent_id: Type.String({ maxLength: 200 }),
+  site: Type.String({ maxLength: 1000, description: 'site id: the host name, lower-cased (optionally `:port`), 1 to 253 characters' }),
+  scopes: Type.Array(Type.String({ maxLength: 1000 }), { maxItems: 100, description: '1 to 20 distinct scopes, each `[a-z0-9_:.-]`, at most 64 characters; duplicates collapse' }),
+  user_info: Type.Optional(Type.Array(Type.String({ maxLength: 1000 }), { maxItems: 100, default: [], description: 'field names from GET /api/user-info/fields' })),
+  agent_jwt: Type.String({ maxLength: 16384 }),
+});
+
+const CreatedOut = Type.Object({
+  txn_id: Type.String({ description: 'request id (`t_`); poll it with GET /api/v1/authz-requests/{txn_id}' }),
+  expires_in: Type.Integer({ description: 'seconds the owner has to answer: 300' }),
+});
+
+const PollOut = Type.Object({
+  status: RequestStatus,
+  kind: RequestKind,
+  agent: Type.String({ description: "the agent's display name" }),
+  site: Type.String(),
+  scopes: Type.Array(Type.String()),
+  user_info: Type.Array(Type.String()),
+  action: Type.Optional(Type.String({ description: 'step-ups only' })),
+  stepup_token: Type.Optional(Type.String({ description: 'approved step-up, collected with a valid X-Agent-JWT of the requesting agent: ES256 JWT, typ `stepup+jwt`, 60 s, single use' })),
+  stepup_token_error: Type.Optional(Type.String({ description: 'why no step-up token is in this answer' })),
+});
+
+const PollHeaders = Type.Object({ 'x-agent-jwt': Type.Optional(Type.String({ description: 'an agent JWT of the requesting agent; needed to collect a step-up token' })) });
+
+const CREATE_DESCRIPTION = `Asks the agent's owner for access to a site. The owner is notified and has 300 s to answer.
+
+- **400** invalid scopes (0 or more than 20 after removing duplicates, longer than 64 characters, characters outside
+  \`[a-z0-9_:.-]\` — upper case included), invalid \`site\` (not a lower-case host name with optional \`:port\`, or longer
+  than 253 characters; upper case is lower-cased), or \`unknown user_info field\` (not in the registry; \`user:phone\` only
+  when the owner has a verified phone).
+- **401** invalid \`agent_jwt\`. **403** \`agent revoked by its owner\`.
+- **409** \`access already approved\` (a live grant with uses left exists for this agent and site) or a request for this
+  site is already waiting (one pending access request per agent and site, decided by the database).
+- **429** more than 20 requests per agent and site in 300 s.`;
+
+const POLL_DESCRIPTION = `Reads a request: \`status\` is \`pending\`, \`approved\`, \`denied\`, \`expired\` or \`consumed\`. A pending request
+past its 300 s reads (and is stored as) \`expired\`. A request cancelled because its agent was removed or revoked reads
+\`denied\`.
+
+Approved step-up: send \`X-Agent-JWT\` (an agent JWT of the agent that asked) to collect \`stepup_token\`. Delivery is
+atomic: exactly one poll gets the token; that answer still reads \`approved\`, every later one reads \`consumed\` with
+\`stepup_token_error\` \`step-up token already delivered\`. Without the header, or with an invalid or another agent's JWT,
+the answer carries \`stepup_token_error\` with the reason instead and the request stays collectable. An approved step-up
+not collected within 300 s of the approval reads \`expired\`.
+
+- **404** unknown \`txn_id\`.`;
+
+export async function authzRequestRoutes(base: FastifyInstance, s: Services): Promise<void> {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>();
+
+  app.post('/api/v1/authz-requests', {
+    schema: { summary: 'Ask the owner for access to a site', description: CREATE_DESCRIPTION, tags: ['agent'], body: AgentReqIn, response: withErrors({ 200: CreatedOut }, 400, 401, 403, 409, 429) },
+  }, async (request) => {
+    const b = request.body;
+    const created = await s.approvals.requestAccess({ agentId: b.agent_id, agentJwt: b.agent_jwt, site: b.site, scopes: b.scopes, userInfo: b.user_info ?? [], ip: request.ip });
+    return { txn_id: created.txnId, expires_in: created.expiresIn };
+  });
+
+  app.get('/api/v1/authz-requests/:txn_id', {
+    schema: { summary: 'Poll an access or step-up request', description: POLL_DESCRIPTION, tags: ['agent'], params: TxnParams, headers: PollHeaders, response: withErrors({ 200: PollOut }, 404) },
+  }, async (request) => {
+    const header = request.headers['x-agent-jwt'];
+    const agentJwt = Array.isArray(header) ? header[0] : header;
+    const view = await s.approvals.poll(request.params.txn_id, agentJwt, request.ip);
+    const r = view.request;
+    return {
+      status: r.status,
+      kind: r.kind,
+      agent: view.agentName,
+      site: r.site,
+      scopes: r.scopes,
+      user_info: r.userInfo,
+      ...(r.kind === 'stepup' && r.action !== null ? { action: r.action } : {}),
+      ...(view.stepupToken !== undefined ? { stepup_token: view.stepupToken } : {}),
+      ...(view.stepupTokenError !== undefined ? { stepup_token_error: view.stepupTokenError } : {}),
+    };
+  });
+}

@@ -1,0 +1,51 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Services } from '../../../services.ts';
+import { iso } from '../../../domain/clock.ts';
+import { Timestamp, withErrors } from '../../schemas/common.ts';
+
+const ActivityQuery = Type.Object({
+  before: Type.Integer({ minimum: 0, default: 0, description: 'only records with a smaller `seq`; 0 (default) = from the newest. Pass the previous page\'s `next_before`.' }),
+  limit: Type.Integer({ minimum: 1, maximum: 200, default: 50 }),
+  agent: Type.String({ maxLength: 64, default: '', description: 'only this agent id; empty = any' }),
+  site: Type.String({ maxLength: 255, default: '', description: 'only this site; empty = any' }),
+  action: Type.String({ maxLength: 64, default: '', description: 'only this action, for example `agent.note`; empty = any' }),
+});
+
+const ActivityItem = Type.Object({
+  seq: Type.Integer({ description: 'sequence number; larger is newer' }),
+  action: Type.String({ description: 'for example request.approved, pass.issued, grant.revoked, agent.created, agent.removed, agent.flagged, agent.note, agent.status, report.received' }),
+  agent_id: Type.Union([Type.String(), Type.Null()]),
+  site: Type.Union([Type.String(), Type.Null()]),
+  detail: Type.Record(Type.String(), Type.Unknown()),
+  created_at: Timestamp,
+});
+const ActivityPage = Type.Object({
+  items: Type.Array(ActivityItem, { description: 'newest first' }),
+  next_before: Type.Union([Type.Integer(), Type.Null()], { description: '`seq` of the last item when more records follow (pass it as `before`); null on the last page' }),
+});
+
+export async function activityRoutes(base: FastifyInstance, s: Services): Promise<void> {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>();
+  app.get('/api/activity', {
+    schema: {
+      summary: "The owner's audit trail, newest first, paged by sequence number",
+      description: 'Filters combine (all must match). Page with `before` = the previous page\'s `next_before` until it is null.',
+      tags: ['owner'],
+      querystring: ActivityQuery,
+      response: withErrors({ 200: ActivityPage }, 401),
+    },
+  }, async (request) => {
+    const { user } = await s.auth.required(request);
+    const { before, limit, agent, site, action } = request.query;
+    // One record more than asked tells whether another page follows.
+    const rows = await s.activity.list(user.id, { before, limit: limit + 1, agentId: agent || undefined, site: site || undefined, action: action || undefined });
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    return {
+      items: page.map((r) => ({ seq: r.seq, action: r.action, agent_id: r.agentId, site: r.site, detail: r.detail, created_at: iso(r.createdAt) })),
+      next_before: rows.length > limit && last ? last.seq : null,
+    };
+  });
+}

@@ -1,0 +1,42 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Services } from '../../../services.ts';
+import { withErrors } from '../../schemas/common.ts';
+
+const ReportKind = Type.Union(
+  [Type.Literal('good'), Type.Literal('spam'), Type.Literal('abuse'), Type.Literal('fraud'), Type.Literal('policy'), Type.Literal('scraping')],
+);
+const ReportIn = Type.Object({
+  access_token: Type.String({ minLength: 1, maxLength: 16384, description: 'a pass the agent presented at the reporting site; it may have expired but must have been minted at most 7 days ago' }),
+  kind: ReportKind,
+  detail: Type.Optional(Type.String({ maxLength: 2000, default: '' })),
+});
+const ReportOut = Type.Object({
+  ok: Type.Literal(true),
+  agent_id: Type.String({ description: 'the pass\'s `sub`' }),
+  site: Type.String({ description: 'the reporting site: the pass\'s `aud`' }),
+  kind: ReportKind,
+});
+
+export async function reportRoutes(base: FastifyInstance, s: Services): Promise<void> {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>();
+  app.post('/api/v1/reports', {
+    schema: {
+      summary: 'A site reports an agent',
+      description: [
+        'The `access_token` is the evidence: a pass we signed (header typ `at+jwt`, claim `type` `access`, `iss` our base URL), minted (`iat`) at most 7 days ago; it may have expired.',
+        'The reporting site is the pass\'s `aud`, the agent its `sub`. Each site counts once: its latest report replaces the previous one.',
+        'A forged, foreign, malformed or too old token: 400 with `detail` saying why. 30 reports per site per minute, then 429.',
+        'The agent\'s owner sees a `report.received` record in Activity.',
+      ].join(' '),
+      tags: ['site'],
+      body: ReportIn,
+      response: withErrors({ 200: ReportOut }, 400, 429),
+    },
+  }, async (request) => {
+    const { access_token, kind, detail } = request.body;
+    const r = await s.reports.submit({ accessToken: access_token, kind, detail: detail ?? '', ip: request.ip });
+    return { ok: true as const, agent_id: r.agentId, site: r.site, kind: r.kind };
+  });
+}

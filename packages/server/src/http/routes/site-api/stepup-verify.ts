@@ -1,0 +1,44 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Services } from '../../../services.ts';
+import { failure } from '../../../domain/verification/answers.ts';
+import { ERROR_TABLE, VerifyFailureOut, describeValidation, verifyErrorHandler } from './verify-answers.ts';
+
+const StepupVerifyIn = Type.Object({
+  stepup_token: Type.String({ minLength: 1, maxLength: 16384, description: 'the `X-Service-Stepup` header' }),
+  site: Type.String({ minLength: 1, maxLength: 253, description: 'your site id' }),
+  action: Type.String({ minLength: 1, maxLength: 200, description: 'the sensitive action being performed' }),
+});
+
+const StepupVerifyOk = Type.Object({
+  valid: Type.Literal(true),
+  agent_id: Type.String(),
+  user_id: Type.String(),
+  site: Type.String(),
+  actions: Type.Array(Type.String(), { description: 'the approved action(s)' }),
+});
+
+const DESCRIPTION = `Local mode: sites that verify passes themselves still confirm each step-up token here, because
+single use must hold across all nodes. A successful call uses the token up; a second call answers
+\`stepup_used_or_expired\`. Also refused: \`stepup_wrong_site\`, \`stepup_wrong_action\`, \`stepup_invalid\`,
+\`agent_revoked\` (agent removed or revoked), \`grant_revoked\` (the access for the site was revoked), \`invalid_request\`.
+The site should also check that the step-up's \`agent_id\` is the agent of the pass it verified.
+
+**Always HTTP 200**, also for a malformed body.
+
+${ERROR_TABLE}`;
+
+export async function stepupVerifyRoutes(base: FastifyInstance, s: Services): Promise<void> {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>();
+
+  app.post('/api/v1/stepup/verify', {
+    attachValidation: true,
+    errorHandler: verifyErrorHandler,
+    schema: { summary: 'Use up a step-up token (local mode)', description: DESCRIPTION, tags: ['site'], body: StepupVerifyIn, response: { 200: Type.Union([StepupVerifyOk, VerifyFailureOut]) } },
+  }, async (request) => {
+    if (request.validationError) return failure('invalid_request', describeValidation(request.validationError.validation));
+    const b = request.body;
+    return s.localStepup.verify({ stepupToken: b.stepup_token, site: b.site, action: b.action, ip: request.ip });
+  });
+}

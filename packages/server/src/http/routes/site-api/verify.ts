@@ -1,0 +1,61 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Services } from '../../../services.ts';
+import { failure } from '../../../domain/verification/answers.ts';
+import { ERROR_TABLE, VerifyFailureOut, describeValidation, verifyErrorHandler } from './verify-answers.ts';
+
+const VerifyIn = Type.Object({
+  access_token: Type.String({ minLength: 1, maxLength: 16384, description: 'the pass from `Authorization: Bearer` (or `DPoP`)' }),
+  dpop: Type.String({ minLength: 1, maxLength: 16384, description: 'the `DPoP` header of the request' }),
+  method: Type.String({ minLength: 1, maxLength: 16, description: 'HTTP method of the request' }),
+  url: Type.String({ minLength: 1, maxLength: 8192, description: 'full URL the agent requested (query is ignored)' }),
+  stepup_token: Type.Optional(Type.String({ minLength: 1, maxLength: 16384, description: 'the `X-Service-Stepup` header, for sensitive actions' })),
+  site: Type.Optional(Type.String({ minLength: 1, maxLength: 253, description: 'site id; when given, the pass must be for it and `url` may be any address (e.g. behind a proxy)' })),
+  action: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'with `stepup_token`: the action the step-up must have been approved for' })),
+});
+
+const VerifyOk = Type.Object({
+  valid: Type.Literal(true),
+  agent_id: Type.String(),
+  agent_name: Type.String(),
+  user_id: Type.String({ description: "the person's stable id, the same at every site" }),
+  site: Type.String(),
+  scopes: Type.Array(Type.String()),
+  user_info: Type.Record(Type.String(), Type.String(), { description: 'approved fields (`user:name`, `user:email`, `user:phone`) -> value; `{}` when none' }),
+  stepup: Type.Boolean({ description: 'true when a valid step-up token accompanied the request and was used up by this call' }),
+});
+
+const DESCRIPTION = `Cloud-mode verification of one agent request: the pass, its DPoP proof (method, URL, key, 120 s
+\`iat\` window, one-time \`jti\` across all nodes), revocation (effective at once), and, with \`stepup_token\`, the
+one-time step-up (used up by a successful call; a step-up token that is sent but not usable fails the whole call).
+
+Audience: with \`site\`, the pass's \`aud\` must equal it; without, it must equal the host of \`url\`.
+
+**Always HTTP 200**, also for a malformed body: failure is \`{valid: false, error, error_description}\`. A failed
+call uses up nothing, with one exception: when the step-up token turns out to be already used, the DPoP proof is spent.
+
+${ERROR_TABLE}`;
+
+export async function verifyRoutes(base: FastifyInstance, s: Services): Promise<void> {
+  const app = base.withTypeProvider<TypeBoxTypeProvider>();
+
+  app.post('/api/v1/verify', {
+    attachValidation: true,
+    errorHandler: verifyErrorHandler,
+    schema: { summary: 'Verify a pass and DPoP proof (cloud mode)', description: DESCRIPTION, tags: ['site'], body: VerifyIn, response: { 200: Type.Union([VerifyOk, VerifyFailureOut]) } },
+  }, async (request) => {
+    if (request.validationError) return failure('invalid_request', describeValidation(request.validationError.validation));
+    const b = request.body;
+    return s.verifier.verify({
+      accessToken: b.access_token,
+      dpop: b.dpop,
+      method: b.method,
+      url: b.url,
+      stepupToken: b.stepup_token,
+      site: b.site,
+      action: b.action,
+      ip: request.ip,
+    });
+  });
+}

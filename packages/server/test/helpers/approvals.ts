@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict';
+import { createAgentJwt, generateAgentKeyPair, type EcP256PublicJwk, type PrivateKey } from '@mandate/protocol';
+import type { LightMyRequestResponse } from 'fastify';
+import { seconds } from '../../src/domain/clock.ts';
+import { json, signUp, type TestApp } from './app.ts';
+import { SoftAuthenticator } from './soft-authenticator.ts';
+
+/** Helpers for the approval, grant and step-up tests: an owner with a passkey, agents, approvals. */
+
+export type Owner = Awaited<ReturnType<typeof signUp>> & { authenticator: SoftAuthenticator };
+
+export interface TestAgent {
+  id: string;
+  name: string;
+  privateKey: PrivateKey;
+  publicJwk: EcP256PublicJwk;
+  /** A fresh agent JWT, issued at the app's (fixed) time. */
+  jwt(): Promise<string>;
+}
+
+export const expectStatus = (res: LightMyRequestResponse, code: number): void => assert.equal(res.statusCode, code, `${res.statusCode} ${res.body}`);
+
+let addr = 0;
+/** A fresh client address per request, so per-address throttles elsewhere never interfere. */
+export const remoteAddress = (): string => `10.9.${(++addr >> 8) & 255}.${addr & 255}`;
+
+/** Registers one more passkey (a new soft authenticator) for the owner. */
+export async function addPasskey(t: TestApp, owner: { auth: Record<string, string> }, authenticator = new SoftAuthenticator()): Promise<SoftAuthenticator> {
+  const opts = await t.app.inject({ method: 'GET', url: '/api/webauthn/register/options', headers: owner.auth });
+  expectStatus(opts, 200);
+  const { challenge, options } = json<{ challenge: string; options: { challenge: string; user: { id: string } } }>(opts);
+  const res = await t.app.inject({ method: 'POST', url: '/api/webauthn/register/verify', headers: owner.auth, payload: { challenge, attestation: authenticator.register(options) } });
+  expectStatus(res, 200);
+  return authenticator;
+}
+
+/** A new owner with one registered passkey. */
+export async function ownerWithPasskey(t: TestApp): Promise<Owner> {
+  const owner = await signUp(t.app);
+  return { ...owner, authenticator: await addPasskey(t, owner) };
+}
+
+export async function newAgent(t: TestApp, owner: { auth: Record<string, string> }, name = 'Shopper'): Promise<TestAgent> {
+  const { privateKey, publicJwk } = await generateAgentKeyPair();
+  const res = await t.app.inject({ method: 'POST', url: '/api/agents', headers: owner.auth, payload: { name, jwk: publicJwk } });
+  expectStatus(res, 200);
+  const id = json<{ id: string }>(res).id;
+  return { id, name, privateKey, publicJwk, jwt: () => createAgentJwt(privateKey, id, { iat: seconds(t.clock.now()) }) };
+}
+
+export async function postAccessRequest(t: TestApp, agent: TestAgent, body: Record<string, unknown> = {}): Promise<LightMyRequestResponse> {
+  return t.app.inject({
+    method: 'POST',
+    url: '/api/v1/authz-requests',
+    remoteAddress: remoteAddress(),
+    payload: { agent_id: agent.id, site: 'shop.example', scopes: ['orders:read'], agent_jwt: await agent.jwt(), ...body },
+  });
+}
+
+/** Creates an access request and returns its txn id. */
+export async function accessRequest(t: TestApp, agent: TestAgent, body: Record<string, unknown> = {}): Promise<string> {
+  const res = await postAccessRequest(t, agent, body);
+  expectStatus(res, 200);
+  return json<{ txn_id: string }>(res).txn_id;
+}
+
+export async function assertionOptions(t: TestApp, owner: { auth: Record<string, string> }, txnId: string): Promise<{ challenge: string; allowCredentials?: { id: string }[] }> {
+  const res = await t.app.inject({ method: 'GET', url: `/api/txn/${txnId}/assertion-options`, headers: owner.auth });
+  expectStatus(res, 200);
+  return json<{ options: { challenge: string; allowCredentials?: { id: string }[] } }>(res).options;
+}
+
+export function respond(t: TestApp, owner: { auth: Record<string, string> }, txnId: string, body: Record<string, unknown>): Promise<LightMyRequestResponse> {
+  return t.app.inject({ method: 'POST', url: `/api/txn/${txnId}/response`, headers: owner.auth, payload: body });
+}
+
+/** Approves with a genuine passkey assertion; `extra` may narrow or set limits. */
+export async function approve(t: TestApp, owner: Owner, txnId: string, extra: Record<string, unknown> = {}): Promise<LightMyRequestResponse> {
+  const options = await assertionOptions(t, owner, txnId);
+  return respond(t, owner, txnId, { approve: true, assertion: owner.authenticator.assert(options), ...extra });
+}
+
+/** Request + approval in one: returns the txn id; the grant exists afterwards. */
+export async function grantAccess(t: TestApp, owner: Owner, agent: TestAgent, body: Record<string, unknown> = {}, extra: Record<string, unknown> = {}): Promise<string> {
+  const txnId = await accessRequest(t, agent, body);
+  expectStatus(await approve(t, owner, txnId, extra), 200);
+  return txnId;
+}
+
+export function poll(t: TestApp, txnId: string, agentJwt?: string): Promise<LightMyRequestResponse> {
+  return t.app.inject({ method: 'GET', url: `/api/v1/authz-requests/${txnId}`, headers: agentJwt === undefined ? {} : { 'x-agent-jwt': agentJwt } });
+}
