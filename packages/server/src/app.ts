@@ -40,6 +40,8 @@ export interface BuildOptions {
   store?: Store;
   clock?: Clock;
   logger?: FastifyServerOptions['logger'];
+  /** Where the default logger writes (stdout when absent); tests read it to check what is logged. */
+  logStream?: NodeJS.WritableStream;
 }
 
 export interface Built {
@@ -88,7 +90,13 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   const services: Services = { approvals, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
 
   const app = Fastify({
-    logger: opts.logger ?? { level: config.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers.dpop', 'req.headers["x-agent-jwt"]'] },
+    logger: opts.logger ?? {
+      level: config.logLevel,
+      // Request logs carry method, URL and addresses only; these headers are redacted should a
+      // serializer ever include them. Bodies (passwords, tokens) are never logged.
+      redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers.dpop', 'req.headers["x-agent-jwt"]', 'req.headers["x-service-stepup"]'],
+      ...(opts.logStream ? { stream: opts.logStream } : {}),
+    },
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
     genReqId: () => randomUUID(),

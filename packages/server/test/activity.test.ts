@@ -1,7 +1,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { testApp, signUp, json, type TestApp } from './helpers/app.ts';
-import { agentJwt, createAgent, type Owner, type TestAgent } from './helpers/revocation-fixtures.ts';
+import { agentJwt, createAgent, type Owner, type TestAgent } from './helpers/agents.ts';
 
 interface Item {
   seq: number;
@@ -40,7 +40,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
 
     it('records agent creation, flag changes and removal', async () => {
       const owner = await signUp(t.app);
-      const agent = await createAgent(t.app, owner, 'Scout');
+      const agent = await createAgent(t, owner, 'Scout');
       await t.app.inject({ method: 'POST', url: `/api/agents/${agent.id}/flag`, headers: owner.auth, payload: { flag: 'suspicious' } });
       t.clock.advance(5000);
       await t.app.inject({ method: 'DELETE', url: `/api/agents/${agent.id}`, headers: owner.auth });
@@ -55,7 +55,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
 
     it('pages newest first by sequence number with before and limit', async () => {
       const owner = await signUp(t.app);
-      const agent = await createAgent(t.app, owner);
+      const agent = await createAgent(t, owner);
       for (let i = 1; i <= 6; i++) await note(agent, `note ${i}`);
       // 7 records: agent.created + 6 notes.
       const all = await page(owner);
@@ -82,7 +82,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
 
     it('defaults to 50 items and allows at most 200', async () => {
       const owner = await signUp(t.app);
-      const agent = await createAgent(t.app, owner);
+      const agent = await createAgent(t, owner);
       for (let i = 0; i < 29; i++) await note(agent, `n${i}`);
       t.clock.advance(60_000);
       for (let i = 0; i < 29; i++) await note(agent, `m${i}`);
@@ -94,8 +94,8 @@ for (const backend of ['sqlite', 'postgres'] as const) {
 
     it('filters by agent, site and action, alone and together', async () => {
       const owner = await signUp(t.app);
-      const a = await createAgent(t.app, owner, 'A');
-      const b = await createAgent(t.app, owner, 'B');
+      const a = await createAgent(t, owner, 'A');
+      const b = await createAgent(t, owner, 'B');
       await status(a, 'shop.example', 'a at shop');
       await status(a, 'news.example', 'a at news');
       await status(b, 'shop.example', 'b at shop');
@@ -120,7 +120,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     it('shows only the caller\'s own trail', async () => {
       const owner = await signUp(t.app);
       const other = await signUp(t.app);
-      const agent = await createAgent(t.app, owner);
+      const agent = await createAgent(t, owner);
       await note(agent, 'private');
       assert.deepEqual((await page(other)).items, []);
       assert.deepEqual((await page(other, `?agent=${agent.id}`)).items, []);

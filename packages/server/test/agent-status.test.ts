@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createAgentJwt, generateAgentKeyPair } from '@mandate/protocol';
 import { seconds } from '../src/domain/clock.ts';
 import { testApp, signUp, json, type TestApp } from './helpers/app.ts';
-import { agentJwt, createAgent, createGrant, revokeGrant } from './helpers/revocation-fixtures.ts';
+import { agentJwt, createAgent, createGrant, revokeGrant } from './helpers/agents.ts';
 
 interface Status {
   agent_id: string;
@@ -22,7 +22,7 @@ describe('agent status, status reports and notes', () => {
   describe('GET /api/v1/agents/{agent_id}/status', () => {
     it('answers the status object; unknown or malformed ids 404', async () => {
       const owner = await signUp(t.app);
-      const agent = await createAgent(t.app, owner);
+      const agent = await createAgent(t, owner);
       const res = await t.app.inject({ url: `/api/v1/agents/${agent.id}/status` });
       assert.equal(res.statusCode, 200);
       assert.deepEqual(json<Status>(res), { agent_id: agent.id, global_flag: 'ok', revoked_sites: [], jwks_url: 'http://localhost:8080/api/v1/jwks' });
@@ -35,12 +35,12 @@ describe('agent status, status reports and notes', () => {
 
     it('reads suspicious and revoked flags, and lists each revoked site once, sorted', async () => {
       const owner = await signUp(t.app);
-      const agent = await createAgent(t.app, owner);
+      const agent = await createAgent(t, owner);
       await t.app.inject({ method: 'POST', url: `/api/agents/${agent.id}/flag`, headers: owner.auth, payload: { flag: 'suspicious' } });
       assert.equal(json<Status>(await t.app.inject({ url: `/api/v1/agents/${agent.id}/status` })).global_flag, 'suspicious');
-      for (const site of ['b.example', 'a.example']) await revokeGrant(t, (await createGrant(t, agent, site)).id);
-      await revokeGrant(t, (await createGrant(t, agent, 'a.example')).id);
-      await createGrant(t, agent, 'c.example');
+      for (const site of ['b.example', 'a.example']) await revokeGrant(t, (await createGrant(t, agent, { site })).id);
+      await revokeGrant(t, (await createGrant(t, agent, { site: 'a.example' })).id);
+      await createGrant(t, agent, { site: 'c.example' });
       await t.app.inject({ method: 'POST', url: `/api/agents/${agent.id}/flag`, headers: owner.auth, payload: { flag: 'revoked' } });
       const status = json<Status>(await t.app.inject({ url: `/api/v1/agents/${agent.id}/status` }));
       assert.equal(status.global_flag, 'revoked');
@@ -62,7 +62,7 @@ describe('agent status, status reports and notes', () => {
   describe('GET /api/v1/agent-status', () => {
     it('answers the same object for the agent itself', async () => {
       const owner = await signUp(t.app);
-      const agent = await createAgent(t.app, owner);
+      const agent = await createAgent(t, owner);
       const res = await t.app.inject({ url: `/api/v1/agent-status?agent_id=${agent.id}`, headers: { 'x-agent-jwt': await agentJwt(t, agent) } });
       assert.equal(res.statusCode, 200, res.body);
       assert.deepEqual(json<Status>(res), json<Status>(await t.app.inject({ url: `/api/v1/agents/${agent.id}/status` })));
@@ -70,8 +70,8 @@ describe('agent status, status reports and notes', () => {
 
     it('422 without agent_id; 401 without, with a bad or with another agent\'s JWT; 403 when revoked', async () => {
       const owner = await signUp(t.app);
-      const agent = await createAgent(t.app, owner);
-      const other = await createAgent(t.app, owner, 'Other');
+      const agent = await createAgent(t, owner);
+      const other = await createAgent(t, owner, 'Other');
       const noId = await t.app.inject({ url: '/api/v1/agent-status', headers: { 'x-agent-jwt': await agentJwt(t, agent) } });
       assert.equal(noId.statusCode, 422);
       assert.deepEqual(json<{ detail: { loc: string[] }[] }>(noId).detail[0]?.loc, ['query', 'agent_id']);
@@ -97,7 +97,7 @@ describe('agent status, status reports and notes', () => {
   describe('POST /api/v1/agent-status and GET /api/agents/{agent_id}/statuses', () => {
     it('keeps the latest status per site for the owner and records activity', async () => {
       const owner = await signUp(t.app);
-      const agent = await createAgent(t.app, owner);
+      const agent = await createAgent(t, owner);
       const report = async (payload: Record<string, unknown>) =>
         t.app.inject({ method: 'POST', url: '/api/v1/agent-status', payload: { agent_id: agent.id, agent_jwt: await agentJwt(t, agent), ...payload } });
       let res = await report({ status: 'starting' });
@@ -123,7 +123,7 @@ describe('agent status, status reports and notes', () => {
     it('refuses bad input (422), bad JWTs (401) and revoked agents (403); the list is owner only', async () => {
       const owner = await signUp(t.app);
       const stranger = await signUp(t.app);
-      const agent = await createAgent(t.app, owner);
+      const agent = await createAgent(t, owner);
       const jwt = await agentJwt(t, agent);
       for (const payload of [
         { agent_id: agent.id, agent_jwt: jwt },
@@ -144,7 +144,7 @@ describe('agent status, status reports and notes', () => {
 
     it('limits status reports to 60 per agent per minute', async () => {
       const owner = await signUp(t.app);
-      const agent = await createAgent(t.app, owner);
+      const agent = await createAgent(t, owner);
       const jwt = await agentJwt(t, agent);
       t.clock.set(Math.ceil(t.clock.now() / 60_000) * 60_000); // start of a rate window
       const send = () => t.app.inject({ method: 'POST', url: '/api/v1/agent-status', payload: { agent_id: agent.id, agent_jwt: jwt, status: 'busy' } });
@@ -158,7 +158,7 @@ describe('agent status, status reports and notes', () => {
   describe('POST /api/v1/agent-notify', () => {
     it('queues a note for the owner and records it in activity', async () => {
       const owner = await signUp(t.app);
-      const agent = await createAgent(t.app, owner, 'Travel bot');
+      const agent = await createAgent(t, owner, 'Travel bot');
       const res = await t.app.inject({
         method: 'POST',
         url: '/api/v1/agent-notify',
@@ -178,7 +178,7 @@ describe('agent status, status reports and notes', () => {
 
     it('defaults title to empty and kind to agent', async () => {
       const owner = await signUp(t.app);
-      const agent = await createAgent(t.app, owner);
+      const agent = await createAgent(t, owner);
       const res = await t.app.inject({ method: 'POST', url: '/api/v1/agent-notify', payload: { agent_id: agent.id, agent_jwt: await agentJwt(t, agent), text: 'hello' } });
       assert.equal(res.statusCode, 200);
       const [message] = await t.services.store.outbox.list({ userId: owner.user.id, kind: 'agent_note' });
@@ -188,7 +188,7 @@ describe('agent status, status reports and notes', () => {
 
     it('refuses bad input (422), bad JWTs (401) and revoked agents (403)', async () => {
       const owner = await signUp(t.app);
-      const agent = await createAgent(t.app, owner);
+      const agent = await createAgent(t, owner);
       const jwt = await agentJwt(t, agent);
       const base = { agent_id: agent.id, agent_jwt: jwt };
       for (const extra of [{}, { text: '' }, { text: 'x'.repeat(2001) }, { text: 'a', kind: 'Done' }, { text: 'a', kind: 'a'.repeat(33) }, { text: 'a', kind: '' }, { text: 'a', kind: 'done-1' }, { text: 'a', title: 'x'.repeat(201) }]) {
@@ -203,8 +203,8 @@ describe('agent status, status reports and notes', () => {
 
     it('limits notes to 30 per agent per minute; the next minute is open again; other agents are not affected', async () => {
       const owner = await signUp(t.app);
-      const agent = await createAgent(t.app, owner);
-      const other = await createAgent(t.app, owner, 'Other');
+      const agent = await createAgent(t, owner);
+      const other = await createAgent(t, owner, 'Other');
       t.clock.set(Math.ceil(t.clock.now() / 60_000) * 60_000);
       const send = async (a = agent) => t.app.inject({ method: 'POST', url: '/api/v1/agent-notify', payload: { agent_id: a.id, agent_jwt: await agentJwt(t, a), text: 'tick' } });
       for (let i = 0; i < 30; i++) assert.equal((await send()).statusCode, 200);

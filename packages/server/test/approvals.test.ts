@@ -1,9 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { json, signUp, testApp, type TestApp } from './helpers/app.ts';
-import {
-  accessRequest, addPasskey, approve, assertionOptions, expectStatus, grantAccess, newAgent, ownerWithPasskey, poll, postAccessRequest, respond,
-} from './helpers/approvals.ts';
+import { createAgent } from './helpers/agents.ts';
+import { expectStatus, json, signUp, testApp, type TestApp } from './helpers/app.ts';
+import { accessRequest, addPasskey, approve, assertionOptions, grantAccess, ownerWithPasskey, poll, postAccessRequest, respond } from './helpers/approvals.ts';
 import { SoftAuthenticator } from './helpers/soft-authenticator.ts';
 
 type Detail = { detail: string };
@@ -18,7 +17,7 @@ describe('access requests: POST /api/v1/authz-requests', () => {
 
   it('creates a pending request for 300 s, notifies the owner and records the activity', async () => {
     const owner = await ownerWithPasskey(t);
-    const agent = await newAgent(t, owner, 'Shopper');
+    const agent = await createAgent(t, owner, 'Shopper');
     const res = await postAccessRequest(t, agent, { scopes: ['orders:read', 'list'], user_info: ['user:email'] });
     expectStatus(res, 200);
     const body = json<{ txn_id: string; expires_in: number }>(res);
@@ -43,7 +42,7 @@ describe('access requests: POST /api/v1/authz-requests', () => {
 
   it('checks scopes: 1 to 20 distinct, [a-z0-9_:.-], at most 64 characters (400); wrong types are 422', async () => {
     const owner = await signUp(t.app);
-    const agent = await newAgent(t, owner);
+    const agent = await createAgent(t, owner);
     const many = (n: number) => Array.from({ length: n }, (_, i) => `s${i}`);
     const bad: [string, unknown][] = [
       ['no scopes', []],
@@ -75,7 +74,7 @@ describe('access requests: POST /api/v1/authz-requests', () => {
 
   it('checks the site: a lower-cased host name with optional port, 1 to 253 characters', async () => {
     const owner = await signUp(t.app);
-    const agent = await newAgent(t, owner);
+    const agent = await createAgent(t, owner);
     for (const site of ['', 'https://shop.example', 'shop.example/path', 'a..b', '-a.example', 'shop.example.', 'sh op.example', `${'a'.repeat(60)}.`.repeat(4) + 'abcdefghij', 'host:70000', 'host:', '[::1]', 'a_b.example']) {
       const res = await postAccessRequest(t, agent, { site });
       assert.equal(res.statusCode, 400, `${JSON.stringify(site)}: ${res.body}`);
@@ -93,7 +92,7 @@ describe('access requests: POST /api/v1/authz-requests', () => {
 
   it('accepts user_info names from the registry only; user:phone only when the owner verified a phone', async () => {
     const owner = await signUp(t.app);
-    const agent = await newAgent(t, owner);
+    const agent = await createAgent(t, owner);
     const unknown = await postAccessRequest(t, agent, { site: 'u1.example', user_info: ['user:address'] });
     expectStatus(unknown, 400);
     assert.match(detail(unknown), /^unknown user_info field/);
@@ -117,8 +116,8 @@ describe('access requests: POST /api/v1/authz-requests', () => {
 
   it('authenticates the agent: 401 for a bad or foreign JWT, 403 for a revoked or removed agent', async () => {
     const owner = await signUp(t.app);
-    const agent = await newAgent(t, owner);
-    const other = await newAgent(t, owner, 'Other');
+    const agent = await createAgent(t, owner);
+    const other = await createAgent(t, owner, 'Other');
     expectStatus(await postAccessRequest(t, agent, { agent_jwt: 'not-a-jwt' }), 401);
     expectStatus(await postAccessRequest(t, agent, { agent_jwt: '' }), 401);
     expectStatus(await postAccessRequest(t, agent, { agent_jwt: await other.jwt() }), 401);
@@ -134,14 +133,14 @@ describe('access requests: POST /api/v1/authz-requests', () => {
 
   it('409 while a request for the site waits; a new one is allowed once it expired', async () => {
     const owner = await signUp(t.app);
-    const agent = await newAgent(t, owner);
+    const agent = await createAgent(t, owner);
     const first = await accessRequest(t, agent);
     const again = await postAccessRequest(t, agent, { scopes: ['other'] });
     expectStatus(again, 409);
     assert.match(detail(again), /already waiting/);
     expectStatus(await postAccessRequest(t, agent, { site: 'other.example' }), 200);
     // Another agent of the same owner is not blocked by it.
-    expectStatus(await postAccessRequest(t, await newAgent(t, owner, 'Second')), 200);
+    expectStatus(await postAccessRequest(t, await createAgent(t, owner, 'Second')), 200);
 
     t.clock.advance(300_000);
     const fresh = await accessRequest(t, agent);
@@ -151,7 +150,7 @@ describe('access requests: POST /api/v1/authz-requests', () => {
 
   it('409 access already approved while a live grant with uses left exists', async () => {
     const owner = await ownerWithPasskey(t);
-    const agent = await newAgent(t, owner);
+    const agent = await createAgent(t, owner);
     await grantAccess(t, owner, agent, {}, { limits: { max_uses: 1 } });
     const res = await postAccessRequest(t, agent);
     expectStatus(res, 409);
@@ -164,7 +163,7 @@ describe('access requests: POST /api/v1/authz-requests', () => {
 
   it('a grant past its expiry does not block a new request', async () => {
     const owner = await ownerWithPasskey(t);
-    const agent = await newAgent(t, owner);
+    const agent = await createAgent(t, owner);
     await grantAccess(t, owner, agent, { site: 'exp.example' }, { limits: { expires_in: 60 } });
     expectStatus(await postAccessRequest(t, agent, { site: 'exp.example' }), 409);
     t.clock.advance(60_000);
@@ -173,7 +172,7 @@ describe('access requests: POST /api/v1/authz-requests', () => {
 
   it('limits to 20 requests per agent and site per 300 s (429 with Retry-After)', async () => {
     const owner = await signUp(t.app);
-    const agent = await newAgent(t, owner);
+    const agent = await createAgent(t, owner);
     const codes: number[] = [];
     for (let i = 0; i < 20; i++) codes.push((await postAccessRequest(t, agent, { site: 'busy.example' })).statusCode);
     assert.deepEqual(codes, [200, ...Array(19).fill(409)]);
@@ -197,7 +196,7 @@ describe('polling: GET /api/v1/authz-requests/{txn_id}', () => {
 
   it('reads pending at 299 s and expired at 300 s, and stores the expiry', async () => {
     const owner = await signUp(t.app);
-    const agent = await newAgent(t, owner);
+    const agent = await createAgent(t, owner);
     const txn = await accessRequest(t, agent);
     t.clock.advance(299_000);
     assert.equal(json<{ status: string }>(await poll(t, txn)).status, 'pending');
@@ -224,7 +223,7 @@ describe('owner approval: /api/txn/{txn_id}/...', () => {
 
   it('approves with a passkey, creates the grant, dismisses other devices, shows in /api/me', async () => {
     const owner = await ownerWithPasskey(t);
-    const agent = await newAgent(t, owner, 'Buyer');
+    const agent = await createAgent(t, owner, 'Buyer');
     const txn = await accessRequest(t, agent, { scopes: ['orders:read', 'orders:write'], user_info: ['user:name', 'user:email'] });
 
     const me = json<{ pending: Record<string, unknown>[]; grants: unknown[] }>(await t.app.inject({ url: '/api/me', headers: owner.auth }));
@@ -268,7 +267,7 @@ describe('owner approval: /api/txn/{txn_id}/...', () => {
 
   it('401 without assertion, with a forged one and with one made for another request; the request stays pending', async () => {
     const owner = await ownerWithPasskey(t);
-    const agent = await newAgent(t, owner);
+    const agent = await createAgent(t, owner);
     const txn = await accessRequest(t, agent, { site: 'a.example' });
     const otherTxn = await accessRequest(t, agent, { site: 'b.example' });
 
@@ -296,7 +295,7 @@ describe('owner approval: /api/txn/{txn_id}/...', () => {
 
   it('denies with the session only; a decided request answers 409 to everything', async () => {
     const owner = await ownerWithPasskey(t);
-    const agent = await newAgent(t, owner);
+    const agent = await createAgent(t, owner);
     const txn = await accessRequest(t, agent);
     const spare = await assertionOptions(t, owner, txn);
     const res = await respond(t, owner, txn, { approve: false });
@@ -313,7 +312,7 @@ describe('owner approval: /api/txn/{txn_id}/...', () => {
 
   it('double approval: the second answer gets 409', async () => {
     const owner = await ownerWithPasskey(t);
-    const agent = await newAgent(t, owner);
+    const agent = await createAgent(t, owner);
     const txn = await accessRequest(t, agent);
     const spare = await assertionOptions(t, owner, txn);
     expectStatus(await approve(t, owner, txn), 200);
@@ -326,7 +325,7 @@ describe('owner approval: /api/txn/{txn_id}/...', () => {
 
   it('an expired request cannot be approved or denied (409)', async () => {
     const owner = await ownerWithPasskey(t);
-    const agent = await newAgent(t, owner);
+    const agent = await createAgent(t, owner);
     const txn = await accessRequest(t, agent);
     t.clock.advance(10_000);
     const options = await assertionOptions(t, owner, txn);
@@ -341,7 +340,7 @@ describe('owner approval: /api/txn/{txn_id}/...', () => {
 
   it("404 for another owner's request and for unknown ids", async () => {
     const owner = await ownerWithPasskey(t);
-    const agent = await newAgent(t, owner);
+    const agent = await createAgent(t, owner);
     const txn = await accessRequest(t, agent);
     const intruder = await ownerWithPasskey(t);
     expectStatus(await t.app.inject({ url: `/api/txn/${txn}/assertion-options`, headers: intruder.auth }), 404);
@@ -356,14 +355,14 @@ describe('owner approval: /api/txn/{txn_id}/...', () => {
 
   it('409 for assertion options when the owner has no passkey yet', async () => {
     const owner = await signUp(t.app);
-    const agent = await newAgent(t, owner);
+    const agent = await createAgent(t, owner);
     const txn = await accessRequest(t, agent);
     expectStatus(await t.app.inject({ url: `/api/txn/${txn}/assertion-options`, headers: owner.auth }), 409);
   });
 
   it('narrows scopes and user_info and sets limits; widening, unknown names and bad limits are 400', async () => {
     const owner = await ownerWithPasskey(t);
-    const agent = await newAgent(t, owner);
+    const agent = await createAgent(t, owner);
     const txn = await accessRequest(t, agent, { scopes: ['list', 'apply', 'pay'], user_info: ['user:name', 'user:email'] });
     const bad: [string, Record<string, unknown>][] = [
       ['widen scopes', { scopes: ['list', 'admin'] }],
@@ -400,7 +399,7 @@ describe('owner approval: /api/txn/{txn_id}/...', () => {
 
   it('cross-site cookie requests cannot answer', async () => {
     const owner = await ownerWithPasskey(t);
-    const agent = await newAgent(t, owner);
+    const agent = await createAgent(t, owner);
     const txn = await accessRequest(t, agent);
     const res = await t.app.inject({ method: 'POST', url: `/api/txn/${txn}/response`, headers: { cookie: `session=${owner.session_token}`, origin: 'https://evil.example' }, payload: { approve: false } });
     expectStatus(res, 403);
@@ -420,7 +419,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const owner = await ownerWithPasskey(t);
       const devices = [owner.authenticator];
       for (let i = 1; i < 20; i++) devices.push(await addPasskey(t, owner));
-      const agent = await newAgent(t, owner);
+      const agent = await createAgent(t, owner);
       const txn = await accessRequest(t, agent);
       const answers = [];
       for (const device of devices) answers.push({ approve: true, assertion: device.assert(await assertionOptions(t, owner, txn)) });
@@ -436,7 +435,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const owner = await ownerWithPasskey(t);
       const devices = [owner.authenticator];
       for (let i = 1; i < 10; i++) devices.push(await addPasskey(t, owner));
-      const agent = await newAgent(t, owner);
+      const agent = await createAgent(t, owner);
       const txn = await accessRequest(t, agent, { site: 'race.example' });
       const answers: Record<string, unknown>[] = [];
       for (const device of devices) answers.push({ approve: true, assertion: device.assert(await assertionOptions(t, owner, txn)) });
@@ -452,7 +451,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
 
     it('two access requests for the same site at once: one 200, one 409', async () => {
       const owner = await signUp(t.app);
-      const agent = await newAgent(t, owner);
+      const agent = await createAgent(t, owner);
       const results = await Promise.all(Array.from({ length: 10 }, () => postAccessRequest(t, agent, { site: 'twice.example' })));
       assert.deepEqual(results.map((r) => r.statusCode).sort(), [200, ...Array(9).fill(409)]);
     });

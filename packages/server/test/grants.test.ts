@@ -1,7 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { json, testApp, type TestApp } from './helpers/app.ts';
-import { accessRequest, approve, expectStatus, grantAccess, newAgent, ownerWithPasskey, poll, postAccessRequest, type Owner, type TestAgent } from './helpers/approvals.ts';
+import { createAgent, type TestAgent } from './helpers/agents.ts';
+import { expectStatus, json, testApp, type TestApp } from './helpers/app.ts';
+import { accessRequest, approve, grantAccess, ownerWithPasskey, poll, postAccessRequest, type Owner } from './helpers/approvals.ts';
 
 type GrantBody = { id: string; agent_id: string; site: string; scopes: string[]; user_info: string[]; expires_at: string | null; uses_left: number | null; created_at: string };
 
@@ -23,11 +24,11 @@ describe('grants', () => {
 
   it('GET /api/grants lists the live grants of the owner only', async () => {
     const owner = await ownerWithPasskey(t);
-    const agent = await newAgent(t, owner);
+    const agent = await createAgent(t, owner);
     await grantAccess(t, owner, agent, { scopes: ['list'], user_info: ['user:email'] }, { limits: { expires_in: 120, max_uses: 3 } });
     await grantAccess(t, owner, agent, { site: 'b.example' });
     const other = await ownerWithPasskey(t);
-    await grantAccess(t, other, await newAgent(t, other));
+    await grantAccess(t, other, await createAgent(t, other));
 
     const res = await t.app.inject({ url: '/api/grants', headers: owner.auth });
     expectStatus(res, 200);
@@ -46,7 +47,7 @@ describe('grants', () => {
 
   it('revokes at a new rev_seq; it is listed as revoked; a second revoke is 409; others get 404', async () => {
     const owner = await ownerWithPasskey(t);
-    const agent = await newAgent(t, owner);
+    const agent = await createAgent(t, owner);
     await grantAccess(t, owner, agent);
     const grant = await grantOf(agent);
     const intruder = await ownerWithPasskey(t);
@@ -74,7 +75,7 @@ describe('grants', () => {
 
   it('after a revoke the agent may ask again; approving again supersedes the revoked grant and advances rev_seq', async () => {
     const owner = await ownerWithPasskey(t);
-    const agent = await newAgent(t, owner);
+    const agent = await createAgent(t, owner);
     await grantAccess(t, owner, agent);
     const old = await grantOf(agent);
     expectStatus(await revoke(owner, old.id), 200);
@@ -90,7 +91,7 @@ describe('grants', () => {
 
   it('replacing an active grant (its uses spent) supersedes it without touching rev_seq', async () => {
     const owner = await ownerWithPasskey(t);
-    const agent = await newAgent(t, owner);
+    const agent = await createAgent(t, owner);
     await grantAccess(t, owner, agent, {}, { limits: { max_uses: 1 } });
     const old = await grantOf(agent);
     assert.ok(await t.services.store.grants.issuePass(old.id, { now: t.clock.now(), newRefreshHash: 'h' }));
@@ -105,7 +106,7 @@ describe('grants', () => {
   it('PATCH user-info narrows or clears; widening is 400 and needs a fresh approval on the phone', async () => {
     const owner = await ownerWithPasskey(t);
     await t.services.store.users.update(owner.user.id, { phone: '+15550001111', phoneVerified: true });
-    const agent = await newAgent(t, owner);
+    const agent = await createAgent(t, owner);
     await grantAccess(t, owner, agent, { user_info: ['user:name', 'user:email'] });
     const grant = await grantOf(agent);
 
@@ -136,8 +137,8 @@ describe('grants', () => {
   for (const how of ['removal', 'revoked flag'] as const) {
     it(`agent ${how}: pending requests are cancelled (read denied) and grants revoked at that rev_seq`, async () => {
       const owner = await ownerWithPasskey(t);
-      const agent = await newAgent(t, owner);
-      const bystander = await newAgent(t, owner, 'Bystander');
+      const agent = await createAgent(t, owner);
+      const bystander = await createAgent(t, owner, 'Bystander');
       await grantAccess(t, owner, agent);
       await grantAccess(t, owner, agent, { site: 'b.example' });
       await grantAccess(t, owner, bystander);

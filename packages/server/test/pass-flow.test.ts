@@ -2,8 +2,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createDpopProof } from '@mandate/protocol';
 import { seconds } from '../src/domain/clock.ts';
-import { json, testApp, type TestApp } from './helpers/app.ts';
-import { approve, expectStatus, grantAccess, newAgent, ownerWithPasskey, poll, remoteAddress, type Owner, type TestAgent } from './helpers/approvals.ts';
+import { createAgent, type TestAgent } from './helpers/agents.ts';
+import { expectStatus, json, remoteAddress, testApp, type TestApp } from './helpers/app.ts';
+import { approve, grantAccess, ownerWithPasskey, poll, type Owner } from './helpers/approvals.ts';
 import type { TokenBody, VerifyBody } from './helpers/passes.ts';
 
 // The whole protocol over HTTP, as agent, owner and site meet it: access request, passkey approval,
@@ -18,7 +19,7 @@ describe('agent <-> owner <-> site, end to end in one process', () => {
   before(async () => {
     t = await testApp();
     owner = await ownerWithPasskey(t);
-    agent = await newAgent(t, owner, 'Shopper');
+    agent = await createAgent(t, owner, 'Shopper');
   });
   after(() => t.close());
 

@@ -1,98 +1,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
-import type { LightMyRequestResponse } from 'fastify';
-import { json, signUp, testApp, type TestApp } from './helpers/app.ts';
+import { randomBytes } from 'node:crypto';
+import { expectStatus, json, remoteAddress, signUp, testApp, type TestApp } from './helpers/app.ts';
+import { AT, SoftAuthenticator, UP } from './helpers/soft-authenticator.ts';
 
-// A software authenticator (fmt "none", ES256) so that registration, sign-in, counters and
-// approvals run through the real verifier without a browser. The e2e test covers a real one.
+// Registration, sign-in, counters and approvals through the real verifier, with the shared software
+// authenticator standing in for a passkey. The e2e test covers a real one.
 
-type Cbor = number | string | Uint8Array | Map<Cbor, Cbor>;
-
-function cbor(v: Cbor): Buffer {
-  const head = (major: number, n: number): Buffer => {
-    if (n < 24) return Buffer.from([(major << 5) | n]);
-    if (n < 256) return Buffer.from([(major << 5) | 24, n]);
-    const b = Buffer.alloc(3);
-    b[0] = (major << 5) | 25;
-    b.writeUInt16BE(n, 1);
-    return b;
-  };
-  if (typeof v === 'number') return v >= 0 ? head(0, v) : head(1, -1 - v);
-  if (typeof v === 'string') return Buffer.concat([head(3, Buffer.byteLength(v)), Buffer.from(v)]);
-  if (v instanceof Uint8Array) return Buffer.concat([head(2, v.length), v]);
-  return Buffer.concat([head(5, v.size), ...[...v].flatMap(([k, x]) => [cbor(k), cbor(x)])]);
-}
-
-const b64u = (b: Uint8Array | string): string => Buffer.from(b).toString('base64url');
-const sha256 = (b: Uint8Array | string): Buffer => createHash('sha256').update(b).digest();
-const UP = 0x01;
-const UV = 0x04;
-const AT = 0x40;
-
-interface Ceremony {
-  origin?: string;
-  flags?: number;
-  userHandle?: string;
-}
-
-class SoftAuthenticator {
-  readonly credentialId = randomBytes(16);
-  private readonly keys: { publicKey: KeyObject; privateKey: KeyObject } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  counter = 0;
-
-  constructor(private readonly rpId = 'localhost', private readonly origin = 'http://localhost:8080', private readonly counts = true) {}
-
-  get id(): string {
-    return b64u(this.credentialId);
-  }
-
-  private authData(flags: number, extra: Buffer = Buffer.alloc(0)): Buffer {
-    if (this.counts) this.counter += 1;
-    const count = Buffer.alloc(4);
-    count.writeUInt32BE(this.counter);
-    return Buffer.concat([sha256(this.rpId), Buffer.from([flags]), count, extra]);
-  }
-
-  private clientData(type: string, challenge: string, origin: string): string {
-    return b64u(JSON.stringify({ type, challenge, origin, crossOrigin: false }));
-  }
-
-  register(challenge: string, c: Ceremony = {}) {
-    const jwk = this.keys.publicKey.export({ format: 'jwk' });
-    const cose = cbor(new Map<Cbor, Cbor>([[1, 2], [3, -7], [-1, 1], [-2, Buffer.from(jwk.x ?? '', 'base64url')], [-3, Buffer.from(jwk.y ?? '', 'base64url')]]));
-    const idLen = Buffer.alloc(2);
-    idLen.writeUInt16BE(this.credentialId.length);
-    const authData = this.authData(c.flags ?? UP | UV | AT, Buffer.concat([Buffer.alloc(16), idLen, this.credentialId, cose]));
-    const attestationObject = cbor(new Map<Cbor, Cbor>([['fmt', 'none'], ['attStmt', new Map()], ['authData', authData]]));
-    return {
-      id: this.id,
-      rawId: this.id,
-      type: 'public-key',
-      response: { clientDataJSON: this.clientData('webauthn.create', challenge, c.origin ?? this.origin), attestationObject: b64u(attestationObject), transports: ['internal'] },
-      clientExtensionResults: {},
-    };
-  }
-
-  assert(challenge: string, c: Ceremony & { counter?: number } = {}) {
-    if (c.counter !== undefined) this.counter = c.counter - (this.counts ? 1 : 0);
-    const authData = this.authData(c.flags ?? UP | UV);
-    const clientDataJSON = this.clientData('webauthn.get', challenge, c.origin ?? this.origin);
-    const signature = sign('sha256', Buffer.concat([authData, sha256(Buffer.from(clientDataJSON, 'base64url'))]), this.keys.privateKey);
-    return {
-      id: this.id,
-      rawId: this.id,
-      type: 'public-key',
-      response: {
-        clientDataJSON,
-        authenticatorData: b64u(authData),
-        signature: b64u(signature),
-        ...(c.userHandle !== undefined ? { userHandle: b64u(c.userHandle) } : {}),
-      },
-      clientExtensionResults: {},
-    };
-  }
-}
+const b64u = (b: Buffer): string => b.toString('base64url');
 
 type Owner = Awaited<ReturnType<typeof signUp>>;
 interface Options { challenge: string; options: Record<string, unknown> }
@@ -106,30 +21,27 @@ after(async () => {
 });
 
 // Each request from its own client address, so the per-address sign-in throttle (tested on its own
-// app below) does not trip over the many sign-ins of this file under a clock that stands still.
-let addr = 0;
-const remoteAddress = () => `10.${(++addr >> 16) & 255}.${(addr >> 8) & 255}.${addr & 255}`;
+// app below) does not trip over the many sign-ins of this file.
 const get = (url: string, headers: Record<string, string> = {}) => t.app.inject({ method: 'GET', url, headers, remoteAddress: remoteAddress() });
 const post = (url: string, payload: unknown, headers: Record<string, string> = {}) =>
   t.app.inject({ method: 'POST', url, payload: payload as object, headers, remoteAddress: remoteAddress() });
-const status = (res: LightMyRequestResponse, code: number) => assert.equal(res.statusCode, code, res.body);
 
 async function registerOptions(owner: Owner): Promise<Options> {
   const res = await get('/api/webauthn/register/options', owner.auth);
-  status(res, 200);
+  expectStatus(res, 200);
   return json<Options>(res);
 }
 
 async function register(owner: Owner, auth = new SoftAuthenticator(), name?: string): Promise<{ auth: SoftAuthenticator; deviceId: string }> {
   const { challenge } = await registerOptions(owner);
   const res = await post('/api/webauthn/register/verify', { challenge, attestation: auth.register(challenge), ...(name ? { name } : {}) }, owner.auth);
-  status(res, 200);
+  expectStatus(res, 200);
   return { auth, deviceId: json<{ device_id: string }>(res).device_id };
 }
 
 async function loginOptions(email: string): Promise<Options> {
   const res = await get(`/api/webauthn/login/options?email=${encodeURIComponent(email)}`);
-  status(res, 200);
+  expectStatus(res, 200);
   return json<Options>(res);
 }
 
@@ -160,7 +72,7 @@ describe('passkey registration', () => {
     const { challenge } = await registerOptions(owner);
     const ua = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0 Safari/537.36';
     const res = await post('/api/webauthn/register/verify', { challenge, attestation: auth.register(challenge) }, { ...owner.auth, 'user-agent': ua });
-    status(res, 200);
+    expectStatus(res, 200);
     const body = json<{ verified: boolean; device_id: string }>(res);
     assert.equal(body.verified, true);
     assert.match(body.device_id, /^dev_[a-z2-7]{26}$/);
@@ -183,17 +95,17 @@ describe('passkey registration', () => {
   });
 
   test('401 without a session', async () => {
-    status(await get('/api/webauthn/register/options'), 401);
-    status(await post('/api/webauthn/register/verify', { challenge: 'x', attestation: {} }), 401);
-    status(await get('/api/devices'), 401);
-    status(await t.app.inject({ method: 'DELETE', url: '/api/devices/dev_x' }), 401);
+    expectStatus(await get('/api/webauthn/register/options'), 401);
+    expectStatus(await post('/api/webauthn/register/verify', { challenge: 'x', attestation: {} }), 401);
+    expectStatus(await get('/api/devices'), 401);
+    expectStatus(await t.app.inject({ method: 'DELETE', url: '/api/devices/dev_x' }), 401);
   });
 
   test('422 on malformed bodies', async () => {
     const owner = await signUp(t.app);
     for (const body of [{}, { challenge: 'abc' }, { challenge: 'abc', attestation: 'text' }, { challenge: 5, attestation: {} }, { challenge: 'abc', attestation: [] }, { challenge: 'abc', attestation: {}, name: '' }]) {
       const res = await post('/api/webauthn/register/verify', body, owner.auth);
-      status(res, 422);
+      expectStatus(res, 422);
       assert.ok(Array.isArray(json<{ detail: unknown[] }>(res).detail));
     }
   });
@@ -208,12 +120,12 @@ describe('passkey registration', () => {
       (c: string) => auth.register(c, { origin: 'https://evil.example' }),
       (c: string) => auth.register(c, { flags: UP | AT }),
       (c: string) => auth.register(b64u(randomBytes(32))),
-      (c: string) => new SoftAuthenticator('evil.example').register(c),
+      (c: string) => new SoftAuthenticator({ rpId: 'evil.example' }).register(c),
     ];
     for (const make of forged) {
       const { challenge } = await registerOptions(owner);
       const res = await post('/api/webauthn/register/verify', { challenge, attestation: make(challenge) }, owner.auth);
-      status(res, 400);
+      expectStatus(res, 400);
       assert.match(json<{ detail: string }>(res).detail, /registration failed/);
     }
     assert.deepEqual(json<unknown[]>(await get('/api/devices', owner.auth)), []);
@@ -224,27 +136,27 @@ describe('passkey registration', () => {
     const auth = new SoftAuthenticator();
     const { challenge } = await registerOptions(owner);
     const attestation = auth.register(challenge);
-    status(await post('/api/webauthn/register/verify', { challenge, attestation }, owner.auth), 200);
+    expectStatus(await post('/api/webauthn/register/verify', { challenge, attestation }, owner.auth), 200);
     const reused = await post('/api/webauthn/register/verify', { challenge, attestation }, owner.auth);
-    status(reused, 400);
+    expectStatus(reused, 400);
     assert.match(json<{ detail: string }>(reused).detail, /challenge/);
 
     const expired = await registerOptions(owner);
     t.clock.advance(5 * 60 * 1000);
-    status(await post('/api/webauthn/register/verify', { challenge: expired.challenge, attestation: new SoftAuthenticator().register(expired.challenge) }, owner.auth), 400);
+    expectStatus(await post('/api/webauthn/register/verify', { challenge: expired.challenge, attestation: new SoftAuthenticator().register(expired.challenge) }, owner.auth), 400);
 
-    status(await post('/api/webauthn/register/verify', { challenge: b64u(randomBytes(32)), attestation: new SoftAuthenticator().register('x') }, owner.auth), 400);
+    expectStatus(await post('/api/webauthn/register/verify', { challenge: b64u(randomBytes(32)), attestation: new SoftAuthenticator().register('x') }, owner.auth), 400);
 
     // Same owner, another session (a second sign-in): the challenge belongs to the first session.
     const other = await post('/api/login', { email: owner.email, password: owner.password });
-    status(other, 200);
+    expectStatus(other, 200);
     const otherAuth = { authorization: `Bearer ${json<{ session_token: string }>(other).session_token}` };
     const first = await registerOptions(owner);
-    status(await post('/api/webauthn/register/verify', { challenge: first.challenge, attestation: new SoftAuthenticator().register(first.challenge) }, otherAuth), 400);
+    expectStatus(await post('/api/webauthn/register/verify', { challenge: first.challenge, attestation: new SoftAuthenticator().register(first.challenge) }, otherAuth), 400);
     // Another owner altogether.
     const stranger = await signUp(t.app);
     const mine = await registerOptions(owner);
-    status(await post('/api/webauthn/register/verify', { challenge: mine.challenge, attestation: new SoftAuthenticator().register(mine.challenge) }, stranger.auth), 400);
+    expectStatus(await post('/api/webauthn/register/verify', { challenge: mine.challenge, attestation: new SoftAuthenticator().register(mine.challenge) }, stranger.auth), 400);
   });
 
   test('a credential already registered is 409', async () => {
@@ -252,17 +164,17 @@ describe('passkey registration', () => {
     const { auth } = await register(owner);
     const { challenge } = await registerOptions(owner);
     const res = await post('/api/webauthn/register/verify', { challenge, attestation: auth.register(challenge) }, owner.auth);
-    status(res, 409);
+    expectStatus(res, 409);
     const stranger = await signUp(t.app);
     const theirs = await registerOptions(stranger);
-    status(await post('/api/webauthn/register/verify', { challenge: theirs.challenge, attestation: auth.register(theirs.challenge) }, stranger.auth), 409);
+    expectStatus(await post('/api/webauthn/register/verify', { challenge: theirs.challenge, attestation: auth.register(theirs.challenge) }, stranger.auth), 409);
   });
 
   test('a cookie request from another origin is 403', async () => {
     const owner = await signUp(t.app);
     const { challenge } = await registerOptions(owner);
     const res = await post('/api/webauthn/register/verify', { challenge, attestation: {} }, { cookie: `session=${owner.session_token}`, origin: 'https://evil.example' });
-    status(res, 403);
+    expectStatus(res, 403);
   });
 });
 
@@ -278,10 +190,10 @@ describe('passkey sign-in', () => {
   });
 
   test('422 without an email or with a malformed body', async () => {
-    status(await get('/api/webauthn/login/options'), 422);
-    status(await get('/api/webauthn/login/options?email=not-an-email'), 422);
+    expectStatus(await get('/api/webauthn/login/options'), 422);
+    expectStatus(await get('/api/webauthn/login/options?email=not-an-email'), 422);
     for (const body of [{}, { challenge: 'abc' }, { challenge: 'abc', assertion: 'x' }, { assertion: {} }]) {
-      status(await post('/api/webauthn/login/verify', body), 422);
+      expectStatus(await post('/api/webauthn/login/verify', body), 422);
     }
   });
 
@@ -290,7 +202,7 @@ describe('passkey sign-in', () => {
     const { auth } = await register(owner);
     const { challenge } = await loginOptions(owner.email);
     const res = await post('/api/webauthn/login/verify', { challenge, assertion: auth.assert(challenge, { userHandle: owner.user.id }) });
-    status(res, 200);
+    expectStatus(res, 200);
     const password = await post('/api/login', { email: owner.email, password: owner.password });
     assert.deepEqual(Object.keys(json(res)).sort(), ['expires_at', 'session_token', 'user']);
     assert.deepEqual(Object.keys(json(password)).sort(), ['expires_at', 'session_token', 'user']);
@@ -299,7 +211,7 @@ describe('passkey sign-in', () => {
     assert.ok(cookie?.httpOnly);
     assert.equal(cookie?.sameSite, 'Lax');
     const me = await get('/api/me', { cookie: `session=${cookie?.value}` });
-    status(me, 200);
+    expectStatus(me, 200);
     assert.equal(json(me).email, owner.email);
     const devices = json<{ last_used_at: string | null }[]>(await get('/api/devices', owner.auth));
     assert.equal(devices[0]?.last_used_at, new Date(t.clock.now()).toISOString());
@@ -310,10 +222,10 @@ describe('passkey sign-in', () => {
     const other = await signUp(t.app);
     const { auth } = await register(owner);
     const unknown = await loginOptions(`nobody.${Date.now()}@example.com`);
-    status(await post('/api/webauthn/login/verify', { challenge: unknown.challenge, assertion: auth.assert(unknown.challenge) }), 200);
+    expectStatus(await post('/api/webauthn/login/verify', { challenge: unknown.challenge, assertion: auth.assert(unknown.challenge) }), 200);
     const wrong = await loginOptions(other.email.toUpperCase());
     const res = await post('/api/webauthn/login/verify', { challenge: wrong.challenge, assertion: auth.assert(wrong.challenge) });
-    status(res, 401);
+    expectStatus(res, 401);
     assert.deepEqual(json(res), { detail: 'passkey sign-in failed' });
   });
 
@@ -330,12 +242,12 @@ describe('passkey sign-in', () => {
       (c) => auth.assert(c, { flags: UP }),
       (c) => auth.assert(c, { userHandle: 'u_someoneelse' }),
       () => auth.assert(b64u(randomBytes(32))),
-      (c) => new SoftAuthenticator('evil.example').assert(c),
+      (c) => new SoftAuthenticator({ rpId: 'evil.example' }).assert(c),
     ];
     for (const make of bad) {
       const { challenge } = await loginOptions(owner.email);
       const res = await post('/api/webauthn/login/verify', { challenge, assertion: make(challenge) });
-      status(res, 401);
+      expectStatus(res, 401);
       assert.deepEqual(json(res), { detail: 'passkey sign-in failed' });
     }
   });
@@ -345,32 +257,32 @@ describe('passkey sign-in', () => {
     const { auth } = await register(owner);
     const { challenge } = await loginOptions(owner.email);
     const assertion = auth.assert(challenge);
-    status(await post('/api/webauthn/login/verify', { challenge, assertion }), 200);
-    status(await post('/api/webauthn/login/verify', { challenge, assertion }), 401);
+    expectStatus(await post('/api/webauthn/login/verify', { challenge, assertion }), 200);
+    expectStatus(await post('/api/webauthn/login/verify', { challenge, assertion }), 401);
     const later = await loginOptions(owner.email);
     t.clock.advance(5 * 60 * 1000);
-    status(await post('/api/webauthn/login/verify', { challenge: later.challenge, assertion: auth.assert(later.challenge) }), 401);
+    expectStatus(await post('/api/webauthn/login/verify', { challenge: later.challenge, assertion: auth.assert(later.challenge) }), 401);
   });
 
   test('a sign counter that does not grow is refused', async () => {
     const owner = await signUp(t.app);
     const { auth } = await register(owner);
     const first = await loginOptions(owner.email);
-    status(await post('/api/webauthn/login/verify', { challenge: first.challenge, assertion: auth.assert(first.challenge, { counter: 10 }) }), 200);
+    expectStatus(await post('/api/webauthn/login/verify', { challenge: first.challenge, assertion: auth.assert(first.challenge, { counter: 10 }) }), 200);
     for (const counter of [10, 9, 0]) {
       const { challenge } = await loginOptions(owner.email);
-      status(await post('/api/webauthn/login/verify', { challenge, assertion: auth.assert(challenge, { counter }) }), 401);
+      expectStatus(await post('/api/webauthn/login/verify', { challenge, assertion: auth.assert(challenge, { counter }) }), 401);
     }
     const ok = await loginOptions(owner.email);
-    status(await post('/api/webauthn/login/verify', { challenge: ok.challenge, assertion: auth.assert(ok.challenge, { counter: 11 }) }), 200);
+    expectStatus(await post('/api/webauthn/login/verify', { challenge: ok.challenge, assertion: auth.assert(ok.challenge, { counter: 11 }) }), 200);
   });
 
   test('an authenticator without a counter (always 0) may sign in repeatedly', async () => {
     const owner = await signUp(t.app);
-    const { auth } = await register(owner, new SoftAuthenticator('localhost', 'http://localhost:8080', false));
+    const { auth } = await register(owner, new SoftAuthenticator({ signCount: false }));
     for (let i = 0; i < 2; i++) {
       const { challenge } = await loginOptions(owner.email);
-      status(await post('/api/webauthn/login/verify', { challenge, assertion: auth.assert(challenge) }), 200);
+      expectStatus(await post('/api/webauthn/login/verify', { challenge, assertion: auth.assert(challenge) }), 200);
     }
   });
 
@@ -389,9 +301,9 @@ describe('passkey sign-in', () => {
   test('a removed passkey no longer signs in', async () => {
     const owner = await signUp(t.app);
     const { auth, deviceId } = await register(owner);
-    status(await t.app.inject({ method: 'DELETE', url: `/api/devices/${deviceId}`, headers: owner.auth }), 200);
+    expectStatus(await t.app.inject({ method: 'DELETE', url: `/api/devices/${deviceId}`, headers: owner.auth }), 200);
     const { challenge } = await loginOptions(owner.email);
-    status(await post('/api/webauthn/login/verify', { challenge, assertion: auth.assert(challenge) }), 401);
+    expectStatus(await post('/api/webauthn/login/verify', { challenge, assertion: auth.assert(challenge) }), 401);
   });
 
   test('sign-in attempts are throttled per client address', async () => {
@@ -401,7 +313,7 @@ describe('passkey sign-in', () => {
       for (let i = 0; i < 31; i++) last = (await limited.app.inject({ method: 'GET', url: '/api/webauthn/login/options?email=a@example.com' })).statusCode;
       assert.equal(last, 429);
       const res = await limited.app.inject({ method: 'POST', url: '/api/webauthn/login/verify', payload: { challenge: 'x', assertion: {} } });
-      status(res, 429);
+      expectStatus(res, 429);
       assert.ok(res.headers['retry-after']);
     } finally {
       await limited.close();
@@ -445,7 +357,7 @@ describe('passkey assertions for approvals', () => {
     await assert.rejects(px.verifyAssertion(owner.user.id, 't_one', { nonsense: true }), { status: 401 });
     // A txn challenge does not sign anyone in either.
     const c5 = await px.assertionOptions(owner.user.id, 't_one');
-    status(await post('/api/webauthn/login/verify', { challenge: c5.challenge, assertion: auth.assert(c5.challenge) }), 401);
+    expectStatus(await post('/api/webauthn/login/verify', { challenge: c5.challenge, assertion: auth.assert(c5.challenge) }), 401);
   });
 
   test('an owner without passkeys is told to add one (409)', async () => {
@@ -460,31 +372,31 @@ describe('devices', () => {
     const other = await signUp(t.app);
     const { deviceId } = await register(owner);
     const del = (id: string, who: Owner) => t.app.inject({ method: 'DELETE', url: `/api/devices/${id}`, headers: who.auth });
-    status(await del(deviceId, other), 404);
-    status(await del('dev_nonexistent', owner), 404);
-    status(await del('u_wrongprefix', owner), 404);
+    expectStatus(await del(deviceId, other), 404);
+    expectStatus(await del('dev_nonexistent', owner), 404);
+    expectStatus(await del('u_wrongprefix', owner), 404);
     assert.equal(json<unknown[]>(await get('/api/devices', owner.auth)).length, 1);
     const res = await del(deviceId, owner);
-    status(res, 200);
+    expectStatus(res, 200);
     assert.deepEqual(json(res), { ok: true });
     assert.deepEqual(json<unknown[]>(await get('/api/devices', owner.auth)), []);
-    status(await del(deviceId, owner), 404);
+    expectStatus(await del(deviceId, owner), 404);
   });
 });
 
 describe('owner page', () => {
   test('GET / redirects to /app; the page and its scripts are served with the CSP and no inline script', async () => {
     const root = await get('/');
-    status(root, 302);
+    expectStatus(root, 302);
     assert.equal(root.headers.location, '/app');
     const page = await get('/app');
-    status(page, 200);
+    expectStatus(page, 200);
     assert.match(String(page.headers['content-type']), /^text\/html/);
     assert.match(String(page.headers['content-security-policy']), /script-src 'self'/);
     assert.doesNotMatch(page.body, /<script(?![^>]*\bsrc=)[^>]*>/);
     for (const [url, type] of [['/assets/app.js', /^text\/javascript/], ['/assets/simplewebauthn-browser.js', /^text\/javascript/], ['/assets/app.css', /^text\/css/]] as const) {
       const res = await get(url);
-      status(res, 200);
+      expectStatus(res, 200);
       assert.match(String(res.headers['content-type']), type);
     }
     assert.match((await get('/assets/simplewebauthn-browser.js')).body, /SimpleWebAuthnBrowser/);

@@ -2,7 +2,8 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { testApp, type TestApp } from './helpers/app.ts';
-import { agentJwt, createAgent, createGrant, getPass, mintStepup, proof, type TestAgent, type VerifyBody } from './helpers/passes.ts';
+import { agentJwt, createAgent, createGrant, type TestAgent } from './helpers/agents.ts';
+import { getPass, mintStepup, proof, type VerifyBody } from './helpers/passes.ts';
 
 // Single use under contention (decisions §5, §8): of N simultaneous uses of one step-up token, one
 // refresh token or one DPoP jti, exactly one succeeds and the others fail cleanly (never a 5xx).

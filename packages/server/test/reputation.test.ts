@@ -7,7 +7,8 @@ import { seconds } from '../src/domain/clock.ts';
 import { REPORT_KINDS, REPORT_WEIGHTS, ageBonus, countKinds, reputationScore } from '../src/domain/reputation/score.ts';
 import type { ReportKind } from '../src/store/ports.ts';
 import { testApp, signUp, json, type TestApp } from './helpers/app.ts';
-import { createAgent, mintPass } from './helpers/revocation-fixtures.ts';
+import { createAgent } from './helpers/agents.ts';
+import { mintPass } from './helpers/passes.ts';
 
 const DAY = 86_400_000;
 const kindArb = fc.constantFrom<ReportKind>(...REPORT_KINDS);
@@ -117,7 +118,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
 
     it('a fresh agent scores 50 with every kind at 0; age_days follows the clock; unknown agent 404', async () => {
       const owner = await signUp(t.app);
-      const agent = await createAgent(t.app, owner);
+      const agent = await createAgent(t, owner);
       assert.deepEqual(await reputation(agent.id), {
         agent_id: agent.id,
         score: 50,
@@ -139,7 +140,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
 
     it('accepts a report with a pass the agent presented; the site is the pass\'s aud', async () => {
       const owner = await signUp(t.app);
-      const agent = await createAgent(t.app, owner);
+      const agent = await createAgent(t, owner);
       const res = await report(await mintPass(t, agent, 'shop.example'), 'spam', 'sent 40 messages in a minute');
       assert.equal(res.statusCode, 200, res.body);
       assert.deepEqual(json(res), { ok: true, agent_id: agent.id, site: 'shop.example', kind: 'spam' });
@@ -157,7 +158,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
 
     it('counts only the latest report of each site', async () => {
       const owner = await signUp(t.app);
-      const agent = await createAgent(t.app, owner);
+      const agent = await createAgent(t, owner);
       const pass = await mintPass(t, agent, 'shop.example');
       for (const kind of ['fraud', 'abuse', 'spam', 'fraud', 'good']) assert.equal((await report(pass, kind)).statusCode, 200);
       let rep = await reputation(agent.id);
@@ -169,7 +170,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
 
     it('a revoked or removed agent scores 0 with flag revoked; reports about it are still taken', async () => {
       const owner = await signUp(t.app);
-      const agent = await createAgent(t.app, owner);
+      const agent = await createAgent(t, owner);
       const pass = await mintPass(t, agent, 'shop.example');
       await t.app.inject({ method: 'POST', url: `/api/agents/${agent.id}/flag`, headers: owner.auth, payload: { flag: 'suspicious' } });
       assert.deepEqual([(await reputation(agent.id)).score, (await reputation(agent.id)).flag], [50, 'suspicious']);
@@ -184,7 +185,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
 
     it('takes a pass minted exactly 7 days ago (expired), refuses one minted 7 days and 1 s ago', async () => {
       const owner = await signUp(t.app);
-      const agent = await createAgent(t.app, owner);
+      const agent = await createAgent(t, owner);
       const pass = await mintPass(t, agent, 'shop.example');
       t.clock.advance(7 * DAY);
       assert.equal((await report(pass, 'good')).statusCode, 200);
@@ -196,7 +197,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
 
     it('refuses forged, foreign, other-typ and malformed tokens with 400', async () => {
       const owner = await signUp(t.app);
-      const agent = await createAgent(t.app, owner);
+      const agent = await createAgent(t, owner);
       const kid = (json<{ keys: { kid: string }[] }>(await t.app.inject({ url: '/api/v1/jwks' })).keys[0] as { kid: string }).kid;
       const now = seconds(t.clock.now());
       const good = await mintPass(t, agent, 'shop.example');
@@ -229,7 +230,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
 
     it('refuses malformed bodies with 422', async () => {
       const owner = await signUp(t.app);
-      const agent = await createAgent(t.app, owner);
+      const agent = await createAgent(t, owner);
       const pass = await mintPass(t, agent, 'shop.example');
       for (const payload of [{ access_token: pass }, { access_token: pass, kind: 'rude' }, { kind: 'spam' }, { access_token: pass, kind: 'spam', detail: 'x'.repeat(2001) }, { access_token: '', kind: 'spam' }]) {
         assert.equal((await t.app.inject({ method: 'POST', url: '/api/v1/reports', payload })).statusCode, 422, JSON.stringify(payload).slice(0, 80));
@@ -239,7 +240,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
 
     it('limits reports to 30 per site per minute', async () => {
       const owner = await signUp(t.app);
-      const agent = await createAgent(t.app, owner);
+      const agent = await createAgent(t, owner);
       t.clock.set(Math.ceil(t.clock.now() / 60_000) * 60_000);
       const pass = await mintPass(t, agent, 'busy.example');
       for (let i = 0; i < 30; i++) assert.equal((await report(pass, 'good')).statusCode, 200);

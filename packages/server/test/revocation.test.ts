@@ -4,7 +4,8 @@ import { decodeJwt } from 'jose';
 import { type PassClaims, type RevocationClaims, ProtocolError, revocationVerdict, verifyRevocationSnapshot } from '@mandate/protocol';
 import { seconds } from '../src/domain/clock.ts';
 import { testApp, signUp, json, type TestApp } from './helpers/app.ts';
-import { agentJwt, createAgent, createGrant, mintPass, revokeGrant } from './helpers/revocation-fixtures.ts';
+import { agentJwt, createAgent, createGrant, revokeGrant } from './helpers/agents.ts';
+import { mintPass } from './helpers/passes.ts';
 
 const decodePassForTest = (token: string): PassClaims => decodeJwt(token) as unknown as PassClaims;
 
@@ -88,7 +89,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       assert.equal(claims.iat, seconds(t.clock.now()));
 
       const owner = await signUp(t.app);
-      const agent = await createAgent(t.app, owner);
+      const agent = await createAgent(t, owner);
       await t.app.inject({ method: 'DELETE', url: `/api/agents/${agent.id}`, headers: owner.auth });
       const changed = await t.app.inject({ url: '/api/v1/revocation', headers: { 'if-none-match': etag } });
       assert.equal(changed.statusCode, 200);
@@ -98,7 +99,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
 
     it('agent removal advances rev_seq, lists a tombstone and empties its keys', async () => {
       const owner = await signUp(t.app);
-      const agent = await createAgent(t.app, owner);
+      const agent = await createAgent(t, owner);
       const before = await snapshot();
       assert.ok(!before.body.revoked_agents.some((a) => a.id === agent.id));
       assert.equal((await t.app.inject({ method: 'DELETE', url: `/api/agents/${agent.id}`, headers: owner.auth })).statusCode, 200);
@@ -115,7 +116,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
 
     it('flag revoked lists the agent; flag ok unblocks it and it leaves the list; each advances rev_seq', async () => {
       const owner = await signUp(t.app);
-      const agent = await createAgent(t.app, owner);
+      const agent = await createAgent(t, owner);
       const flag = (f: string) => t.app.inject({ method: 'POST', url: `/api/agents/${agent.id}/flag`, headers: owner.auth, payload: { flag: f } });
       const s0 = (await snapshot()).body.rev_seq;
 
@@ -139,9 +140,9 @@ for (const backend of ['sqlite', 'postgres'] as const) {
 
     it('a revoked grant is listed with its rev_seq and named in the agent status', async () => {
       const owner = await signUp(t.app);
-      const agent = await createAgent(t.app, owner);
-      const grant = await createGrant(t, agent, 'shop.example');
-      await createGrant(t, agent, 'other.example');
+      const agent = await createAgent(t, owner);
+      const grant = await createGrant(t, agent, { site: 'shop.example' });
+      await createGrant(t, agent, { site: 'other.example' });
       const s0 = (await snapshot()).body.rev_seq;
       const passBefore = await mintPass(t, agent, 'shop.example');
       const revSeqOfRevocation = await revokeGrant(t, grant.id);
@@ -169,7 +170,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const owner = await signUp(t.app);
       const seen: number[] = [(await snapshot()).body.rev_seq];
       for (let i = 0; i < 3; i++) {
-        const agent = await createAgent(t.app, owner);
+        const agent = await createAgent(t, owner);
         await t.app.inject({ method: 'POST', url: `/api/agents/${agent.id}/flag`, headers: owner.auth, payload: { flag: 'revoked' } });
         seen.push((await snapshot()).body.rev_seq);
         await t.app.inject({ method: 'POST', url: `/api/agents/${agent.id}/flag`, headers: owner.auth, payload: { flag: 'ok' } });

@@ -3,8 +3,9 @@ import assert from 'node:assert/strict';
 import { decodeProtectedHeader } from 'jose';
 import { createAgentJwt, verifyStepupToken, type StepupClaims } from '@mandate/protocol';
 import { seconds } from '../src/domain/clock.ts';
-import { json, signUp, testApp, type TestApp } from './helpers/app.ts';
-import { approve, expectStatus, grantAccess, newAgent, ownerWithPasskey, poll, remoteAddress, respond, type TestAgent } from './helpers/approvals.ts';
+import { createAgent, type TestAgent } from './helpers/agents.ts';
+import { expectStatus, json, remoteAddress, signUp, testApp, type TestApp } from './helpers/app.ts';
+import { approve, grantAccess, ownerWithPasskey, poll, respond } from './helpers/approvals.ts';
 
 type PollBody = { status: string; kind: string; agent: string; site: string; scopes: string[]; user_info: string[]; action?: string; stepup_token?: string; stepup_token_error?: string };
 
@@ -38,7 +39,7 @@ describe('step-up requests: POST /api/v1/stepup', () => {
 
   it('403 without approved access; with a grant: {txn_id, expires_in: 300}, owner notified, activity recorded', async () => {
     const owner = await ownerWithPasskey(t);
-    const agent = await newAgent(t, owner, 'Payer');
+    const agent = await createAgent(t, owner, 'Payer');
     const refused = await postStepup(t, agent);
     expectStatus(refused, 403);
     assert.equal(json<{ detail: string }>(refused).detail, 'no approved access to this site');
@@ -64,7 +65,7 @@ describe('step-up requests: POST /api/v1/stepup', () => {
 
   it('checks the action: 1 to 200 printable characters (400); wrong type 422', async () => {
     const owner = await ownerWithPasskey(t);
-    const agent = await newAgent(t, owner);
+    const agent = await createAgent(t, owner);
     await grantAccess(t, owner, agent);
     for (const action of ['', '   ', 'a'.repeat(201), 'pay\u0007', 'pay \u202eRUE', 'zero\u200bwidth', 'line\nbreak']) {
       const res = await postStepup(t, agent, { action });
@@ -78,8 +79,8 @@ describe('step-up requests: POST /api/v1/stepup', () => {
 
   it('authenticates the agent (401, 403 revoked) and refuses revoked or expired access (403)', async () => {
     const owner = await ownerWithPasskey(t);
-    const agent = await newAgent(t, owner);
-    const other = await newAgent(t, owner, 'Other');
+    const agent = await createAgent(t, owner);
+    const other = await createAgent(t, owner, 'Other');
     await grantAccess(t, owner, agent);
     await grantAccess(t, owner, agent, { site: 'short.example' }, { limits: { expires_in: 60 } });
     expectStatus(await postStepup(t, agent, { agent_jwt: 'x.y.z' }), 401);
@@ -104,7 +105,7 @@ describe('step-up requests: POST /api/v1/stepup', () => {
 
   it('a grant whose uses are spent still allows a step-up (its last pass may be live)', async () => {
     const owner = await ownerWithPasskey(t);
-    const agent = await newAgent(t, owner);
+    const agent = await createAgent(t, owner);
     await grantAccess(t, owner, agent, {}, { limits: { max_uses: 1 } });
     const grant = await t.services.store.grants.activeFor(agent.id, 'shop.example');
     assert.ok(grant && (await t.services.store.grants.issuePass(grant.id, { now: t.clock.now(), newRefreshHash: 'h' })));
@@ -113,7 +114,7 @@ describe('step-up requests: POST /api/v1/stepup', () => {
 
   it('limits to 10 step-up requests per agent per minute (429)', async () => {
     const owner = await ownerWithPasskey(t);
-    const agent = await newAgent(t, owner);
+    const agent = await createAgent(t, owner);
     await grantAccess(t, owner, agent);
     for (let i = 0; i < 10; i++) expectStatus(await postStepup(t, agent, { action: `a${i}` }), 200);
     const limited = await postStepup(t, agent);
@@ -125,7 +126,7 @@ describe('step-up requests: POST /api/v1/stepup', () => {
 
   it('a step-up request expires after 300 s', async () => {
     const owner = await ownerWithPasskey(t);
-    const agent = await newAgent(t, owner);
+    const agent = await createAgent(t, owner);
     await grantAccess(t, owner, agent);
     const txn = await stepup(t, agent);
     t.clock.advance(299_000);
@@ -145,7 +146,7 @@ describe('step-up tokens: delivery by GET /api/v1/authz-requests/{txn_id}', () =
 
   async function approvedStepup() {
     const owner = await ownerWithPasskey(t);
-    const agent = await newAgent(t, owner, 'Payer');
+    const agent = await createAgent(t, owner, 'Payer');
     await grantAccess(t, owner, agent);
     const txn = await stepup(t, agent);
     const res = await approve(t, owner, txn);
@@ -161,7 +162,7 @@ describe('step-up tokens: delivery by GET /api/v1/authz-requests/{txn_id}', () =
     assert.equal(bare.stepup_token, undefined);
     assert.match(bare.stepup_token_error ?? '', /X-Agent-JWT/);
 
-    const other = await newAgent(t, owner, 'Other');
+    const other = await createAgent(t, owner, 'Other');
     const foreign = await polled(t, txn, await other.jwt());
     assert.equal(foreign.status, 'approved');
     assert.equal(foreign.stepup_token, undefined);
@@ -173,7 +174,7 @@ describe('step-up tokens: delivery by GET /api/v1/authz-requests/{txn_id}', () =
       assert.ok(res.stepup_token_error);
     }
     // Another owner's agent cannot collect it either.
-    const stranger = await newAgent(t, await signUp(t.app), 'Stranger');
+    const stranger = await createAgent(t, await signUp(t.app), 'Stranger');
     assert.equal((await polled(t, txn, await stranger.jwt())).stepup_token, undefined);
     assert.equal((await t.services.store.authzRequests.byId(txn))?.status, 'approved');
 
@@ -220,7 +221,7 @@ describe('step-up tokens: delivery by GET /api/v1/authz-requests/{txn_id}', () =
 
   it('a denied step-up carries no token', async () => {
     const owner = await ownerWithPasskey(t);
-    const agent = await newAgent(t, owner);
+    const agent = await createAgent(t, owner);
     await grantAccess(t, owner, agent);
     const txn = await stepup(t, agent);
     expectStatus(await respond(t, owner, txn, { approve: false }), 200);
@@ -232,7 +233,7 @@ describe('step-up tokens: delivery by GET /api/v1/authz-requests/{txn_id}', () =
 
   it('approving a step-up ignores scopes, user_info and limits and creates no grant', async () => {
     const owner = await ownerWithPasskey(t);
-    const agent = await newAgent(t, owner);
+    const agent = await createAgent(t, owner);
     await grantAccess(t, owner, agent);
     const txn = await stepup(t, agent);
     expectStatus(await approve(t, owner, txn, { scopes: ['anything'], limits: { max_uses: 3 } }), 200);
@@ -277,7 +278,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
 
     it('20 concurrent polls with the right JWT: exactly one token', async () => {
       const owner = await ownerWithPasskey(t);
-      const agent = await newAgent(t, owner);
+      const agent = await createAgent(t, owner);
       await grantAccess(t, owner, agent);
       const txn = await stepup(t, agent);
       expectStatus(await approve(t, owner, txn), 200);

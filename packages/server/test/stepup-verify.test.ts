@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { generateKeyPair, SignJWT, decodeJwt, decodeProtectedHeader } from 'jose';
 import { STEPUP_TYP } from '@mandate/protocol';
 import { testApp, type TestApp } from './helpers/app.ts';
-import { createAgent, createGrant, getPass, mintStepup, stepupVerify, verify, verifyBody, type TestAgent } from './helpers/passes.ts';
+import { createAgent, createGrant, type TestAgent } from './helpers/agents.ts';
+import { getPass, mintStepup, stepupVerify, verify, verifyBody } from './helpers/passes.ts';
 
 describe('POST /api/v1/stepup/verify (local mode)', () => {
   let t: TestApp;

@@ -5,7 +5,8 @@ import { PASS_TYP } from '@mandate/protocol';
 import { sha256Hex } from '../src/crypto/random.ts';
 import { iso, seconds } from '../src/domain/clock.ts';
 import { json, testApp, type TestApp } from './helpers/app.ts';
-import { agentJwt, createAgent, createGrant, getPass, requestToken, type TokenBody } from './helpers/passes.ts';
+import { agentJwt, createAgent, createGrant } from './helpers/agents.ts';
+import { getPass, requestToken, type TokenBody } from './helpers/passes.ts';
 
 type ErrorBody = { detail: string; next_step?: string };
 

@@ -4,7 +4,8 @@ import { decodeJwt, decodeProtectedHeader, generateKeyPair, SignJWT } from 'jose
 import { createAgentJwt, PASS_TYP, REVOCATION_TYP, VERIFY_ERROR_CODES } from '@mandate/protocol';
 import { seconds } from '../src/domain/clock.ts';
 import { testApp, type TestApp } from './helpers/app.ts';
-import { createAgent, createGrant, getPass, mintStepup, proof, randomJti, rawProof, verify, verifyBody, type TestAgent } from './helpers/passes.ts';
+import { createAgent, createGrant, type TestAgent } from './helpers/agents.ts';
+import { getPass, mintStepup, proof, randomJti, rawProof, verify, verifyBody } from './helpers/passes.ts';
 
 const URL_ = 'https://shop.example/orders';
 

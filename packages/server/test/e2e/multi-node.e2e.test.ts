@@ -1,12 +1,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createAgentJwt, createDpopProof, generateAgentKeyPair, LIMITS, STEPUP_TYP, type EcP256PublicJwk, type StepupClaims } from '@mandate/protocol';
 import { SigningKeys } from '../../src/crypto/signing-keys.ts';
 import { systemClock } from '../../src/domain/clock.ts';
@@ -14,72 +11,22 @@ import { newId } from '../../src/domain/ids.ts';
 import { openPostgresStore } from '../../src/store/postgres/open.ts';
 import type { Store } from '../../src/store/ports.ts';
 import { freshPostgresDatabase } from '../helpers/postgres.ts';
+import { startServer, type ServerProcess } from '../helpers/server-process.ts';
 
 // Two real server processes over one PostgreSQL database, as deployed behind a load balancer. The
 // same single-use token is presented to both nodes at once, over real HTTP: exactly one request may
 // win, whichever node it reaches, and none may fail with a 5xx.
 
-const SERVER_DIR = fileURLToPath(new URL('../..', import.meta.url));
 const N = 50;
 const SITE = 'shop.example';
 const SITE_URL = 'https://shop.example/orders';
 
-interface Node {
-  name: string;
-  proc: ChildProcess;
-  log: string;
-  url: string;
-}
-
-const nodes: Node[] = [];
+const nodes: ServerProcess[] = [];
 let db: { url: string; drop: () => Promise<void> } | undefined;
 let store: Store | undefined;
 let dataDir = '';
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-async function startNode(name: string, port: number, baseUrl: string, databaseUrl: string): Promise<Node> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: SERVER_DIR,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', BASE_URL: baseUrl, DATABASE_URL: databaseUrl, DATA_DIR: dataDir, LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const node: Node = { name, proc, log: '', url: `http://127.0.0.1:${port}` };
-  proc.stdout?.on('data', (d: Buffer) => (node.log += d.toString()));
-  proc.stderr?.on('data', (d: Buffer) => (node.log += d.toString()));
-  nodes.push(node);
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    if (proc.exitCode !== null) throw new Error(`node ${name} exited (${proc.exitCode}) before it was healthy:\n${node.log}`);
-    try {
-      if ((await fetch(`${node.url}/api/healthz`)).ok) return node;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`node ${name} not healthy after 30 s:\n${node.log}`);
-}
-
-async function stopNode(node: Node): Promise<void> {
-  if (node.proc.exitCode !== null || node.proc.signalCode !== null) return;
-  const exited = new Promise((r) => node.proc.once('exit', r));
-  node.proc.kill('SIGTERM');
-  await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
-  if (node.proc.exitCode === null && node.proc.signalCode === null) node.proc.kill('SIGKILL');
-}
-
-async function post(node: Node, path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: Record<string, unknown> }> {
+async function post(node: ServerProcess, path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(`${node.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
   const text = await res.text();
   let parsed: Record<string, unknown>;
@@ -91,14 +38,14 @@ async function post(node: Node, path: string, body: unknown, headers: Record<str
   return { status: res.status, body: parsed };
 }
 
-const nodeFor = (i: number): Node => {
+const nodeFor = (i: number): ServerProcess => {
   const n = nodes[i % nodes.length];
   if (!n) throw new Error('no nodes');
   return n;
 };
 
 function assertNo5xx(results: { status: number; body: unknown }[]): void {
-  for (const r of results) assert.ok(r.status < 500, `5xx: ${r.status} ${JSON.stringify(r.body)}\n${nodes.map((n) => `--- ${n.name}\n${n.log}`).join('\n')}`);
+  for (const r of results) assert.ok(r.status < 500, `5xx: ${r.status} ${JSON.stringify(r.body)}\n${nodes.map((n) => `--- ${n.name}\n${n.logs()}`).join('\n')}`);
 }
 
 describe('two nodes over one PostgreSQL database', () => {
@@ -109,12 +56,12 @@ describe('two nodes over one PostgreSQL database', () => {
   before(async () => {
     db = await freshPostgresDatabase();
     dataDir = mkdtempSync(join(tmpdir(), 'mandate-multinode-'));
-    const [portA, portB] = [await freePort(), await freePort()];
-    // One public base URL for both: it is the issuer of every pass, so a pass from A verifies on B.
-    const baseUrl = `http://localhost:${portA}`;
-    // A first: it creates the signing key; B then finds it in the shared database.
-    await startNode('A', portA, baseUrl, db.url);
-    await startNode('B', portB, baseUrl, db.url);
+    const env = { DATABASE_URL: db.url, DATA_DIR: dataDir };
+    // A first: it creates the signing key; B then finds it in the shared database. One public base
+    // URL for both (A's): it is the issuer of every pass, so a pass from A verifies on B.
+    const a = await startServer({ name: 'node A', env });
+    nodes.push(a);
+    nodes.push(await startServer({ name: 'node B', env: { ...env, BASE_URL: a.baseUrl } }));
 
     // Owner and agent over HTTP, through both nodes.
     const email = `multi-${randomBytes(4).toString('hex')}@example.com`;
@@ -138,19 +85,19 @@ describe('two nodes over one PostgreSQL database', () => {
   });
 
   after(async () => {
-    await Promise.all(nodes.map(stopNode));
+    await Promise.all(nodes.map((n) => n.stop()));
     await store?.close();
     await db?.drop();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
-  const token = async (node: Node, refreshToken?: string) =>
+  const token = async (node: ServerProcess, refreshToken?: string) =>
     post(node, '/api/v1/token', { agent_id: agent.id, site: SITE, agent_jwt: await createAgentJwt(agent.privateKey, agent.id), ...(refreshToken ? { refresh_token: refreshToken } : {}) });
   const dpop = (accessToken: string) => createDpopProof(agent.privateKey, agent.publicJwk, { htm: 'GET', htu: SITE_URL, accessToken });
   const mintStepup = () => {
     const iat = Math.floor(Date.now() / 1000);
     const claims: StepupClaims = {
-      iss: `http://localhost:${new URL(nodeFor(0).url).port}`, sub: agent.id, aud: SITE, user: userId, act: ['checkout'], type: 'stepup',
+      iss: nodeFor(0).baseUrl, sub: agent.id, aud: SITE, user: userId, act: ['checkout'], type: 'stepup',
       jti: randomBytes(16).toString('base64url'), iat, exp: iat + LIMITS.stepupLifetimeSec, cnf: { dpop: agent.jkt, jkt: agent.jkt },
     };
     return keys.sign({ ...claims }, STEPUP_TYP);

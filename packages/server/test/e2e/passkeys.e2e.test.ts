@@ -1,69 +1,27 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync } from 'node:fs';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
 import { type Browser, type CDPSession, type Page, chromium } from 'playwright-core';
+import { startServer, type ServerProcess } from '../helpers/server-process.ts';
 
 // The real thing: the server as its own process, Debian's Chromium driving /app like a person, and
 // a virtual WebAuthn authenticator (CDP) standing in for the phone's passkey.
 
 const CHROMIUM = '/usr/bin/chromium';
-const SERVER_DIR = fileURLToPath(new URL('../..', import.meta.url));
 
-let server: ChildProcess | undefined;
-let serverLog = '';
+let server: ServerProcess | undefined;
 let browser: Browser | undefined;
-let dataDir = '';
 let base = '';
 let direct = '';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitForHealth(url: string, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (server?.exitCode !== null) throw new Error(`server exited (${server?.exitCode}) before it was healthy:\n${serverLog}`);
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`server not healthy after ${ms} ms:\n${serverLog}`);
-}
 
 before(async () => {
   // Fail, do not skip: a missing browser must not pass as "passkeys work".
   if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: install it (apt-get install chromium) to run the passkey end-to-end test`);
-  const port = await freePort();
-  base = `http://localhost:${port}`;
+  server = await startServer({ env: { DATABASE_URL: '' } });
+  base = server.baseUrl;
   // The server listens on 127.0.0.1; Node's own requests go there directly (no localhost lookup).
-  direct = `http://127.0.0.1:${port}`;
-  dataDir = mkdtempSync(join(tmpdir(), 'mandate-e2e-'));
-  server = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: SERVER_DIR,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', BASE_URL: base, DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  server.stdout?.on('data', (d: Buffer) => (serverLog += d.toString()));
-  server.stderr?.on('data', (d: Buffer) => (serverLog += d.toString()));
-  await waitForHealth(`${direct}/api/healthz`, 30_000);
+  direct = server.url;
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
@@ -73,13 +31,7 @@ before(async () => {
 
 after(async () => {
   await browser?.close();
-  if (server && server.exitCode === null) {
-    const exited = new Promise((r) => server?.once('exit', r));
-    server.kill('SIGTERM');
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
-    if (server.exitCode === null) server.kill('SIGKILL');
-  }
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  await server?.stop();
 });
 
 async function addAuthenticator(cdp: CDPSession): Promise<string> {

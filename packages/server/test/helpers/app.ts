@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -59,3 +60,12 @@ export async function signUp(app: FastifyInstance, email = `owner${++emailSeq}.$
 }
 
 export const json = <T = Record<string, unknown>>(res: LightMyRequestResponse): T => res.json() as T;
+
+export const expectStatus = (res: LightMyRequestResponse, code: number): void => assert.equal(res.statusCode, code, `${res.statusCode} ${res.body}`);
+
+let addr = 0;
+/**
+ * A fresh client address per request, so per-address throttles (sign-in, access requests) never trip
+ * over the many requests of one test file under a clock that stands still.
+ */
+export const remoteAddress = (): string => `10.${(++addr >> 16) & 255}.${(addr >> 8) & 255}.${addr & 255}`;

@@ -1,28 +1,11 @@
-import assert from 'node:assert/strict';
-import { createAgentJwt, generateAgentKeyPair, type EcP256PublicJwk, type PrivateKey } from '@mandate/protocol';
 import type { LightMyRequestResponse } from 'fastify';
-import { seconds } from '../../src/domain/clock.ts';
-import { json, signUp, type TestApp } from './app.ts';
+import type { TestAgent } from './agents.ts';
+import { expectStatus, json, remoteAddress, signUp, type TestApp } from './app.ts';
 import { SoftAuthenticator } from './soft-authenticator.ts';
 
-/** Helpers for the approval, grant and step-up tests: an owner with a passkey, agents, approvals. */
+/** Helpers for the approval, grant and step-up tests: an owner with a passkey, access requests, approvals. */
 
 export type Owner = Awaited<ReturnType<typeof signUp>> & { authenticator: SoftAuthenticator };
-
-export interface TestAgent {
-  id: string;
-  name: string;
-  privateKey: PrivateKey;
-  publicJwk: EcP256PublicJwk;
-  /** A fresh agent JWT, issued at the app's (fixed) time. */
-  jwt(): Promise<string>;
-}
-
-export const expectStatus = (res: LightMyRequestResponse, code: number): void => assert.equal(res.statusCode, code, `${res.statusCode} ${res.body}`);
-
-let addr = 0;
-/** A fresh client address per request, so per-address throttles elsewhere never interfere. */
-export const remoteAddress = (): string => `10.9.${(++addr >> 8) & 255}.${addr & 255}`;
 
 /** Registers one more passkey (a new soft authenticator) for the owner. */
 export async function addPasskey(t: TestApp, owner: { auth: Record<string, string> }, authenticator = new SoftAuthenticator()): Promise<SoftAuthenticator> {
@@ -38,14 +21,6 @@ export async function addPasskey(t: TestApp, owner: { auth: Record<string, strin
 export async function ownerWithPasskey(t: TestApp): Promise<Owner> {
   const owner = await signUp(t.app);
   return { ...owner, authenticator: await addPasskey(t, owner) };
-}
-
-export async function newAgent(t: TestApp, owner: { auth: Record<string, string> }, name = 'Shopper'): Promise<TestAgent> {
-  const { privateKey, publicJwk } = await generateAgentKeyPair();
-  const res = await t.app.inject({ method: 'POST', url: '/api/agents', headers: owner.auth, payload: { name, jwk: publicJwk } });
-  expectStatus(res, 200);
-  const id = json<{ id: string }>(res).id;
-  return { id, name, privateKey, publicJwk, jwt: () => createAgentJwt(privateKey, id, { iat: seconds(t.clock.now()) }) };
 }
 
 export async function postAccessRequest(t: TestApp, agent: TestAgent, body: Record<string, unknown> = {}): Promise<LightMyRequestResponse> {

@@ -1,72 +1,17 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { SignJWT } from 'jose';
-import {
-  createAgentJwt,
-  createDpopProof,
-  DPOP_TYP,
-  generateAgentKeyPair,
-  STEPUP_TYP,
-  accessTokenHash,
-  type EcP256PublicJwk,
-  type StepupClaims,
-} from '@mandate/protocol';
+import { createDpopProof, DPOP_TYP, PASS_TYP, STEPUP_TYP, accessTokenHash, type PassClaims, type StepupClaims } from '@mandate/protocol';
 import { randomBytes } from 'node:crypto';
 import { seconds } from '../../src/domain/clock.ts';
 import { newId } from '../../src/domain/ids.ts';
-import type { GrantRecord } from '../../src/store/ports.ts';
-import { json, signUp, type TestApp } from './app.ts';
+import { json, type TestApp } from './app.ts';
+import { agentJwt, type TestAgent } from './agents.ts';
 
 /**
- * Fixtures for the pass, verify and step-up tests: an owner with an agent (real key pair, created
- * over HTTP), grants written straight into the store, and agent-side signing on the test's fixed clock.
+ * Fixtures for the pass, verify, step-up and revocation tests (agents and grants: ./agents.ts):
+ * passes over HTTP, agent-side signing on the test's fixed clock, and passes and step-up tokens
+ * minted directly with the service's signing key.
  */
-
-export interface TestAgent {
-  id: string;
-  name: string;
-  jkt: string;
-  privateKey: CryptoKey;
-  publicJwk: EcP256PublicJwk;
-  owner: Awaited<ReturnType<typeof signUp>>;
-}
-
-export async function createAgent(t: TestApp, owner?: TestAgent['owner'], name = 'Shopper'): Promise<TestAgent> {
-  const o = owner ?? (await signUp(t.app));
-  const { privateKey, publicJwk } = await generateAgentKeyPair();
-  const res = await t.app.inject({ method: 'POST', url: '/api/agents', headers: o.auth, payload: { name, jwk: publicJwk } });
-  if (res.statusCode !== 200) throw new Error(`agent creation failed: ${res.statusCode} ${res.body}`);
-  const body = json<{ id: string; jkt: string }>(res);
-  return { id: body.id, name, jkt: body.jkt, privateKey, publicJwk, owner: o };
-}
-
-export function agentJwt(t: TestApp, agent: TestAgent): Promise<string> {
-  return createAgentJwt(agent.privateKey, agent.id, { iat: seconds(t.clock.now()) });
-}
-
-export async function createGrant(
-  t: TestApp,
-  agent: TestAgent,
-  o: { site?: string; scopes?: string[]; userInfo?: string[]; expiresAt?: number | null; usesLeft?: number | null; createdAt?: number } = {},
-): Promise<GrantRecord> {
-  const grant: GrantRecord = {
-    id: newId('gr'),
-    userId: agent.owner.user.id,
-    agentId: agent.id,
-    site: o.site ?? 'shop.example',
-    scopes: o.scopes ?? ['list', 'orders:read'],
-    userInfo: o.userInfo ?? [],
-    status: 'active',
-    createdAt: o.createdAt ?? t.clock.now(),
-    expiresAt: o.expiresAt ?? null,
-    usesLeft: o.usesLeft ?? null,
-    refreshHash: null,
-    passesIssued: 0,
-    revokedAt: null,
-    revSeq: null,
-  };
-  await t.services.store.grants.create(grant);
-  return grant;
-}
 
 export interface TokenBody {
   access_token: string;
@@ -108,6 +53,27 @@ export function rawProof(t: TestApp, agent: TestAgent, accessToken: string, htu:
   return new SignJWT({ htm: method, htu, iat: seconds(t.clock.now()), jti: randomJti(), ath: accessTokenHash(accessToken) })
     .setProtectedHeader({ typ: DPOP_TYP, alg: 'ES256', jwk: agent.publicJwk })
     .sign(agent.privateKey);
+}
+
+/** A pass as the token endpoint mints it, signed by the service's current key at the clock's time. */
+export async function mintPass(t: TestApp, agent: TestAgent, site: string, over: Partial<PassClaims> = {}, typ = PASS_TYP): Promise<string> {
+  const iat = seconds(t.clock.now());
+  const claims: PassClaims = {
+    iss: t.config.baseUrl,
+    sub: agent.id,
+    aud: site,
+    user: agent.owner.user.id,
+    scope: ['list'],
+    cnf: { dpop: agent.jkt, jkt: agent.jkt },
+    type: 'access',
+    iat,
+    exp: iat + 600,
+    jti: randomBytes(16).toString('base64url'),
+    grant: newId('gr'),
+    rev_seq: await t.services.store.counters.current('rev_seq'),
+    ...over,
+  };
+  return t.services.keys.sign(claims, typ);
 }
 
 /** A step-up token as the approval flow mints it (claims of decisions §5), with overrides. */

@@ -1,10 +1,11 @@
-import { createHash, createSign, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
+import { createHash, createSign, generateKeyPairSync, randomBytes, type JsonWebKey, type KeyObject } from 'node:crypto';
 
 /**
  * A software WebAuthn authenticator for integration tests that run without a browser: it answers
  * registration and authentication options with the same JSON @simplewebauthn/browser produces
- * ("none" attestation, ES256, user present + verified). The Chromium end-to-end test covers the real
- * browser path; this one lets every approval test carry a genuine, verifiable passkey assertion.
+ * ("none" attestation, ES256, user present + verified), so that registration, sign-in, counters and
+ * approvals run through the real verifier. Each ceremony may set or spoil a part of it (`Ceremony`)
+ * for the attack tests. The Chromium end-to-end test covers the real browser path.
  */
 
 // Minimal CBOR (RFC 8949) encoder: unsigned/negative ints, byte strings, text strings, maps.
@@ -30,77 +31,107 @@ function cbor(v: Cbor): Buffer {
 const b64u = (b: Buffer): string => b.toString('base64url');
 const sha256 = (b: Buffer | string): Buffer => createHash('sha256').update(b).digest();
 
-interface Credential {
-  id: Buffer;
-  privateKey: KeyObject;
-  userHandle: string;
-  counter: number;
+/** Authenticator data flags (WebAuthn §6.1): user present, user verified, attested credential data. */
+export const UP = 0x01;
+export const UV = 0x04;
+export const AT = 0x40;
+
+/** What a test may set, or spoil, in one ceremony. */
+export interface Ceremony {
+  /** Signs this challenge instead of the one in the options. */
+  challenge?: string;
+  origin?: string;
+  rpId?: string;
+  /** Authenticator data flags: UP | UV by default (plus AT on registration). */
+  flags?: number;
+  /** The sign count to report (assertions); later ones count on from it. */
+  counter?: number;
+  /** The user handle to send, as text (sent base64url-encoded); by default the one registered, if any. */
+  userHandle?: string;
 }
 
+/** Ceremony options as the server hands them out, or just their challenge. */
+type Options = string | { challenge: string; user?: { id?: string }; allowCredentials?: { id: string }[] };
+
+/** The JSON @simplewebauthn/browser hands the page for a ceremony. */
+export type Credential<Response> = {
+  id: string;
+  rawId: string;
+  type: 'public-key';
+  response: Response;
+  clientExtensionResults: Record<string, never>;
+  authenticatorAttachment: 'platform';
+};
+export type Attestation = Credential<{ clientDataJSON: string; attestationObject: string; transports: string[] }>;
+export type Assertion = Credential<{ clientDataJSON: string; authenticatorData: string; signature: string; userHandle?: string }>;
+
 export class SoftAuthenticator {
-  private readonly credentials: Credential[] = [];
+  /** One credential (and key pair) per authenticator: registering again attests the same one. */
+  readonly credentialId = randomBytes(16);
+  private readonly privateKey: KeyObject;
+  private readonly publicJwk: JsonWebKey;
+  /** The user handle of the last registration whose options named a user (already base64url). */
+  private userHandle = '';
+  counter = 0;
+  readonly origin: string;
+  readonly rpId: string;
+  /** false: an authenticator without a signature counter, which always reports 0. */
+  readonly signCount: boolean;
 
-  constructor(readonly origin = 'http://localhost:8080', readonly rpId = new URL(origin).hostname) {}
-
-  get credentialIds(): string[] {
-    return this.credentials.map((c) => b64u(c.id));
-  }
-
-  /** Answers `options` of GET /api/webauthn/register/options. */
-  register(options: { challenge: string; user?: { id?: string } }): Record<string, unknown> {
+  constructor(opts: { origin?: string; rpId?: string; signCount?: boolean } = {}) {
+    this.origin = opts.origin ?? 'http://localhost:8080';
+    this.rpId = opts.rpId ?? new URL(this.origin).hostname;
+    this.signCount = opts.signCount ?? true;
     const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-    const jwk = publicKey.export({ format: 'jwk' });
-    const id = randomBytes(16);
-    const cred: Credential = { id, privateKey, userHandle: options.user?.id ?? '', counter: 0 };
-    this.credentials.push(cred);
-    const cose = new Map<Cbor, Cbor>([[1, 2], [3, -7], [-1, 1], [-2, Buffer.from(jwk.x as string, 'base64url')], [-3, Buffer.from(jwk.y as string, 'base64url')]]);
-    const authData = Buffer.concat([
-      sha256(this.rpId),
-      Buffer.from([0x45]), // UP | UV | AT
-      Buffer.alloc(4),
-      Buffer.alloc(16), // AAGUID
-      Buffer.from([0, id.length]),
-      id,
-      cbor(cose),
-    ]);
-    const clientDataJSON = Buffer.from(JSON.stringify({ type: 'webauthn.create', challenge: options.challenge, origin: this.origin, crossOrigin: false }));
-    const attestationObject = cbor(new Map<Cbor, Cbor>([['fmt', 'none'], ['attStmt', new Map()], ['authData', authData]]));
-    return {
-      id: b64u(id),
-      rawId: b64u(id),
-      type: 'public-key',
-      response: { clientDataJSON: b64u(clientDataJSON), attestationObject: b64u(attestationObject), transports: ['internal'] },
-      clientExtensionResults: {},
-      authenticatorAttachment: 'platform',
-    };
+    this.privateKey = privateKey;
+    this.publicJwk = publicKey.export({ format: 'jwk' });
   }
 
-  /**
-   * Answers authentication `options` with the first credential it holds that the options allow
-   * (any, when `allowCredentials` is empty). `tamper` lets attack tests spoil one part.
-   */
-  assert(
-    options: { challenge: string; allowCredentials?: { id: string }[] },
-    tamper: { origin?: string; rpId?: string; counter?: number; userVerified?: boolean; challenge?: string } = {},
-  ): Record<string, unknown> {
-    const allowed = options.allowCredentials?.map((c) => c.id) ?? [];
-    const cred = this.credentials.find((c) => allowed.length === 0 || allowed.includes(b64u(c.id)));
-    if (!cred) throw new Error('soft authenticator: no credential allowed by these options');
-    cred.counter = tamper.counter ?? cred.counter + 1;
-    const counter = Buffer.alloc(4);
-    counter.writeUInt32BE(cred.counter);
-    const authenticatorData = Buffer.concat([sha256(tamper.rpId ?? this.rpId), Buffer.from([tamper.userVerified === false ? 0x01 : 0x05]), counter]);
-    const clientDataJSON = Buffer.from(JSON.stringify({ type: 'webauthn.get', challenge: tamper.challenge ?? options.challenge, origin: tamper.origin ?? this.origin, crossOrigin: false }));
+  /** The credential id, base64url. */
+  get id(): string {
+    return b64u(this.credentialId);
+  }
+
+  private clientData(type: string, options: Options, c: Ceremony): Buffer {
+    const challenge = c.challenge ?? (typeof options === 'string' ? options : options.challenge);
+    return Buffer.from(JSON.stringify({ type, challenge, origin: c.origin ?? this.origin, crossOrigin: false }));
+  }
+
+  private credential<Response>(response: Response): Credential<Response> {
+    return { id: this.id, rawId: this.id, type: 'public-key', response, clientExtensionResults: {}, authenticatorAttachment: 'platform' };
+  }
+
+  private authData(flags: number, counter: number, rpId: string, extra: Buffer = Buffer.alloc(0)): Buffer {
+    const count = Buffer.alloc(4);
+    count.writeUInt32BE(counter);
+    return Buffer.concat([sha256(rpId), Buffer.from([flags]), count, extra]);
+  }
+
+  /** Answers `options` of GET /api/webauthn/register/options ("none" attestation). */
+  register(options: Options, c: Ceremony = {}): Attestation {
+    if (typeof options !== 'string' && options.user?.id) this.userHandle = options.user.id;
+    const cose = new Map<Cbor, Cbor>([[1, 2], [3, -7], [-1, 1], [-2, Buffer.from(this.publicJwk.x ?? '', 'base64url')], [-3, Buffer.from(this.publicJwk.y ?? '', 'base64url')]]);
+    const attested = Buffer.concat([Buffer.alloc(16) /* AAGUID */, Buffer.from([0, this.credentialId.length]), this.credentialId, cbor(cose)]);
+    const authData = this.authData(c.flags ?? UP | UV | AT, this.counter, c.rpId ?? this.rpId, attested);
+    const attestationObject = cbor(new Map<Cbor, Cbor>([['fmt', 'none'], ['attStmt', new Map()], ['authData', authData]]));
+    return this.credential({ clientDataJSON: b64u(this.clientData('webauthn.create', options, c)), attestationObject: b64u(attestationObject), transports: ['internal'] });
+  }
+
+  /** Answers authentication `options`; refuses options whose `allowCredentials` leave this credential out. */
+  assert(options: Options, c: Ceremony = {}): Assertion {
+    const allowed = typeof options === 'string' ? [] : (options.allowCredentials?.map((a) => a.id) ?? []);
+    if (allowed.length > 0 && !allowed.includes(this.id)) throw new Error('soft authenticator: its credential is not allowed by these options');
+    this.counter = c.counter ?? (this.signCount ? this.counter + 1 : this.counter);
+    const authenticatorData = this.authData(c.flags ?? UP | UV, this.counter, c.rpId ?? this.rpId);
+    const clientDataJSON = this.clientData('webauthn.get', options, c);
     const signer = createSign('sha256');
     signer.update(Buffer.concat([authenticatorData, sha256(clientDataJSON)]));
-    const signature = signer.sign(cred.privateKey);
-    return {
-      id: b64u(cred.id),
-      rawId: b64u(cred.id),
-      type: 'public-key',
-      response: { clientDataJSON: b64u(clientDataJSON), authenticatorData: b64u(authenticatorData), signature: b64u(signature), userHandle: cred.userHandle || undefined },
-      clientExtensionResults: {},
-      authenticatorAttachment: 'platform',
-    };
+    const userHandle = c.userHandle !== undefined ? b64u(Buffer.from(c.userHandle)) : this.userHandle;
+    return this.credential({
+      clientDataJSON: b64u(clientDataJSON),
+      authenticatorData: b64u(authenticatorData),
+      signature: b64u(signer.sign(this.privateKey)),
+      ...(userHandle ? { userHandle } : {}),
+    });
   }
 }

@@ -1,0 +1,93 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The real server as its own process (`src/main.ts` under tsx), for the end-to-end tests: on a free
+ * port of 127.0.0.1, healthy (GET /api/healthz) before `startServer` returns, stopped by `stop()`
+ * (SIGTERM, then SIGKILL after 5 s) and in any case when the test process exits.
+ */
+
+const SERVER_DIR = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface ServerProcess {
+  name: string;
+  port: number;
+  /** The public base URL (BASE_URL): `http://localhost:<port>` unless `env` set another. */
+  baseUrl: string;
+  /** Where the process listens, for Node's own requests: `http://127.0.0.1:<port>` (no localhost lookup). */
+  url: string;
+  /** Everything the process wrote to stdout and stderr so far. */
+  logs(): string;
+  stop(): Promise<void>;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Starts a server. `env` is laid over PORT, HOST=127.0.0.1, BASE_URL=http://localhost:<port>,
+ * LOG_LEVEL=warn and a DATA_DIR of its own (a temp dir, removed by `stop()`, unless `env` names one).
+ */
+export async function startServer(opts: { env?: Record<string, string>; name?: string; healthyWithinMs?: number } = {}): Promise<ServerProcess> {
+  const name = opts.name ?? 'server';
+  const port = await freePort();
+  const ownDataDir = opts.env?.DATA_DIR === undefined ? mkdtempSync(join(tmpdir(), 'mandate-e2e-')) : undefined;
+  const env = { PORT: String(port), HOST: '127.0.0.1', BASE_URL: `http://localhost:${port}`, LOG_LEVEL: 'warn', ...(ownDataDir ? { DATA_DIR: ownDataDir } : {}), ...opts.env };
+  const proc: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: SERVER_DIR, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  proc.stdout?.on('data', (d: Buffer) => (log += d.toString()));
+  proc.stderr?.on('data', (d: Buffer) => (log += d.toString()));
+  const running = () => proc.exitCode === null && proc.signalCode === null;
+  const killOnExit = () => {
+    if (running()) proc.kill('SIGKILL');
+  };
+  process.once('exit', killOnExit);
+
+  const server: ServerProcess = {
+    name,
+    port,
+    baseUrl: env.BASE_URL,
+    url: `http://127.0.0.1:${port}`,
+    logs: () => log,
+    async stop() {
+      process.removeListener('exit', killOnExit);
+      if (running()) {
+        const exited = new Promise((r) => proc.once('exit', r));
+        proc.kill('SIGTERM');
+        await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+        if (running()) proc.kill('SIGKILL');
+      }
+      if (ownDataDir) rmSync(ownDataDir, { recursive: true, force: true });
+    },
+  };
+
+  const ms = opts.healthyWithinMs ?? 30_000;
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (!running()) {
+      await server.stop();
+      throw new Error(`${name} exited (${proc.exitCode ?? proc.signalCode}) before it was healthy:\n${log}`);
+    }
+    try {
+      if ((await fetch(`${server.url}/api/healthz`)).ok) return server;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await server.stop();
+  throw new Error(`${name} not healthy after ${ms} ms:\n${log}`);
+}
