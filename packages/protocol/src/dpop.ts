@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
-import { compactVerify, importJWK } from 'jose';
+import { compactVerify } from 'jose';
 import type { DpopClaims } from './claims.ts';
 import { DPOP_TYP } from './claims.ts';
 import { ProtocolError } from './errors.ts';
 import { htuMatches, normalizeHtu } from './htu.ts';
 import { decodeJsonBytes, splitCompact } from './jws.ts';
 import type { EcP256PublicJwk } from './jwk.ts';
-import { jwkThumbprint, parsePublicP256Jwk } from './jwk.ts';
+import { type ProofKey, proofKey } from './proof-key-cache.ts';
 import { LIMITS } from './limits.ts';
 import { isInt, isNonEmptyString } from './shape.ts';
 
@@ -49,17 +49,17 @@ export async function verifyDpopSignature(proof: unknown): Promise<VerifiedDpopS
   // Checked before jose sees the token: none, HS256 (public key as HMAC secret), RS256, ES384 ...
   // never reach a verifier.
   if (alg !== 'ES256') throw invalid('alg must be ES256');
-  let jwk: EcP256PublicJwk;
+  let checked: ProofKey;
   try {
-    jwk = parsePublicP256Jwk(headerJwk);
+    checked = await proofKey(headerJwk);
   } catch (e) {
     throw invalid(`header jwk is refused: ${e instanceof Error ? e.message : 'invalid key'}`);
   }
+  const { jwk, jkt } = checked;
 
   let payloadBytes: Uint8Array;
   try {
-    const key = await importJWK(jwk, 'ES256');
-    payloadBytes = (await compactVerify(proof, key, { algorithms: ['ES256'] })).payload;
+    payloadBytes = (await compactVerify(proof, checked.key, { algorithms: ['ES256'] })).payload;
   } catch {
     throw invalid('signature is invalid');
   }
@@ -77,7 +77,7 @@ export async function verifyDpopSignature(proof: unknown): Promise<VerifiedDpopS
 
   const claims: DpopClaims = { htm, htu, iat, jti };
   if (ath !== undefined) claims.ath = ath;
-  return { claims, jwk, jkt: await jwkThumbprint(jwk) };
+  return { claims, jwk, jkt };
 }
 
 export type DpopExpectation = {

@@ -29,7 +29,10 @@ function isCanonicalCoordinate(value: unknown): value is string {
  * returns a fresh object holding only the four public members. Refuses private keys (`d`),
  * other key types and curves, malformed coordinates and points that are not on the curve.
  */
-export function parsePublicP256Jwk(value: unknown): EcP256PublicJwk {
+export function parsePublicP256Jwk(
+  value: unknown,
+  opts: { skipCurveCheck?: (x: string, y: string) => boolean } = {},
+): EcP256PublicJwk {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new JwkError('the key must be a JWK object');
   }
@@ -45,6 +48,9 @@ export function parsePublicP256Jwk(value: unknown): EcP256PublicJwk {
     throw new JwkError('the key coordinates x and y must be base64url of 32 bytes');
   }
   const jwk: EcP256PublicJwk = { kty: 'EC', crv: 'P-256', x, y };
+  // A caller that already validated these exact coordinates (a cache of checked keys) may skip the
+  // costly curve check; every shape rule above has still run.
+  if (opts.skipCurveCheck?.(x, y)) return jwk;
   try {
     // OpenSSL refuses a point that is not on the curve (invalid-curve attacks).
     createPublicKey({ key: jwk, format: 'jwk' });
