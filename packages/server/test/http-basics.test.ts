@@ -67,15 +67,28 @@ describe('cross-cutting HTTP behaviour', () => {
       '{', 'null', '[]', '"text"', '123', 'true', '{"a":', JSON.stringify({ email: [], password: {}, name: 1, jwk: 'x', flag: null, challenge: 5, attestation: [], assertion: 'x' }),
       JSON.stringify({ name: 'x'.repeat(5000) }), '\u0000\u0001', JSON.stringify({ jwk: { kty: 'EC', crv: 'P-256', x: '!!', y: '??' }, name: 'n' }),
       JSON.stringify({ display_name: '' }), undefined,
+      JSON.stringify({
+        agent_id: 'ag_x', site: 'x'.repeat(300), scopes: ['A', 'b c'], agent_jwt: 'a.b.c', access_token: 'x', dpop: 'y', method: 'GET', url: 'not a url',
+        stepup_token: 'z', refresh_token: '', action: '\u202e', kind: 'fraud', text: 'x', status: 'x', approve: true, assertion: {}, limits: { expires_in: -1, max_uses: 0 },
+        user_info: ['user:ssn'], flag: 'revoked', jwk: { kty: 'EC', crv: 'P-256', x: 'A'.repeat(43), y: 'A'.repeat(43) },
+      }),
+      JSON.stringify({ agent_id: 'ag_' + 'a'.repeat(26), site: 'shop.example', scopes: Array.from({ length: 1000 }, (_, i) => `s${i}`), agent_jwt: 'e30.e30.e30', user_info: [] }),
+      JSON.stringify({ access_token: 'eyJhbGciOiJub25lIn0.e30.', dpop: 'eyJhbGciOiJub25lIn0.e30.', method: 'POST', url: 'https://a.example/x', site: 'a.example', action: 'pay' }),
     ];
-    const badIds = ['x', 'ag_' + 'a'.repeat(300), '%00', '..%2F..', 'ag_%F0%9F%92%A9', 'dev_!!', ' ', 'u_'];
+    const badIds = ['x', 'ag_' + 'a'.repeat(300), '%00', '..%2F..', 'ag_%F0%9F%92%A9', 'dev_!!', ' ', 'u_', '%E0%A4%A', 't_aaaaaaaaaaaaaaaaaaaaaaaaaa'];
     const checked: string[] = [];
     for (const [path, methods] of Object.entries(spec.paths)) {
       for (const method of Object.keys(methods)) {
         const urls = path.includes('{') ? badIds.map((id) => path.replace(/\{[^}]+\}/g, id)) : [path, `${path}?email=&limit=abc&before=-1`];
         for (const url of urls) {
           for (const body of method === 'get' || method === 'delete' ? [undefined] : badBodies) {
-            for (const headers of [{}, auth, { authorization: 'Bearer \u00ff garbage' }, { cookie: 'session=' + 'z'.repeat(4000) }]) {
+            for (const headers of [
+              {},
+              auth,
+              { authorization: 'Bearer \u00ff garbage' },
+              { cookie: 'session=' + 'z'.repeat(4000) },
+              { 'x-agent-jwt': 'a.b.c', 'if-none-match': '"\u0000"', origin: 'null', 'sec-fetch-site': 'cross-site' },
+            ]) {
               const res = await t.app.inject({
                 method: method.toUpperCase() as 'GET',
                 url,
