@@ -31,7 +31,7 @@ export async function verifyAgentJwt(agents: AgentsRepo, clock: Clock, token: un
   if (claims.iss !== agentId) throw invalid('iss does not match agent_id');
   const agent = await agents.byId(agentId);
   if (!agent) throw invalid('unknown agent');
-  if (isAgentBlocked(agent)) throw new AppError(403, AGENT_REVOKED);
+  if (isAgentBlocked(agent)) throw new AppError(403, AGENT_REVOKED, { next_step: 'stop: the owner removed or revoked this agent; only the owner can unblock it' });
 
   const now = seconds(clock.now());
   try {
