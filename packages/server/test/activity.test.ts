@@ -7,6 +7,7 @@ interface Item {
   seq: number;
   action: string;
   agent_id: string | null;
+  agent_name: string | null;
   site: string | null;
   detail: Record<string, unknown>;
   created_at: string;
@@ -37,6 +38,17 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const res = await t.app.inject({ method: 'POST', url: '/api/v1/agent-status', payload: { agent_id: agent.id, agent_jwt: await agentJwt(t, agent), status: text, site } });
       assert.equal(res.statusCode, 200, res.body);
     };
+
+    it('names the agent of each record, also after the agent was removed', async () => {
+      const owner = await signUp(t.app);
+      const agent = await createAgent(t, owner, 'Named Bot');
+      await note(agent, 'hello');
+      const removed = await t.app.inject({ method: 'DELETE', url: `/api/agents/${agent.id}`, headers: owner.auth });
+      assert.equal(removed.statusCode, 200);
+      const items = (await page(owner)).items.filter((i) => i.agent_id === agent.id);
+      assert.ok(items.length >= 3, 'created, note, removed');
+      for (const item of items) assert.equal(item.agent_name, 'Named Bot');
+    });
 
     it('records agent creation, flag changes and removal', async () => {
       const owner = await signUp(t.app);

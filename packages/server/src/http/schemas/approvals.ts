@@ -31,6 +31,7 @@ export const PendingOut = Type.Object({
 export const GrantOut = Type.Object({
   id: Type.String({ description: 'grant id (`gr_`)' }),
   agent_id: Type.String(),
+  agent_name: Type.String({ description: "the agent's display name" }),
   site: Type.String(),
   scopes: Type.Array(Type.String()),
   user_info: Type.Array(Type.String()),
@@ -54,10 +55,12 @@ export function pendingOut({ request: r, agentName }: PendingItem) {
   };
 }
 
-export function grantOut(g: GrantRecord) {
+/** `names`: agent id -> display name (domain/agents/agent-names.ts). */
+export function grantOut(g: GrantRecord, names: ReadonlyMap<string, string>) {
   return {
     id: g.id,
     agent_id: g.agentId,
+    agent_name: names.get(g.agentId) ?? g.agentId,
     site: g.site,
     scopes: g.scopes,
     user_info: g.userInfo,

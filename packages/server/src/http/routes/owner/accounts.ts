@@ -7,6 +7,7 @@ import { SignedInOut, UserOut, signedInOut, userOut as userOutOf } from './user-
 import { iso } from '../../../domain/clock.ts';
 import { Email, Timestamp, withErrors } from '../../schemas/common.ts';
 import { grantOut, pendingOut } from '../../schemas/approvals.ts';
+import { agentNames } from '../../../domain/agents/agent-names.ts';
 
 const UserIn = Type.Object({
   email: Email,
@@ -64,8 +65,8 @@ export async function accountRoutes(base: FastifyInstance, s: Services): Promise
     schema: { summary: 'The signed-in owner, open requests and grants', tags: ['owner'], response: withErrors({ 200: MeOut }, 401) },
   }, async (request) => {
     const { user } = await s.auth.required(request);
-    const [pending, grants] = await Promise.all([s.approvals.pending(user.id), s.grants.listLive(user.id)]);
-    return { ...userOut(user), pending: pending.map(pendingOut), grants: grants.map(grantOut) };
+    const [pending, grants, names] = await Promise.all([s.approvals.pending(user.id), s.grants.listLive(user.id), agentNames(s.store.agents, user.id)]);
+    return { ...userOut(user), pending: pending.map(pendingOut), grants: grants.map((g) => grantOut(g, names)) };
   });
 
   app.patch('/api/me', {

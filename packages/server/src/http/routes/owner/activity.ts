@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
 import { iso } from '../../../domain/clock.ts';
+import { agentNames } from '../../../domain/agents/agent-names.ts';
 import { Timestamp, withErrors } from '../../schemas/common.ts';
 
 const ActivityQuery = Type.Object({
@@ -17,6 +18,7 @@ const ActivityItem = Type.Object({
   seq: Type.Integer({ description: 'sequence number; larger is newer' }),
   action: Type.String({ description: 'for example request.approved, pass.issued, grant.revoked, agent.created, agent.removed, agent.flagged, agent.note, agent.status, report.received' }),
   agent_id: Type.Union([Type.String(), Type.Null()]),
+  agent_name: Type.Union([Type.String(), Type.Null()], { description: "the agent's display name (also for removed agents)" }),
   site: Type.Union([Type.String(), Type.Null()]),
   detail: Type.Record(Type.String(), Type.Unknown()),
   created_at: Timestamp,
@@ -40,11 +42,22 @@ export async function activityRoutes(base: FastifyInstance, s: Services): Promis
     const { user } = await s.auth.required(request);
     const { before, limit, agent, site, action } = request.query;
     // One record more than asked tells whether another page follows.
-    const rows = await s.activity.list(user.id, { before, limit: limit + 1, agentId: agent || undefined, site: site || undefined, action: action || undefined });
+    const [rows, names] = await Promise.all([
+      s.activity.list(user.id, { before, limit: limit + 1, agentId: agent || undefined, site: site || undefined, action: action || undefined }),
+      agentNames(s.store.agents, user.id),
+    ]);
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return {
-      items: page.map((r) => ({ seq: r.seq, action: r.action, agent_id: r.agentId, site: r.site, detail: r.detail, created_at: iso(r.createdAt) })),
+      items: page.map((r) => ({
+        seq: r.seq,
+        action: r.action,
+        agent_id: r.agentId,
+        agent_name: r.agentId === null ? null : (names.get(r.agentId) ?? null),
+        site: r.site,
+        detail: r.detail,
+        created_at: iso(r.createdAt),
+      })),
       next_before: rows.length > limit && last ? last.seq : null,
     };
   });

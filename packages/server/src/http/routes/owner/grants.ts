@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
 import { withErrors } from '../../schemas/common.ts';
 import { GrantOut, GrantParams, grantOut } from '../../schemas/approvals.ts';
+import { agentNames } from '../../../domain/agents/agent-names.ts';
 
 const GrantUserInfoIn = Type.Object({
   user_info: Type.Array(Type.String({ maxLength: 1000 }), { maxItems: 100, description: 'the fields to keep: a subset of the current ones; `[]` clears' }),
@@ -21,7 +22,8 @@ export async function grantRoutes(base: FastifyInstance, s: Services): Promise<v
     },
   }, async (request) => {
     const { user } = await s.auth.required(request);
-    return (await s.grants.listLive(user.id)).map(grantOut);
+    const [grants, names] = await Promise.all([s.grants.listLive(user.id), agentNames(s.store.agents, user.id)]);
+    return grants.map((g) => grantOut(g, names));
   });
 
   app.post('/api/grants/:grant_id/revoke', {
@@ -49,6 +51,7 @@ export async function grantRoutes(base: FastifyInstance, s: Services): Promise<v
     },
   }, async (request) => {
     const { user } = await s.auth.required(request);
-    return grantOut(await s.grants.narrowUserInfo(user.id, request.params.grant_id, request.body.user_info, request.ip));
+    const grant = await s.grants.narrowUserInfo(user.id, request.params.grant_id, request.body.user_info, request.ip);
+    return grantOut(grant, await agentNames(s.store.agents, user.id));
   });
 }

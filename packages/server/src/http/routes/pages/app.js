@@ -379,7 +379,7 @@
 
   function renderGrants(grants, force) {
     lastGrants = grants;
-    const key = JSON.stringify(grants.map((g) => [g.id, g.scopes, g.user_info, g.expires_at, g.uses_left, agentName(g.agent_id)]));
+    const key = JSON.stringify(grants.map((g) => [g.id, g.scopes, g.user_info, g.expires_at, g.uses_left, g.agent_name || agentName(g.agent_id)]));
     if (!force && key === grantsKey) return;
     grantsKey = key;
     $('grants-empty').hidden = grants.length > 0;
@@ -387,7 +387,7 @@
   }
 
   function grantCard(g) {
-    const agent = agentName(g.agent_id);
+    const agent = g.agent_name || agentName(g.agent_id);
     const errorNode = el('p', { className: 'card-error', role: 'alert', hidden: true });
     const fail = async (e) => {
       if (await sessionEnded(e)) return;
@@ -466,7 +466,7 @@
 
   function activityText(a) {
     const d = a.detail || {};
-    const who = agentName(a.agent_id, d.name);
+    const who = a.agent_name || agentName(a.agent_id, d.name);
     const at = a.site ? ` at ${a.site}` : '';
     switch (a.action) {
       case 'request.created': return [`${who} asked for access${at}`, `${listText(d.scopes)}; about you: ${listText(d.user_info)}`];
