@@ -29,10 +29,10 @@ function invalid(why: string): ProtocolError {
   return new ProtocolError('invalid_dpop', `the DPoP proof ${why}`);
 }
 
-function jtiLengthOk(jti: string): boolean {
-  // Counted in characters (code points), as the limit is stated.
+/** 8 to 128 characters (code points, as the limit is stated), none a control character: a jti is stored as text. */
+function jtiOk(jti: string): boolean {
   const n = [...jti].length;
-  return n >= LIMITS.dpopJtiMinLength && n <= LIMITS.dpopJtiMaxLength;
+  return n >= LIMITS.dpopJtiMinLength && n <= LIMITS.dpopJtiMaxLength && !/[\u0000-\u001f\u007f]/.test(jti);
 }
 
 /**
@@ -70,8 +70,8 @@ export async function verifyDpopSignature(proof: unknown): Promise<VerifiedDpopS
   if (!isNonEmptyString(htm)) throw invalid('has no htm');
   if (!isNonEmptyString(htu)) throw invalid('has no htu');
   if (!isInt(iat)) throw invalid('has no integer iat');
-  if (typeof jti !== 'string' || !jtiLengthOk(jti)) {
-    throw invalid(`jti must be ${LIMITS.dpopJtiMinLength} to ${LIMITS.dpopJtiMaxLength} characters`);
+  if (typeof jti !== 'string' || !jtiOk(jti)) {
+    throw invalid(`jti must be ${LIMITS.dpopJtiMinLength} to ${LIMITS.dpopJtiMaxLength} characters, without control characters`);
   }
   if (ath !== undefined && typeof ath !== 'string') throw invalid('ath must be a string');
 

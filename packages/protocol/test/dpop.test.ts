@@ -179,9 +179,9 @@ describe('verifyDpopProof: claims', () => {
     }
   });
 
-  it('jti of 8 and 128 characters accepted, 7 and 129 refused, non-string refused', async () => {
+  it('jti of 8 and 128 characters accepted, 7 and 129 refused, non-string or control characters refused', async () => {
     for (const n of [8, 128]) await verifyDpopProof(await rawProof(agent, TOKEN, { jti: 'j'.repeat(n) }), expect());
-    for (const jti of ['j'.repeat(7), 'j'.repeat(129), undefined, 12345678, '']) {
+    for (const jti of ['j'.repeat(7), 'j'.repeat(129), undefined, 12345678, '', 'jti-\u0000-abcdef', 'jti-\n-abcdefg', 'jti-\u007f-abcdef']) {
       await rejectsWith(verifyDpopProof(await rawProof(agent, TOKEN, { jti }), expect()), 'invalid_dpop');
     }
   });

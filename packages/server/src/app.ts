@@ -26,7 +26,7 @@ import { Approvals } from './domain/approvals/approvals.ts';
 import { Grants } from './domain/grants/grants.ts';
 import { endAgentAccess } from './domain/grants/agent-stopped.ts';
 import { installErrorHandling } from './http/errors.ts';
-import { installJsonBody } from './http/json-body.ts';
+import { installJsonBody, installNulGuard } from './http/json-body.ts';
 import { installSecurityHeaders } from './http/security-headers.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { registerRoutes } from './http/routes/index.ts';
@@ -113,6 +113,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   notifier.attachLog(app.log);
   app.setValidatorCompiler(validatorCompiler);
   installJsonBody(app);
+  installNulGuard(app);
   installErrorHandling(app, config.bodyLimitBytes);
   installSecurityHeaders(app, config.baseUrl.startsWith('https:'));
   app.addHook('onSend', async (request, reply, payload) => {

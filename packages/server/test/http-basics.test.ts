@@ -61,51 +61,84 @@ describe('cross-cutting HTTP behaviour', () => {
     }
   });
 
-  it('never answers bad input on any route with a 5xx', async () => {
-    const spec = json<{ paths: Record<string, Record<string, unknown>> }>(await t.app.inject({ url: '/openapi.json' }));
-    const badBodies: (string | undefined)[] = [
-      '{', 'null', '[]', '"text"', '123', 'true', '{"a":', JSON.stringify({ email: [], password: {}, name: 1, jwk: 'x', flag: null, challenge: 5, attestation: [], assertion: 'x' }),
-      JSON.stringify({ name: 'x'.repeat(5000) }), '\u0000\u0001', JSON.stringify({ jwk: { kty: 'EC', crv: 'P-256', x: '!!', y: '??' }, name: 'n' }),
-      JSON.stringify({ display_name: '' }), undefined,
-      JSON.stringify({
-        agent_id: 'ag_x', site: 'x'.repeat(300), scopes: ['A', 'b c'], agent_jwt: 'a.b.c', access_token: 'x', dpop: 'y', method: 'GET', url: 'not a url',
-        stepup_token: 'z', refresh_token: '', action: '\u202e', kind: 'fraud', text: 'x', status: 'x', approve: true, assertion: {}, limits: { expires_in: -1, max_uses: 0 },
-        user_info: ['user:ssn'], flag: 'revoked', jwk: { kty: 'EC', crv: 'P-256', x: 'A'.repeat(43), y: 'A'.repeat(43) },
-      }),
-      JSON.stringify({ agent_id: 'ag_' + 'a'.repeat(26), site: 'shop.example', scopes: Array.from({ length: 1000 }, (_, i) => `s${i}`), agent_jwt: 'e30.e30.e30', user_info: [] }),
-      JSON.stringify({ access_token: 'eyJhbGciOiJub25lIn0.e30.', dpop: 'eyJhbGciOiJub25lIn0.e30.', method: 'POST', url: 'https://a.example/x', site: 'a.example', action: 'pay' }),
-    ];
-    const badIds = ['x', 'ag_' + 'a'.repeat(300), '%00', '..%2F..', 'ag_%F0%9F%92%A9', 'dev_!!', ' ', 'u_', '%E0%A4%A', 't_aaaaaaaaaaaaaaaaaaaaaaaaaa'];
-    const checked: string[] = [];
-    for (const [path, methods] of Object.entries(spec.paths)) {
-      for (const method of Object.keys(methods)) {
-        const urls = path.includes('{') ? badIds.map((id) => path.replace(/\{[^}]+\}/g, id)) : [path, `${path}?email=&limit=abc&before=-1`];
-        for (const url of urls) {
-          for (const body of method === 'get' || method === 'delete' ? [undefined] : badBodies) {
-            for (const headers of [
-              {},
-              auth,
-              { authorization: 'Bearer \u00ff garbage' },
-              { cookie: 'session=' + 'z'.repeat(4000) },
-              { 'x-agent-jwt': 'a.b.c', 'if-none-match': '"\u0000"', origin: 'null', 'sec-fetch-site': 'cross-site' },
-            ]) {
-              const res = await t.app.inject({
-                method: method.toUpperCase() as 'GET',
-                url,
-                headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-                payload: body,
-              });
-              checked.push(`${method} ${url}`);
-              assert.ok(res.statusCode < 500, `${method.toUpperCase()} ${url} ${String(body).slice(0, 40)} -> ${res.statusCode} ${res.body.slice(0, 200)}`);
-              if (res.statusCode >= 400) {
-                const detail = json<{ detail: unknown }>(res).detail;
-                assert.ok(typeof detail === 'string' || Array.isArray(detail), `${method} ${url}: no detail`);
-              }
+  it('never answers bad input on any route with a 5xx (SQLite)', async () => {
+    await walkEveryRoute(t, auth);
+  });
+});
+
+describe('cross-cutting HTTP behaviour on PostgreSQL', () => {
+  let t: TestApp;
+  let auth: Record<string, string>;
+  before(async () => {
+    t = await testApp({ backend: 'postgres' });
+    auth = (await signUp(t.app)).auth;
+  });
+  after(() => t.close());
+
+  it('never answers bad input on any route with a 5xx (PostgreSQL)', async () => {
+    await walkEveryRoute(t, auth);
+  });
+});
+
+const b64 = (v: unknown): string => Buffer.from(JSON.stringify(v)).toString('base64url');
+/** An unsigned agent JWT whose iss/sub hold a NUL: must be refused before any lookup. */
+const UNSIGNED_NUL_AGENT_JWT = `${b64({ alg: 'ES256' })}.${b64({ iss: 'ag_\u0000', sub: 'ag_\u0000', type: 'agent', iat: 1, exp: 2 })}.AAAA`;
+
+/**
+ * Walks every route of the OpenAPI description with malformed bodies, ids, queries and credentials:
+ * every answer must be a 4xx (or 2xx) with a `detail`, never a 5xx.
+ */
+async function walkEveryRoute(t: TestApp, auth: Record<string, string>): Promise<void> {
+  const spec = json<{ paths: Record<string, Record<string, unknown>> }>(await t.app.inject({ url: '/openapi.json' }));
+  const badBodies: (string | undefined)[] = [
+    '{', 'null', '[]', '"text"', '123', 'true', '{"a":', JSON.stringify({ email: [], password: {}, name: 1, jwk: 'x', flag: null, challenge: 5, attestation: [], assertion: 'x' }),
+    JSON.stringify({ name: 'x'.repeat(5000) }), '\u0000\u0001', JSON.stringify({ jwk: { kty: 'EC', crv: 'P-256', x: '!!', y: '??' }, name: 'n' }),
+    JSON.stringify({ display_name: '' }), undefined,
+  JSON.stringify({ email: 'a\u0000@b.c', password: 'pass\u0000word', name: 'n\u0000', display_name: 'd\u0000', text: 't\u0000', status: 's\u0000', detail: 'x\u0000', challenge: 'c\u0000', site: 's\u0000' }),
+  JSON.stringify({ approve: false, limits: { max_uses: 3_000_000_000, expires_in: 1e300 }, scopes: ['list'], user_info: [] }),
+  JSON.stringify({ approve: true, limits: { max_uses: 2147483648 }, assertion: { id: 'x\u0000' } }),
+    JSON.stringify({
+      agent_id: 'ag_x', site: 'x'.repeat(300), scopes: ['A', 'b c'], agent_jwt: 'a.b.c', access_token: 'x', dpop: 'y', method: 'GET', url: 'not a url',
+      stepup_token: 'z', refresh_token: '', action: '\u202e', kind: 'fraud', text: 'x', status: 'x', approve: true, assertion: {}, limits: { expires_in: -1, max_uses: 0 },
+      user_info: ['user:ssn'], flag: 'revoked', jwk: { kty: 'EC', crv: 'P-256', x: 'A'.repeat(43), y: 'A'.repeat(43) },
+    }),
+    JSON.stringify({ agent_id: 'ag_' + 'a'.repeat(26), site: 'shop.example', scopes: Array.from({ length: 1000 }, (_, i) => `s${i}`), agent_jwt: 'e30.e30.e30', user_info: [] }),
+    JSON.stringify({ access_token: 'eyJhbGciOiJub25lIn0.e30.', dpop: 'eyJhbGciOiJub25lIn0.e30.', method: 'POST', url: 'https://a.example/x', site: 'a.example', action: 'pay' }),
+  ];
+  const badIds = ['x', 'ag_' + 'a'.repeat(300), '%00', '..%2F..', 'ag_%F0%9F%92%A9', 'dev_!!', ' ', 'u_', '%E0%A4%A', 't_aaaaaaaaaaaaaaaaaaaaaaaaaa'];
+  const checked: string[] = [];
+  for (const [path, methods] of Object.entries(spec.paths)) {
+    for (const method of Object.keys(methods)) {
+      const urls = path.includes('{')
+      ? badIds.map((id) => path.replace(/\{[^}]+\}/g, id))
+      : [path, `${path}?email=&limit=abc&before=-1`, `${path}?email=a%00b&agent=%00&site=%00&agent_id=ag_%00&before=9223372036854775807`, `${path}?before=1e300&limit=1e300`];
+      for (const url of urls) {
+        for (const body of method === 'get' || method === 'delete' ? [undefined] : badBodies) {
+          for (const headers of [
+            {},
+            auth,
+            { authorization: 'Bearer \u00ff garbage' },
+            { cookie: 'session=' + 'z'.repeat(4000) },
+            { 'x-agent-jwt': 'a.b.c', 'if-none-match': '"\u0000"', origin: 'null', 'sec-fetch-site': 'cross-site' },
+          { 'x-agent-jwt': UNSIGNED_NUL_AGENT_JWT },
+          ]) {
+            const res = await t.app.inject({
+              method: method.toUpperCase() as 'GET',
+              url,
+              headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+              payload: body,
+            });
+            checked.push(`${method} ${url}`);
+            assert.ok(res.statusCode < 500, `${method.toUpperCase()} ${url} ${String(body).slice(0, 40)} -> ${res.statusCode} ${res.body.slice(0, 200)}`);
+            if (res.statusCode >= 400) {
+              const detail = json<{ detail: unknown }>(res).detail;
+              assert.ok(typeof detail === 'string' || Array.isArray(detail), `${method} ${url}: no detail`);
             }
           }
         }
       }
     }
-    assert.ok(checked.length > 200);
-  });
-});
+  }
+  assert.ok(checked.length > 200);
+}
+

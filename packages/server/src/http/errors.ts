@@ -37,6 +37,12 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
     if (err instanceof SyntaxError && (err as { statusCode?: number }).statusCode === 400) {
       return reply.code(422).send({ detail: [{ loc: ['body'], msg: `request body is not valid JSON: ${err.message}`, type: 'json_invalid' }] });
     }
+    // PostgreSQL class 22 (data exception: a character or number it cannot store). Input checks
+    // should stop such values first; this keeps any that slip through a 4xx, never a 500.
+    if (typeof err.code === 'string' && /^22[0-9A-Z]{3}$/.test(err.code)) {
+      request.log.warn({ code: err.code }, 'database refused a value');
+      return reply.code(400).send({ detail: 'the request holds a value that cannot be stored (an invalid character or an out-of-range number)' });
+    }
     if (isDatabaseDown(err)) {
       request.log.error({ err }, 'database unreachable');
       return reply.code(503).send({ detail: 'service unavailable' });

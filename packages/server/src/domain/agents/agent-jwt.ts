@@ -3,6 +3,7 @@ import { decodeJwt, decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
 import type { AgentRecord, AgentsRepo } from '../../store/ports.ts';
 import { type Clock, seconds } from '../clock.ts';
 import { AppError } from '../errors.ts';
+import { looksLikeId } from '../ids.ts';
 
 export const AGENT_REVOKED = 'agent revoked by its owner';
 
@@ -29,6 +30,7 @@ export async function verifyAgentJwt(agents: AgentsRepo, clock: Clock, token: un
   }
   if (typeof claims.iss !== 'string' || claims.iss !== claims.sub) throw invalid('iss and sub must both be the agent id');
   if (claims.iss !== agentId) throw invalid('iss does not match agent_id');
+  if (!looksLikeId('ag', agentId)) throw invalid('unknown agent');
   const agent = await agents.byId(agentId);
   if (!agent) throw invalid('unknown agent');
   if (isAgentBlocked(agent)) throw new AppError(403, AGENT_REVOKED, { next_step: 'stop: the owner removed or revoked this agent; only the owner can unblock it' });

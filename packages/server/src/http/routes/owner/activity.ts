@@ -7,7 +7,7 @@ import { agentNames } from '../../../domain/agents/agent-names.ts';
 import { Timestamp, withErrors } from '../../schemas/common.ts';
 
 const ActivityQuery = Type.Object({
-  before: Type.Integer({ minimum: 0, default: 0, description: 'only records with a smaller `seq`; 0 (default) = from the newest. Pass the previous page\'s `next_before`.' }),
+  before: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0, description: 'only records with a smaller `seq`; 0 (default) = from the newest. Pass the previous page\'s `next_before`.' }),
   limit: Type.Integer({ minimum: 1, maximum: 200, default: 50 }),
   agent: Type.String({ maxLength: 64, default: '', description: 'only this agent id; empty = any' }),
   site: Type.String({ maxLength: 255, default: '', description: 'only this site; empty = any' }),
