@@ -50,7 +50,7 @@ export interface Built {
 }
 
 const API_DESCRIPTION = `Mandate: owners approve, with a passkey, what each of their agents may do at each site; agents get
-short-lived DPoP-bound passes; sites verify every request. Errors: 4xx \`{"detail": text}\` (agent endpoints may add
+short-lived DPoP-bound passes; sites verify every request. Errors: 4xx \`{"detail": text}\` (agent endpoints, and owner refusals that need a different sign-in, may add
 \`next_step\`); 422 \`{"detail": [{"loc", "msg", "type"}]}\`; 429 \`{"detail": "rate limit exceeded", "retry_after": s}\`
 with Retry-After; 503 \`{"detail": "service unavailable"}\` while the database is unreachable. Owner endpoints take the
 \`session\` cookie or \`Authorization: Bearer <session_token>\`; cookie requests that change state from another origin get 403.`;
@@ -69,7 +69,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   await keys.init();
   const limiter = new RateLimiter(store.rateCounters, clock);
   const accounts = new Accounts(store, clock, limiter, config);
-  const agents = new Agents(store, clock);
+  const agents = new Agents(store, clock, limiter);
   const passkeys = new Passkeys(store, clock, { baseUrl: config.baseUrl, rpName: config.rpName });
   const auth = new OwnerAuth(accounts, config.baseUrl);
   const activity = new Activity(store.activity, clock);

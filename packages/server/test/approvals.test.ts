@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createAgent } from './helpers/agents.ts';
 import { expectStatus, json, signUp, testApp, type TestApp } from './helpers/app.ts';
-import { accessRequest, addPasskey, approve, assertionOptions, grantAccess, ownerWithPasskey, poll, postAccessRequest, respond } from './helpers/approvals.ts';
+import { accessRequest, addPasskey, approve, assertionOptions, grantAccess, ownerWithPasskey, poll, postAccessRequest, respond, withPasskeySession } from './helpers/approvals.ts';
 import { SoftAuthenticator } from './helpers/soft-authenticator.ts';
 
 type Detail = { detail: string };
@@ -205,12 +205,13 @@ describe('polling: GET /api/v1/authz-requests/{txn_id}', () => {
     assert.equal((await t.services.store.authzRequests.byId(txn))?.status, 'expired');
   });
 
-  it('404 for unknown and malformed ids', async () => {
-    for (const id of ['t_aaaaaaaaaaaaaaaaaaaaaaaaaa', 't_', 'x', 'gr_aaaaaaaaaaaaaaaaaaaaaaaaaa', 'T_ABC', '%00']) {
+  it('404 for unknown and malformed ids, 422 for over-long ones and NUL characters', async () => {
+    for (const id of ['t_aaaaaaaaaaaaaaaaaaaaaaaaaa', 't_', 'x', 'gr_aaaaaaaaaaaaaaaaaaaaaaaaaa', 'T_ABC']) {
       const res = await poll(t, id);
       assert.equal(res.statusCode, 404, `${id}: ${res.body}`);
     }
     expectStatus(await poll(t, `t_${'a'.repeat(100)}`), 422);
+    expectStatus(await poll(t, '%00'), 422);
   });
 });
 
@@ -416,7 +417,8 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     after(() => t.close());
 
     it('20 devices approve the same request at once: exactly one 200, one grant, one activity', async () => {
-      const owner = await ownerWithPasskey(t);
+      // More passkeys are added from a passkey session (a password session may only add the first).
+      const owner = await withPasskeySession(t, await ownerWithPasskey(t));
       const devices = [owner.authenticator];
       for (let i = 1; i < 20; i++) devices.push(await addPasskey(t, owner));
       const agent = await createAgent(t, owner);
@@ -432,7 +434,8 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     });
 
     it('approvals and denials racing: one wins, and the grant exists only if an approval won', async () => {
-      const owner = await ownerWithPasskey(t);
+      // More passkeys are added from a passkey session (a password session may only add the first).
+      const owner = await withPasskeySession(t, await ownerWithPasskey(t));
       const devices = [owner.authenticator];
       for (let i = 1; i < 10; i++) devices.push(await addPasskey(t, owner));
       const agent = await createAgent(t, owner);

@@ -45,6 +45,17 @@ async function loginOptions(email: string): Promise<Options> {
   return json<Options>(res);
 }
 
+/**
+ * The owner signed in again with their passkey: adding a second passkey or removing one needs such
+ * a session (a password session may only add the first).
+ */
+async function passkeySession(owner: Owner, auth: SoftAuthenticator): Promise<Owner> {
+  const { challenge } = await loginOptions(owner.email);
+  const res = await post('/api/webauthn/login/verify', { challenge, assertion: auth.assert(challenge) });
+  expectStatus(res, 200);
+  return { ...owner, auth: { authorization: `Bearer ${json<{ session_token: string }>(res).session_token}` } };
+}
+
 /** Keys (recursively) and values, challenges blanked: what would differ between two answers. */
 function shape(x: unknown): unknown {
   if (Array.isArray(x)) return x.map(shape);
@@ -82,14 +93,14 @@ describe('passkey registration', () => {
     assert.equal(devices[0]?.name, 'Passkey (Chrome on Linux)');
     assert.equal(devices[0]?.kind, 'passkey');
     assert.equal(devices[0]?.last_used_at, null);
-    const again = await registerOptions(owner);
+    const again = await registerOptions(await passkeySession(owner, auth));
     assert.deepEqual((again.options.excludeCredentials as { id: string }[]).map((c) => c.id), [auth.id]);
   });
 
   test('a given name is kept; without a user agent the name is "Passkey"', async () => {
     const owner = await signUp(t.app);
-    await register(owner, new SoftAuthenticator(), 'My phone');
-    await register(owner);
+    const phone = await register(owner, new SoftAuthenticator(), 'My phone');
+    await register(await passkeySession(owner, phone.auth));
     const names = json<{ name: string }[]>(await get('/api/devices', owner.auth)).map((d) => d.name);
     assert.deepEqual(names.sort(), ['My phone', 'Passkey']);
   });
@@ -141,29 +152,30 @@ describe('passkey registration', () => {
     expectStatus(reused, 400);
     assert.match(json<{ detail: string }>(reused).detail, /challenge/);
 
-    const expired = await registerOptions(owner);
+    // Now that the owner has a passkey, more are added from a passkey session.
+    const session = await passkeySession(owner, auth);
+    const expired = await registerOptions(session);
     t.clock.advance(5 * 60 * 1000);
-    expectStatus(await post('/api/webauthn/register/verify', { challenge: expired.challenge, attestation: new SoftAuthenticator().register(expired.challenge) }, owner.auth), 400);
+    expectStatus(await post('/api/webauthn/register/verify', { challenge: expired.challenge, attestation: new SoftAuthenticator().register(expired.challenge) }, session.auth), 400);
 
-    expectStatus(await post('/api/webauthn/register/verify', { challenge: b64u(randomBytes(32)), attestation: new SoftAuthenticator().register('x') }, owner.auth), 400);
+    expectStatus(await post('/api/webauthn/register/verify', { challenge: b64u(randomBytes(32)), attestation: new SoftAuthenticator().register('x') }, session.auth), 400);
 
     // Same owner, another session (a second sign-in): the challenge belongs to the first session.
-    const other = await post('/api/login', { email: owner.email, password: owner.password });
-    expectStatus(other, 200);
-    const otherAuth = { authorization: `Bearer ${json<{ session_token: string }>(other).session_token}` };
-    const first = await registerOptions(owner);
+    const otherAuth = (await passkeySession(owner, auth)).auth;
+    const first = await registerOptions(session);
     expectStatus(await post('/api/webauthn/register/verify', { challenge: first.challenge, attestation: new SoftAuthenticator().register(first.challenge) }, otherAuth), 400);
     // Another owner altogether.
     const stranger = await signUp(t.app);
-    const mine = await registerOptions(owner);
+    const mine = await registerOptions(session);
     expectStatus(await post('/api/webauthn/register/verify', { challenge: mine.challenge, attestation: new SoftAuthenticator().register(mine.challenge) }, stranger.auth), 400);
   });
 
   test('a credential already registered is 409', async () => {
     const owner = await signUp(t.app);
     const { auth } = await register(owner);
-    const { challenge } = await registerOptions(owner);
-    const res = await post('/api/webauthn/register/verify', { challenge, attestation: auth.register(challenge) }, owner.auth);
+    const session = await passkeySession(owner, auth);
+    const { challenge } = await registerOptions(session);
+    const res = await post('/api/webauthn/register/verify', { challenge, attestation: auth.register(challenge) }, session.auth);
     expectStatus(res, 409);
     const stranger = await signUp(t.app);
     const theirs = await registerOptions(stranger);
@@ -301,7 +313,8 @@ describe('passkey sign-in', () => {
   test('a removed passkey no longer signs in', async () => {
     const owner = await signUp(t.app);
     const { auth, deviceId } = await register(owner);
-    expectStatus(await t.app.inject({ method: 'DELETE', url: `/api/devices/${deviceId}`, headers: owner.auth }), 200);
+    const session = await passkeySession(owner, auth);
+    expectStatus(await t.app.inject({ method: 'DELETE', url: `/api/devices/${deviceId}`, headers: session.auth }), 200);
     const { challenge } = await loginOptions(owner.email);
     expectStatus(await post('/api/webauthn/login/verify', { challenge, assertion: auth.assert(challenge) }), 401);
   });
@@ -325,7 +338,7 @@ describe('passkey assertions for approvals', () => {
   test('options list the owner\'s passkeys; a valid assertion for that subject passes once', async () => {
     const owner = await signUp(t.app);
     const { auth, deviceId } = await register(owner);
-    const second = await register(owner);
+    const second = await register(await passkeySession(owner, auth));
     const { challenge, options } = await t.services.passkeys.assertionOptions(owner.user.id, 't_abc');
     assert.equal(options.userVerification, 'required');
     assert.deepEqual(options.allowCredentials?.map((c) => c.id).sort(), [auth.id, second.auth.id].sort());
@@ -368,9 +381,10 @@ describe('passkey assertions for approvals', () => {
 
 describe('devices', () => {
   test('list and remove; another owner\'s device or a bad id is 404', async () => {
-    const owner = await signUp(t.app);
+    const signedUp = await signUp(t.app);
     const other = await signUp(t.app);
-    const { deviceId } = await register(owner);
+    const { auth, deviceId } = await register(signedUp);
+    const owner = await passkeySession(signedUp, auth);
     const del = (id: string, who: Owner) => t.app.inject({ method: 'DELETE', url: `/api/devices/${id}`, headers: who.auth });
     expectStatus(await del(deviceId, other), 404);
     expectStatus(await del('dev_nonexistent', owner), 404);
@@ -381,6 +395,97 @@ describe('devices', () => {
     assert.deepEqual(json(res), { ok: true });
     assert.deepEqual(json<unknown[]>(await get('/api/devices', owner.auth)), []);
     expectStatus(await del(deviceId, owner), 404);
+  });
+});
+
+describe('who may add or remove passkeys', () => {
+  const PASSKEY_SESSION_REQUIRED = 'sign in with one of your passkeys to add or remove passkeys';
+  const del = (id: string, who: Owner) => t.app.inject({ method: 'DELETE', url: `/api/devices/${id}`, headers: who.auth, remoteAddress: remoteAddress() });
+  const deviceIds = async (who: Owner) => json<{ id: string }[]>(await get('/api/devices', who.auth)).map((d) => d.id).sort();
+  const expectPasskeySessionRequired = (res: Awaited<ReturnType<typeof get>>) => {
+    expectStatus(res, 403);
+    const body = json<{ detail: string; next_step: string }>(res);
+    assert.equal(body.detail, PASSKEY_SESSION_REQUIRED);
+    assert.match(body.next_step, /\/api\/webauthn\/login\/verify/);
+  };
+
+  test('sessions remember how they were made', async () => {
+    const owner = await signUp(t.app);
+    const { auth } = await register(owner);
+    const login = await post('/api/login', { email: owner.email, password: owner.password });
+    expectStatus(login, 200);
+    const session = (token: string) => t.services.accounts.session(token);
+    assert.equal((await session(owner.session_token))?.method, 'password');
+    assert.equal((await session(json<{ session_token: string }>(login).session_token))?.method, 'password');
+    const byPasskey = await passkeySession(owner, auth);
+    assert.equal((await session(byPasskey.auth.authorization.slice(7)))?.method, 'passkey');
+  });
+
+  test('the first passkey: any session may register it', async () => {
+    const owner = await signUp(t.app);
+    const { deviceId } = await register(owner);
+    assert.deepEqual(await deviceIds(owner), [deviceId]);
+  });
+
+  test('a second passkey with a password session is 403 (options and verify); nothing is added', async () => {
+    const owner = await signUp(t.app);
+    // Options fetched while the owner had no passkey yet are refused at verification once they have one.
+    const early = await registerOptions(owner);
+    const { deviceId } = await register(owner);
+    expectPasskeySessionRequired(await post('/api/webauthn/register/verify', { challenge: early.challenge, attestation: new SoftAuthenticator().register(early.challenge) }, owner.auth));
+    expectPasskeySessionRequired(await get('/api/webauthn/register/options', owner.auth));
+    // A fresh password sign-in is no better than the sign-up session.
+    const login = await post('/api/login', { email: owner.email, password: owner.password });
+    expectStatus(login, 200);
+    const relogged = { ...owner, auth: { authorization: `Bearer ${json<{ session_token: string }>(login).session_token}` } };
+    expectPasskeySessionRequired(await get('/api/webauthn/register/options', relogged.auth));
+    // The same through the browser's cookie.
+    expectPasskeySessionRequired(await get('/api/webauthn/register/options', { cookie: `session=${owner.session_token}` }));
+    assert.deepEqual(await deviceIds(owner), [deviceId]);
+  });
+
+  test('a second passkey with a passkey session is registered', async () => {
+    const owner = await signUp(t.app);
+    const first = await register(owner);
+    const session = await passkeySession(owner, first.auth);
+    const second = await register(session);
+    assert.deepEqual(await deviceIds(owner), [first.deviceId, second.deviceId].sort());
+    // The new passkey signs in too, and its session may manage passkeys as well.
+    const third = await register(await passkeySession(owner, second.auth));
+    assert.equal((await deviceIds(owner)).length, 3);
+    assert.ok((await deviceIds(owner)).includes(third.deviceId));
+  });
+
+  test('a passkey session by cookie (the owner page) may add a passkey', async () => {
+    const owner = await signUp(t.app);
+    const { auth } = await register(owner);
+    const { challenge } = await loginOptions(owner.email);
+    const signedIn = await post('/api/webauthn/login/verify', { challenge, assertion: auth.assert(challenge) });
+    expectStatus(signedIn, 200);
+    const cookie = signedIn.cookies.find((c) => c.name === 'session')?.value;
+    assert.ok(cookie);
+    expectStatus(await get('/api/webauthn/register/options', { cookie: `session=${cookie}` }), 200);
+  });
+
+  test('removing a passkey: 403 with a password session, 200 with a passkey session', async () => {
+    const owner = await signUp(t.app);
+    const first = await register(owner);
+    const session = await passkeySession(owner, first.auth);
+    const second = await register(session);
+    expectPasskeySessionRequired(await del(second.deviceId, owner));
+    // Not even an unknown id tells a password session anything.
+    expectPasskeySessionRequired(await del('dev_nonexistent', owner));
+    assert.deepEqual(await deviceIds(owner), [first.deviceId, second.deviceId].sort());
+    expectStatus(await del(second.deviceId, session), 200);
+    assert.deepEqual(await deviceIds(owner), [first.deviceId]);
+  });
+
+  test('with every passkey removed, a password session may register a first one again', async () => {
+    const owner = await signUp(t.app);
+    const { auth, deviceId } = await register(owner);
+    expectStatus(await del(deviceId, await passkeySession(owner, auth)), 200);
+    const again = await register(owner);
+    assert.deepEqual(await deviceIds(owner), [again.deviceId]);
   });
 });
 

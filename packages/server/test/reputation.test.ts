@@ -143,7 +143,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const agent = await createAgent(t, owner);
       const res = await report(await mintPass(t, agent, 'shop.example'), 'spam', 'sent 40 messages in a minute');
       assert.equal(res.statusCode, 200, res.body);
-      assert.deepEqual(json(res), { ok: true, agent_id: agent.id, site: 'shop.example', kind: 'spam' });
+      assert.deepEqual(json(res), { ok: true, agent_id: agent.id, site: 'shop.example', kind: 'spam', counted: true });
       const rep = await reputation(agent.id);
       assert.equal(rep.score, 45);
       assert.equal(rep.reporting_sites, 1);
@@ -160,12 +160,32 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const owner = await signUp(t.app);
       const agent = await createAgent(t, owner);
       const pass = await mintPass(t, agent, 'shop.example');
-      for (const kind of ['fraud', 'abuse', 'spam', 'fraud', 'good']) assert.equal((await report(pass, kind)).statusCode, 200);
+      for (const kind of ['good', 'good', 'fraud', 'abuse', 'spam', 'fraud']) assert.equal((await report(pass, kind)).statusCode, 200);
       let rep = await reputation(agent.id);
-      assert.deepEqual([rep.score, rep.reporting_sites, rep.reports.good, rep.reports.fraud], [52, 1, 1, 0]);
+      assert.deepEqual([rep.score, rep.reporting_sites, rep.reports.good, rep.reports.fraud], [40, 1, 0, 1]);
       for (const site of ['a.example', 'b.example', 'c.example']) assert.equal((await report(await mintPass(t, agent, site), 'fraud')).statusCode, 200);
       rep = await reputation(agent.id);
-      assert.deepEqual([rep.score, rep.flag, rep.reporting_sites, rep.reports.fraud, rep.reports.good], [22, 'suspicious', 4, 3, 1]);
+      assert.deepEqual([rep.score, rep.flag, rep.reporting_sites, rep.reports.fraud, rep.reports.good], [10, 'suspicious', 4, 4, 0]);
+    });
+
+    it('a `good` report does not replace a negative one of the same site (counted: false); another negative one does', async () => {
+      const owner = await signUp(t.app);
+      const agent = await createAgent(t, owner);
+      const pass = await mintPass(t, agent, 'shop.example');
+      for (const kind of ['spam', 'abuse', 'fraud', 'policy', 'scraping']) {
+        assert.deepEqual(json(await report(pass, kind, 'bad')), { ok: true, agent_id: agent.id, site: 'shop.example', kind, counted: true });
+        // The agent holds passes for the site, so it could send this in the site's name.
+        const washed = await report(pass, 'good', 'all fine');
+        assert.equal(washed.statusCode, 200);
+        assert.deepEqual(json(washed), { ok: true, agent_id: agent.id, site: 'shop.example', kind: 'good', counted: false });
+        const [stored] = await t.services.store.reports.listForAgent(agent.id);
+        assert.deepEqual([stored?.kind, stored?.detail], [kind, 'bad']);
+      }
+      assert.deepEqual([(await reputation(agent.id)).score, (await reputation(agent.id)).reports.scraping], [47, 1]);
+      const activity = json<{ items: { detail: Record<string, unknown> }[] }>(
+        await t.app.inject({ url: '/api/activity?action=report.received&limit=1', headers: owner.auth }),
+      );
+      assert.deepEqual(activity.items[0]?.detail, { kind: 'good', detail: 'all fine', counted: false });
     });
 
     it('a revoked or removed agent scores 0 with flag revoked; reports about it are still taken', async () => {

@@ -59,6 +59,23 @@ describe('POST /api/v1/stepup/verify (local mode)', () => {
     assert.equal((await stepupVerify(t, { stepup_token: st, site: 'shop.example', action: 'checkout' })).valid, true);
   });
 
+  it('with agent_id and user_id, a token of another agent or user is stepup_invalid and is not used up', async () => {
+    const other = await createAgent(t);
+    await createGrant(t, other);
+    const st = await mintStepup(t, agent);
+    const base = { stepup_token: st, site: 'shop.example', action: 'checkout' };
+    const used = async () => (await t.services.store.activity.list(agent.owner.user.id, { before: 0, limit: 200, action: 'stepup.used' })).length;
+    const usedBefore = await used();
+    await expectError({ ...base, agent_id: other.id, user_id: agent.owner.user.id }, 'stepup_invalid');
+    await expectError({ ...base, agent_id: agent.id, user_id: other.owner.user.id }, 'stepup_invalid');
+    await expectError({ ...base, agent_id: other.id }, 'stepup_invalid');
+    await expectError({ ...base, user_id: other.owner.user.id }, 'stepup_invalid');
+    await expectError({ ...base, agent_id: '' }, 'invalid_request');
+    assert.equal(await used(), usedBefore, 'none of that used the token');
+    const r = await stepupVerify(t, { ...base, agent_id: agent.id, user_id: agent.owner.user.id });
+    assert.deepEqual(r, { valid: true, agent_id: agent.id, user_id: agent.owner.user.id, site: 'shop.example', actions: ['checkout'] });
+  });
+
   it('refuses what is not a step-up token of this service with stepup_invalid', async () => {
     const pass = (await getPass(t, agent)).access_token;
     const st = await mintStepup(t, agent);

@@ -172,7 +172,7 @@ describe('POST /api/v1/verify', () => {
     const d = await createAgent(t);
     await createGrant(t, d);
     const pd = (await getPass(t, d)).access_token;
-    await t.services.store.grants.supersede(d.id, 'shop.example');
+    await t.services.store.grants.supersede(d.id, 'shop.example', t.clock.now());
     await createGrant(t, d);
     await expectError(await verifyBody(t, d, pd), 'grant_revoked');
     assert.equal((await verify(t, await verifyBody(t, d, (await getPass(t, d)).access_token))).valid, true);

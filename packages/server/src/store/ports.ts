@@ -23,11 +23,15 @@ export interface UsersRepo {
   update(id: string, patch: Partial<Pick<UserRecord, 'displayName' | 'phone' | 'phoneVerified' | 'passwordHash'>>): Promise<void>;
 }
 
+export type SessionMethod = 'password' | 'passkey';
+
 export interface SessionRecord {
   tokenHash: string;
   userId: string;
   createdAt: number;
   expiresAt: number;
+  /** How the owner signed in: adding or removing passkeys may need a passkey session. */
+  method: SessionMethod;
 }
 
 export interface SessionsRepo {
@@ -101,15 +105,21 @@ export interface AgentRecord {
   flagRevSeq: number | null;
   createdAt: number;
   removedAt: number | null;
+  /** When a `revoked` flag was last lifted (to ok or suspicious), and the rev_seq of that block. */
+  unblockedAt: number | null;
+  unblockedRevSeq: number | null;
 }
 
 export interface AgentsRepo {
   create(agent: AgentRecord): Promise<void>;
   byId(id: string): Promise<AgentRecord | undefined>;
   listForUser(userId: string, includeRemoved?: boolean): Promise<AgentRecord[]>;
-  update(id: string, patch: Partial<Pick<AgentRecord, 'status' | 'flag' | 'flagRevSeq' | 'removedAt' | 'name'>>): Promise<void>;
-  /** Agents with a non-ok flag or removed: the agent part of the revocation snapshot. */
-  listRevoked(): Promise<AgentRecord[]>;
+  update(id: string, patch: Partial<Pick<AgentRecord, 'status' | 'flag' | 'flagRevSeq' | 'removedAt' | 'name' | 'unblockedAt' | 'unblockedRevSeq'>>): Promise<void>;
+  /**
+   * The agent part of the revocation snapshot at `now`: agents with a non-ok flag or removed, and
+   * agents whose block was lifted less than one pass lifetime (LIMITS.passLifetimeSec) before `now`.
+   */
+  listRevoked(now: number): Promise<AgentRecord[]>;
 }
 
 export interface SigningKeyRecord {
@@ -224,6 +234,8 @@ export interface GrantRecord {
   passesIssued: number;
   revokedAt: number | null;
   revSeq: number | null;
+  /** When a newer approval superseded it; null while it is active or revoked. */
+  supersededAt: number | null;
 }
 
 export interface GrantsRepo {
@@ -236,8 +248,8 @@ export interface GrantsRepo {
   /** Active -> revoked at `revSeq`; false when it was not active. */
   revoke(id: string, now: number, revSeq: number): Promise<boolean>;
   revokeAllForAgent(agentId: string, now: number, revSeq: number): Promise<number>;
-  /** Active or revoked grants of an agent at a site -> superseded (a fresh approval replaces them). */
-  supersede(agentId: string, site: string): Promise<number>;
+  /** Active or revoked grants of an agent at a site -> superseded at `now` (a fresh approval replaces them). */
+  supersede(agentId: string, site: string, now: number): Promise<number>;
   /**
    * Issues one pass in one atomic statement: the grant must be active, unexpired at `now`, with uses
    * left (one is used), and, when `expectedRefreshHash` is given, hold exactly that refresh token.
@@ -250,8 +262,11 @@ export interface GrantsRepo {
    * two narrowings at once cannot bring back a field the other removed). Returns false otherwise.
    */
   setUserInfo(id: string, userInfo: string[], expected: string[]): Promise<boolean>;
-  /** Revoked (not superseded) grants: the grant part of the revocation snapshot. */
-  listRevoked(): Promise<GrantRecord[]>;
+  /**
+   * The grant part of the revocation snapshot at `now`: revoked grants, and grants that were revoked
+   * and then superseded less than one pass lifetime (LIMITS.passLifetimeSec) before `now`.
+   */
+  listRevoked(now: number): Promise<GrantRecord[]>;
 }
 
 export type ReportKind = 'good' | 'spam' | 'abuse' | 'fraud' | 'policy' | 'scraping';
@@ -265,8 +280,11 @@ export interface ReportRecord {
 }
 
 export interface ReportsRepo {
-  /** A site's latest report replaces its previous one: each site counts once. */
-  upsert(report: ReportRecord): Promise<void>;
+  /**
+   * A site's latest report replaces its previous one (each site counts once), unless the previous
+   * one's kind is in `keep`; decided in one statement. Returns whether the report was stored.
+   */
+  upsert(report: ReportRecord, keep?: readonly ReportKind[]): Promise<boolean>;
   listForAgent(agentId: string): Promise<ReportRecord[]>;
 }
 

@@ -38,6 +38,8 @@ export interface SessionsTable {
   user_id: string;
   created_at: number;
   expires_at: number;
+  /** 'password' | 'passkey' (migration 003). */
+  method: string;
 }
 
 export interface PasskeysTable {
@@ -73,6 +75,9 @@ export interface AgentsTable {
   flag_rev_seq: number | null;
   created_at: number;
   removed_at: number | null;
+  /** When a `revoked` flag was last lifted, and that block's rev_seq (migration 004). */
+  unblocked_at: number | null;
+  unblocked_rev_seq: number | null;
 }
 
 export interface SigningKeysTable {
@@ -143,6 +148,8 @@ export interface GrantsTable {
   passes_issued: number;
   revoked_at: number | null;
   rev_seq: number | null;
+  /** When a newer approval superseded the grant (migration 004). */
+  superseded_at: number | null;
 }
 
 export interface ReportsTable {

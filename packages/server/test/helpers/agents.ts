@@ -61,6 +61,7 @@ export async function createGrant(
     passesIssued: 0,
     revokedAt: null,
     revSeq: null,
+    supersededAt: null,
   };
   await t.services.store.grants.create(grant);
   return grant;

@@ -53,7 +53,8 @@ let emailSeq = 0;
 
 /** Signs up a fresh owner; returns its bearer token and a header helper. */
 export async function signUp(app: FastifyInstance, email = `owner${++emailSeq}.${Date.now()}@example.com`, password = 'correct horse battery') {
-  const res = await app.inject({ method: 'POST', url: '/api/users', payload: { email, password } });
+  // A fresh client address per sign-up: sign-ups are limited per address (10 per hour).
+  const res = await app.inject({ method: 'POST', url: '/api/users', remoteAddress: remoteAddress(), payload: { email, password } });
   if (res.statusCode !== 200) throw new Error(`sign-up failed: ${res.statusCode} ${res.body}`);
   const body = res.json() as { user: { id: string; email: string }; session_token: string };
   return { ...body, email, password, auth: { authorization: `Bearer ${body.session_token}` } };

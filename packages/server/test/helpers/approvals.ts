@@ -23,6 +23,19 @@ export async function ownerWithPasskey(t: TestApp): Promise<Owner> {
   return { ...owner, authenticator: await addPasskey(t, owner) };
 }
 
+/**
+ * The owner signed in again with their passkey. Adding a second passkey (or removing one) needs
+ * such a session: a password session may only register the first.
+ */
+export async function withPasskeySession(t: TestApp, owner: Owner): Promise<Owner> {
+  const opts = await t.app.inject({ method: 'GET', url: `/api/webauthn/login/options?email=${encodeURIComponent(owner.email)}`, remoteAddress: remoteAddress() });
+  expectStatus(opts, 200);
+  const { challenge, options } = json<{ challenge: string; options: { challenge: string } }>(opts);
+  const res = await t.app.inject({ method: 'POST', url: '/api/webauthn/login/verify', remoteAddress: remoteAddress(), payload: { challenge, assertion: owner.authenticator.assert(options) } });
+  expectStatus(res, 200);
+  return { ...owner, auth: { authorization: `Bearer ${json<{ session_token: string }>(res).session_token}` } };
+}
+
 export async function postAccessRequest(t: TestApp, agent: TestAgent, body: Record<string, unknown> = {}): Promise<LightMyRequestResponse> {
   return t.app.inject({
     method: 'POST',

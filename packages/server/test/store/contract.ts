@@ -42,14 +42,24 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
     it('keeps sessions until they expire or are deleted', async () => {
       const u = await newUser();
       const h = uniq('s');
-      await store.sessions.create({ tokenHash: h, userId: u.id, createdAt: 1000, expiresAt: 5000 });
+      await store.sessions.create({ tokenHash: h, userId: u.id, createdAt: 1000, expiresAt: 5000, method: 'password' });
       assert.equal((await store.sessions.live(h, 4999))?.userId, u.id);
       assert.equal(await store.sessions.live(h, 5000), undefined);
       await store.sessions.delete(h);
       assert.equal(await store.sessions.live(h, 1), undefined);
-      await store.sessions.create({ tokenHash: h, userId: u.id, createdAt: 1000, expiresAt: 5000 });
+      await store.sessions.create({ tokenHash: h, userId: u.id, createdAt: 1000, expiresAt: 5000, method: 'password' });
       await store.sessions.deleteForUser(u.id);
       assert.equal(await store.sessions.live(h, 1), undefined);
+    });
+
+    it('remembers how a session was made (column sessions.method)', async () => {
+      const u = await newUser();
+      const byPassword = uniq('s');
+      const byPasskey = uniq('s');
+      await store.sessions.create({ tokenHash: byPassword, userId: u.id, createdAt: 1000, expiresAt: 5000, method: 'password' });
+      await store.sessions.create({ tokenHash: byPasskey, userId: u.id, createdAt: 1000, expiresAt: 5000, method: 'passkey' });
+      assert.deepEqual(await store.sessions.live(byPassword, 2000), { tokenHash: byPassword, userId: u.id, createdAt: 1000, expiresAt: 5000, method: 'password' });
+      assert.deepEqual(await store.sessions.live(byPasskey, 2000), { tokenHash: byPasskey, userId: u.id, createdAt: 1000, expiresAt: 5000, method: 'passkey' });
     });
 
     it('stores passkeys, refuses a duplicate credential, advances the counter by compare-and-set', async () => {
@@ -109,15 +119,20 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       const u = await newUser();
       const agent: AgentRecord = {
         id: uniq('ag_'), userId: u.id, name: 'Bot', publicJwk: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' }, jkt: 'j',
-        status: 'active', flag: 'ok', flagRevSeq: null, createdAt: 5, removedAt: null,
+        status: 'active', flag: 'ok', flagRevSeq: null, createdAt: 5, removedAt: null, unblockedAt: null, unblockedRevSeq: null,
       };
       await store.agents.create(agent);
       assert.deepEqual(await store.agents.byId(agent.id), agent);
-      assert.equal((await store.agents.listRevoked()).some((a) => a.id === agent.id), false);
+      assert.equal((await store.agents.listRevoked(9)).some((a) => a.id === agent.id), false);
       await store.agents.update(agent.id, { status: 'removed', removedAt: 9, flagRevSeq: 3 });
       assert.deepEqual(await store.agents.listForUser(u.id), []);
       assert.equal((await store.agents.listForUser(u.id, true)).length, 1);
-      assert.equal((await store.agents.listRevoked()).find((a) => a.id === agent.id)?.flagRevSeq, 3);
+      assert.equal((await store.agents.listRevoked(9)).find((a) => a.id === agent.id)?.flagRevSeq, 3);
+      // A lifted block stays listed for one pass lifetime (600 s) after the unblock, then leaves.
+      const unblocked: AgentRecord = { ...agent, id: uniq('ag_'), flag: 'ok', unblockedAt: 10_000, unblockedRevSeq: 7 };
+      await store.agents.create(unblocked);
+      assert.equal((await store.agents.listRevoked(609_999)).find((a) => a.id === unblocked.id)?.unblockedRevSeq, 7);
+      assert.equal((await store.agents.listRevoked(610_000)).some((a) => a.id === unblocked.id), false);
     });
 
     it('keeps signing keys and retires all but one', async () => {
@@ -148,7 +163,7 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
     });
     const grant = (over: Partial<GrantRecord> = {}): GrantRecord => ({
       id: uniq('gr_'), userId: 'u_1', agentId: uniq('ag_'), site: 'shop.example', scopes: ['list'], userInfo: ['user:email'], status: 'active',
-      createdAt: 1000, expiresAt: null, usesLeft: null, refreshHash: null, passesIssued: 0, revokedAt: null, revSeq: null, ...over,
+      createdAt: 1000, expiresAt: null, usesLeft: null, refreshHash: null, passesIssued: 0, revokedAt: null, revSeq: null, supersededAt: null, ...over,
     });
 
     it('keeps one pending access request per agent and site, even under a race', async () => {
@@ -203,9 +218,15 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       assert.equal(await store.grants.revoke(g.id, 3000, 42), true);
       assert.equal(await store.grants.revoke(g.id, 3000, 43), false);
       assert.equal(await store.grants.activeFor(g.agentId, g.site), undefined);
-      assert.equal((await store.grants.listRevoked()).find((x) => x.id === g.id)?.revSeq, 42);
-      assert.equal(await store.grants.supersede(g.agentId, g.site), 1);
-      assert.equal((await store.grants.listRevoked()).some((x) => x.id === g.id), false);
+      assert.equal((await store.grants.listRevoked(3000)).find((x) => x.id === g.id)?.revSeq, 42);
+      assert.equal(await store.grants.supersede(g.agentId, g.site, 5000), 1);
+      // Superseded after its revocation: listed for one pass lifetime (600 s) after the supersession.
+      assert.equal((await store.grants.listRevoked(604_999)).find((x) => x.id === g.id)?.supersededAt, 5000);
+      assert.equal((await store.grants.listRevoked(605_000)).some((x) => x.id === g.id), false);
+      const replaced = grant();
+      await store.grants.create(replaced);
+      assert.equal(await store.grants.supersede(replaced.agentId, replaced.site, 5000), 1);
+      assert.equal((await store.grants.listRevoked(5000)).some((x) => x.id === replaced.id), false, 'an active grant superseded is not a revocation');
       const h = grant({ agentId: g.agentId, site: 'b.example' });
       await store.grants.create(h);
       assert.equal(await store.grants.setUserInfo(h.id, [], ['user:name']), false, 'stale expectation');
@@ -221,6 +242,11 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       await store.reports.upsert({ agentId, site: 'a.example', kind: 'good', detail: 'ok now', createdAt: 2 });
       await store.reports.upsert({ agentId, site: 'b.example', kind: 'fraud', detail: '', createdAt: 3 });
       assert.deepEqual((await store.reports.listForAgent(agentId)).map((r) => `${r.site}:${r.kind}`), ['a.example:good', 'b.example:fraud']);
+      // `keep`: a previous report of one of those kinds stays, in the same statement.
+      assert.equal(await store.reports.upsert({ agentId, site: 'b.example', kind: 'good', detail: '', createdAt: 4 }, ['fraud', 'spam']), false);
+      assert.equal(await store.reports.upsert({ agentId, site: 'a.example', kind: 'good', detail: 'again', createdAt: 5 }, ['fraud', 'spam']), true);
+      assert.equal(await store.reports.upsert({ agentId, site: 'c.example', kind: 'good', detail: '', createdAt: 6 }, ['fraud']), true);
+      assert.deepEqual((await store.reports.listForAgent(agentId)).map((r) => `${r.site}:${r.kind}:${r.createdAt}`), ['a.example:good:5', 'b.example:fraud:3', 'c.example:good:6']);
       await store.agentStatuses.upsert({ agentId, site: '', status: 'working', createdAt: 1 });
       await store.agentStatuses.upsert({ agentId, site: '', status: 'done', createdAt: 2 });
       assert.deepEqual((await store.agentStatuses.listForAgent(agentId)).map((s) => s.status), ['done']);

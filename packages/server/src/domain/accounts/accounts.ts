@@ -1,13 +1,15 @@
 import type { Config } from '../../config/config.ts';
 import { hashPassword, verifyPassword } from '../../crypto/password.ts';
 import { randomToken, sha256Hex } from '../../crypto/random.ts';
-import type { Store, UserRecord } from '../../store/ports.ts';
+import type { SessionMethod, Store, UserRecord } from '../../store/ports.ts';
 import type { Clock } from '../clock.ts';
 import { AppError, conflict, unauthorized } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { RateLimiter } from '../rate-limit.ts';
 
 export const SESSION_LIFETIME_MS = 30 * 86400 * 1000;
+/** Sign-ups per client address per hour: enough for a household or office, not for bulk accounts. */
+export const SIGNUP_LIMIT = { perAddress: 10, windowSec: 3600 } as const;
 const INVALID_LOGIN = 'invalid email or password';
 
 export interface SignedIn {
@@ -20,6 +22,8 @@ export interface SignedIn {
 export interface CurrentSession {
   user: UserRecord;
   sessionHash: string;
+  /** How this session was made; see passkey-policy.ts for what only a passkey session may do. */
+  method: SessionMethod;
 }
 
 export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
@@ -33,7 +37,9 @@ export class Accounts {
     private readonly config: Pick<Config, 'adminEmails' | 'loginThrottle'>,
   ) {}
 
-  async signUp(input: { email: string; password: string; displayName?: string }): Promise<SignedIn> {
+  /** Throttled per client address (429) before any work, so accounts cannot be made in bulk. */
+  async signUp(input: { email: string; password: string; displayName?: string }, clientAddress: string): Promise<SignedIn> {
+    await this.limiter.check(`signup:addr:${clientAddress}`, SIGNUP_LIMIT.perAddress, SIGNUP_LIMIT.windowSec);
     const email = normalizeEmail(input.email);
     const user: UserRecord = {
       id: newId('u'),
@@ -45,7 +51,7 @@ export class Accounts {
       createdAt: this.clock.now(),
     };
     if (!(await this.store.users.create(user))) throw conflict('an account with this email already exists; sign in instead');
-    return this.startSession(user);
+    return this.startSession(user, 'password');
   }
 
   /**
@@ -59,15 +65,15 @@ export class Accounts {
     await this.limiter.check(`login:acct:${sha256Hex(email)}`, perAccount, windowSec);
     const user = await this.store.users.byEmail(email);
     if (!(await verifyPassword(user?.passwordHash, input.password)) || !user) throw unauthorized(INVALID_LOGIN);
-    return this.startSession(user);
+    return this.startSession(user, 'password');
   }
 
-  /** A new random session id at every sign-in (no fixation). */
-  async startSession(user: UserRecord): Promise<SignedIn> {
+  /** A new random session id at every sign-in (no fixation), remembering how the owner signed in. */
+  async startSession(user: UserRecord, method: SessionMethod): Promise<SignedIn> {
     const sessionToken = randomToken();
     const now = this.clock.now();
     const expiresAt = now + SESSION_LIFETIME_MS;
-    await this.store.sessions.create({ tokenHash: sha256Hex(sessionToken), userId: user.id, createdAt: now, expiresAt });
+    await this.store.sessions.create({ tokenHash: sha256Hex(sessionToken), userId: user.id, createdAt: now, expiresAt, method });
     return { user, sessionToken, expiresAt };
   }
 
@@ -78,7 +84,7 @@ export class Accounts {
     const session = await this.store.sessions.live(sessionHash, this.clock.now());
     if (!session) return undefined;
     const user = await this.store.users.byId(session.userId);
-    return user && { user, sessionHash };
+    return user && { user, sessionHash, method: session.method };
   }
 
   logOut(sessionHash: string): Promise<void> {

@@ -1,7 +1,8 @@
 import { jwkThumbprint } from '@mandate/protocol';
 import type { AgentFlag, AgentRecord, Repos, Store } from '../../store/ports.ts';
 import type { Clock } from '../clock.ts';
-import { badRequest, notFound } from '../errors.ts';
+import { badRequest, conflict, notFound } from '../errors.ts';
+import type { RateLimiter } from '../rate-limit.ts';
 import { looksLikeId, newId } from '../ids.ts';
 import { RevocationSequence } from '../revocation/rev-seq.ts';
 import { agentPublicKey } from './agent-key.ts';
@@ -14,12 +15,17 @@ import { verifyAgentJwt } from './agent-jwt.ts';
 export type AgentStoppedHook = (repos: Repos, agent: AgentRecord, revSeq: number) => Promise<void>;
 
 export const AGENT_NAME_MAX = 100;
+/**
+ * Abuse limits on creation: live (not removed) agents per owner, and creations per owner per hour.
+ * Each agent can ask the owner for approvals and be reported about, so bulk agents are bulk noise.
+ */
+export const AGENT_LIMITS = { livePerOwner: 100, createsPerHour: 30 } as const;
 
 /** The owner's agents: creation with a public key, listing, removal, flags and agent JWTs. */
 export class Agents {
   private readonly stoppedHooks: AgentStoppedHook[] = [];
 
-  constructor(private readonly store: Store, private readonly clock: Clock) {}
+  constructor(private readonly store: Store, private readonly clock: Clock, private readonly limiter: RateLimiter) {}
 
   onStopped(hook: AgentStoppedHook): void {
     this.stoppedHooks.push(hook);
@@ -29,6 +35,11 @@ export class Agents {
     const name = input.name.trim();
     if (!name || name.length > AGENT_NAME_MAX) throw badRequest(`name must be 1 to ${AGENT_NAME_MAX} characters`);
     const publicJwk = agentPublicKey(input);
+    await this.limiter.check(`agents:create:${userId}`, AGENT_LIMITS.createsPerHour, 3600);
+    // Counted, not locked: concurrent creations may pass the cap by a few, the hourly limit bounds that.
+    if ((await this.store.agents.listForUser(userId)).length >= AGENT_LIMITS.livePerOwner) {
+      throw conflict(`agent limit reached: an owner may have at most ${AGENT_LIMITS.livePerOwner} agents; remove one you no longer use first`);
+    }
     const agent: AgentRecord = {
       id: newId('ag'),
       userId,
@@ -40,6 +51,8 @@ export class Agents {
       flagRevSeq: null,
       createdAt: this.clock.now(),
       removedAt: null,
+      unblockedAt: null,
+      unblockedRevSeq: null,
     };
     await this.store.agents.create(agent);
     return agent;
@@ -68,13 +81,18 @@ export class Agents {
     });
   }
 
-  /** `revoked` blocks the agent everywhere, `ok` unblocks it; every change advances `rev_seq`. */
+  /**
+   * `revoked` blocks the agent everywhere, `ok` unblocks it; every change advances `rev_seq`. Lifting
+   * a block records when and at which rev_seq it took effect: the snapshot keeps listing it for one
+   * pass lifetime, so local verifiers go on refusing passes minted before the block.
+   */
   async setFlag(userId: string, agentId: string, flag: AgentFlag): Promise<AgentRecord> {
     const current = await this.owned(userId, agentId);
     if (current.flag === flag) return current;
     return this.store.transaction(async (repos) => {
       const revSeq = await new RevocationSequence(repos.counters).advance();
-      await repos.agents.update(agentId, { flag, flagRevSeq: flag === 'ok' ? null : revSeq });
+      const lifted = current.flag === 'revoked' ? { unblockedAt: this.clock.now(), unblockedRevSeq: current.flagRevSeq ?? revSeq - 1 } : {};
+      await repos.agents.update(agentId, { flag, flagRevSeq: flag === 'ok' ? null : revSeq, ...lifted });
       const agent = (await repos.agents.byId(agentId)) as AgentRecord;
       if (flag === 'revoked') for (const hook of this.stoppedHooks) await hook(repos, agent, revSeq);
       return agent;

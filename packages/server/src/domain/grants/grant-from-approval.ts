@@ -15,14 +15,16 @@ export interface ApprovedAccess {
 /**
  * Creates the grant of an approved access request, inside the caller's transaction. Older active
  * or revoked grants of the same agent at the same site are superseded first, so there is one
- * current grant. Superseding a revoked grant takes it off the revocation list, which is a change to
- * that list: `rev_seq` advances so local verifiers notice (decisions §6).
+ * current grant. A superseded revoked grant stays on the revocation list for one pass lifetime
+ * (the old passes, possibly wider, must stay refused by local verifiers as they are by cloud
+ * verify); `rev_seq` advances, so the new grant's passes carry a higher rev_seq than the entry and
+ * pass its `<=` rule (decisions §6).
  */
 export async function createGrantFromApproval(repos: Repos, request: AuthzRequestRecord, access: ApprovedAccess, now: number): Promise<GrantRecord> {
   const previous = await repos.grants.listForAgent(request.agentId);
   const unlistsRevoked = previous.some((g) => g.site === request.site && g.status === 'revoked');
   if (unlistsRevoked) await new RevocationSequence(repos.counters).advance();
-  await repos.grants.supersede(request.agentId, request.site);
+  await repos.grants.supersede(request.agentId, request.site, now);
   const grant: GrantRecord = {
     id: access.grantId,
     userId: request.userId,
@@ -38,6 +40,7 @@ export async function createGrantFromApproval(repos: Repos, request: AuthzReques
     passesIssued: 0,
     revokedAt: null,
     revSeq: null,
+    supersededAt: null,
   };
   await repos.grants.create(grant);
   return grant;

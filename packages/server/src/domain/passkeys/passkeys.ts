@@ -1,10 +1,11 @@
 import { randomToken } from '../../crypto/random.ts';
 import * as webauthn from '../../crypto/webauthn.ts';
-import type { PasskeyRecord, Store, UserRecord } from '../../store/ports.ts';
+import type { PasskeyRecord, SessionMethod, Store, UserRecord } from '../../store/ports.ts';
 import { normalizeEmail } from '../accounts/accounts.ts';
 import type { Clock } from '../clock.ts';
 import { AppError, badRequest, conflict, notFound, unauthorized } from '../errors.ts';
 import { looksLikeId, newId } from '../ids.ts';
+import { requirePasskeyManagement } from './passkey-policy.ts';
 
 export const CHALLENGE_LIFETIME_MS = 5 * 60 * 1000;
 export const DEVICE_NAME_MAX = 100;
@@ -16,6 +17,13 @@ const BAD_REGISTRATION_CHALLENGE =
 export interface Ceremony<T> {
   challenge: string;
   options: T;
+}
+
+/** The signed-in session that adds or removes a passkey (an OwnerContext fits). */
+export interface ManagingSession {
+  user: { id: string };
+  sessionHash: string;
+  method: SessionMethod;
 }
 
 /**
@@ -36,11 +44,17 @@ export class Passkeys {
     return this.rp;
   }
 
-  /** Options for `navigator.credentials.create`, bound to this user and this session. */
-  async registrationOptions(userId: string, sessionHash: string): Promise<Ceremony<webauthn.PublicKeyCredentialCreationOptionsJSON>> {
+  /**
+   * Options for `navigator.credentials.create`, bound to this user and this session. Once the owner
+   * has a passkey, only a passkey session may add another (passkey-policy.ts).
+   */
+  async registrationOptions(session: ManagingSession): Promise<Ceremony<webauthn.PublicKeyCredentialCreationOptionsJSON>> {
+    const { sessionHash } = session;
+    const userId = session.user.id;
     const user = await this.store.users.byId(userId);
     if (!user) throw unauthorized();
     const existing = await this.store.passkeys.listForUser(userId);
+    requirePasskeyManagement(session.method, existing.length);
     const challenge = await this.newChallenge({ purpose: 'register', userId, sessionHash, subject: null });
     const options = await webauthn.registrationOptions({
       rp: this.rp,
@@ -52,15 +66,18 @@ export class Passkeys {
   }
 
   async verifyRegistration(
-    userId: string,
-    sessionHash: string,
+    session: ManagingSession,
     input: { challenge: string; attestation: unknown; name?: string; userAgent?: string },
   ): Promise<{ deviceId: string }> {
+    const { sessionHash } = session;
+    const userId = session.user.id;
     const name = input.name?.trim();
     if (name !== undefined && (name.length === 0 || name.length > DEVICE_NAME_MAX)) throw badRequest(`name must be 1 to ${DEVICE_NAME_MAX} characters`);
     // Consumed before anything else, so a challenge answers at most one attempt, good or bad.
     const issued = await this.store.challenges.consume(input.challenge, 'register', this.clock.now());
     if (!issued || issued.userId !== userId || issued.sessionHash !== sessionHash) throw badRequest(BAD_REGISTRATION_CHALLENGE);
+    // Checked again here: options fetched while the owner had no passkey must not add a second one.
+    requirePasskeyManagement(session.method, (await this.store.passkeys.listForUser(userId)).length);
     const result = await webauthn.verifyRegistration({ rp: this.rp, challenge: issued.challenge, response: input.attestation });
     if (!result.ok) throw badRequest(`passkey registration failed: ${result.reason}`);
     const now = this.clock.now();
@@ -139,8 +156,13 @@ export class Passkeys {
     return this.store.passkeys.listForUser(userId);
   }
 
-  /** 404 alike for an unknown id and another owner's device: ids cannot be probed. */
-  async removeDevice(userId: string, deviceId: string): Promise<void> {
+  /**
+   * 404 alike for an unknown id and another owner's device: ids cannot be probed. Only a passkey
+   * session may remove a passkey (passkey-policy.ts).
+   */
+  async removeDevice(session: ManagingSession, deviceId: string): Promise<void> {
+    const userId = session.user.id;
+    requirePasskeyManagement(session.method, (await this.store.passkeys.listForUser(userId)).length);
     if (!looksLikeId('dev', deviceId) || !(await this.store.passkeys.delete(userId, deviceId))) throw notFound('device not found');
   }
 

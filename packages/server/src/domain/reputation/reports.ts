@@ -17,7 +17,16 @@ export interface AcceptedReport {
   agentId: string;
   site: string;
   kind: ReportKind;
+  /** False when a `good` report did not replace the site's negative one. */
+  counted: boolean;
 }
+
+/**
+ * A `good` report never replaces one of these. The reporter is known only by the pass's `aud`, and
+ * an agent holds passes for that site too: without this rule it could wash a site's negative
+ * report away with its own `good`. Another negative report still replaces a negative one.
+ */
+export const NEGATIVE_KINDS: readonly ReportKind[] = ['spam', 'abuse', 'fraud', 'policy', 'scraping'];
 
 /** Reports per reporting site per minute. */
 export const REPORTS_PER_MINUTE = 30;
@@ -29,7 +38,8 @@ const invalidToken = (why: string) => badRequest(`invalid access_token: ${why}`)
 /**
  * Site reports about agents (`POST /api/v1/reports`, decisions §9). The evidence is a pass the
  * agent presented at the site: signed by us, minted at most 7 days ago (it may have expired); the
- * reporting site is its `aud`, the agent its `sub`. A site's latest report replaces its previous one.
+ * reporting site is its `aud`, the agent its `sub`. A site's latest report replaces its previous one,
+ * except that `good` does not replace a negative one (NEGATIVE_KINDS).
  */
 export class Reports {
   constructor(
@@ -46,16 +56,17 @@ export class Reports {
     await this.limiter.check(`reports:${site}`, REPORTS_PER_MINUTE, 60);
     const agent = await this.store.agents.byId(agentId);
     if (!agent) throw invalidToken('the pass names an agent that no longer exists');
-    await this.store.reports.upsert({ agentId, site, kind: input.kind, detail: input.detail, createdAt: this.clock.now() });
+    const report = { agentId, site, kind: input.kind, detail: input.detail, createdAt: this.clock.now() };
+    const counted = await this.store.reports.upsert(report, input.kind === 'good' ? NEGATIVE_KINDS : []);
     await this.activity.record({
       userId: agent.userId,
       action: 'report.received',
       agentId,
       site,
-      detail: { kind: input.kind, detail: input.detail },
+      detail: { kind: input.kind, detail: input.detail, counted },
       ip: input.ip,
     });
-    return { agentId, site, kind: input.kind };
+    return { agentId, site, kind: input.kind, counted };
   }
 
   /**

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { REVOCATION_TYP, type RevocationClaims, type RevokedAgent, type RevokedGrant } from '@mandate/protocol';
+import { LIMITS, REVOCATION_TYP, type RevocationClaims, type RevokedAgent, type RevokedGrant } from '@mandate/protocol';
 import type { AgentRecord, GrantRecord, Repos } from '../../store/ports.ts';
 import { type Clock, seconds } from '../clock.ts';
 import { RevocationSequence } from './rev-seq.ts';
@@ -19,6 +19,13 @@ export interface Snapshot extends SnapshotContent {
 export interface SnapshotSigner {
   sign(payload: RevocationClaims, typ: string): Promise<string>;
 }
+
+/**
+ * A lifted revocation (a revoked grant superseded by a re-approval, an unblocked agent) stays listed
+ * this long: every pass minted before it has expired by then. Its leaving the list does not advance
+ * rev_seq: a verifier still holding the entry would only refuse passes that have expired anyway.
+ */
+const LINGER_MS = LIMITS.passLifetimeSec * 1000;
 
 /** A signed snapshot may be handed out again for this long while its content is unchanged. */
 const REUSE_SIGNATURE_MS = 30_000;
@@ -44,9 +51,10 @@ export class RevocationSnapshots {
    * carry a higher number, which is why rev_seq is the larger of the two.
    */
   async current(): Promise<Snapshot> {
+    const now = this.clock.now();
     const counter = await new RevocationSequence(this.repos.counters).current();
-    const [agents, grants] = await Promise.all([this.repos.agents.listRevoked(), this.repos.grants.listRevoked()]);
-    const revokedAgents = agents.map((a) => agentEntry(a, counter));
+    const [agents, grants] = await Promise.all([this.repos.agents.listRevoked(now), this.repos.grants.listRevoked(now)]);
+    const revokedAgents = agents.map((a) => agentEntry(a, counter, now));
     const revokedGrants = grantEntries(grants, counter);
     let revSeq = counter;
     for (const e of [...revokedAgents, ...revokedGrants]) revSeq = Math.max(revSeq, e.rev_seq);
@@ -76,9 +84,14 @@ export class RevocationSnapshots {
 /**
  * A removed agent reads `revoked` (its tombstone). A missing flagRevSeq should not happen; the
  * current counter then stands in, which refuses every pass minted so far (the safe side).
+ * For one pass lifetime after its block was lifted, an agent reads `revoked` at the block's
+ * rev_seq (also when it is now `suspicious`, which verifiers ignore): passes minted before the block
+ * stay refused, passes minted after the unblock carry a higher rev_seq and pass.
  */
-function agentEntry(a: AgentRecord, counter: number): RevokedAgent {
-  return { id: a.id, flag: a.status === 'removed' ? 'revoked' : a.flag, rev_seq: a.flagRevSeq ?? counter };
+function agentEntry(a: AgentRecord, counter: number, now: number): RevokedAgent {
+  if (a.status === 'removed' || a.flag === 'revoked') return { id: a.id, flag: 'revoked', rev_seq: a.flagRevSeq ?? counter };
+  if (a.unblockedAt !== null && now - a.unblockedAt < LINGER_MS) return { id: a.id, flag: 'revoked', rev_seq: a.unblockedRevSeq ?? counter };
+  return { id: a.id, flag: a.flag, rev_seq: a.flagRevSeq ?? counter };
 }
 
 /** One entry per agent and site; if several revoked grants remain, the latest revocation counts. */

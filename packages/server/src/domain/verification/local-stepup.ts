@@ -9,6 +9,9 @@ export interface StepupVerifyRequest {
   stepupToken: string;
   site: string;
   action: string;
+  /** The agent and owner of the pass the site verified; when given, the token must name them. */
+  agentId?: string;
+  userId?: string;
   ip?: string | null;
 }
 
@@ -25,6 +28,9 @@ export interface StepupVerifySuccess {
  * step-up here, because only the shared store can make a token single-use across all their nodes.
  * The token must name this site and action; its agent must still be allowed (agent_revoked) and
  * still hold access to the site (grant_revoked), both read at this moment (decisions §6).
+ * A site that sends the agent and owner of the pass it verified gets `stepup_invalid` for a token of
+ * anyone else, and the token is not used up: a step-up approved for one agent cannot be spent on
+ * another agent's request.
  */
 export class LocalStepupVerifier {
   constructor(private readonly d: VerifierDeps) {}
@@ -39,6 +45,8 @@ export class LocalStepupVerifier {
         site: req.site.toLowerCase(),
         action: req.action,
       });
+      if (req.agentId !== undefined && req.agentId !== claims.sub) throw new ProtocolError('stepup_invalid', 'the step-up token was issued to another agent');
+      if (req.userId !== undefined && req.userId !== claims.user) throw new ProtocolError('stepup_invalid', 'the step-up token was approved by another user');
       const [agent, grant] = await Promise.all([this.d.store.agents.byId(claims.sub), this.d.store.grants.activeFor(claims.sub, claims.aud)]);
       if (!agent || isAgentBlocked(agent)) throw new ProtocolError('agent_revoked');
       if (!grant) throw new ProtocolError('grant_revoked');

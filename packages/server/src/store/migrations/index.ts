@@ -2,6 +2,8 @@ import { type Kysely, type Migration, Migrator } from 'kysely';
 import type { Dialect } from '../ports.ts';
 import * as foundation from './001-foundation.ts';
 import * as protocol from './002-protocol.ts';
+import * as sessionMethod from './003-session-method.ts';
+import * as revocationWindow from './004-revocation-window.ts';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -9,6 +11,8 @@ type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<voi
 const MIGRATIONS: Record<string, DialectMigration> = {
   '001-foundation': foundation,
   '002-protocol': protocol,
+  '003-session-method': sessionMethod,
+  '004-revocation-window': revocationWindow,
 };
 
 /**

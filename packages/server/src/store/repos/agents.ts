@@ -1,4 +1,5 @@
 import type { Selectable } from 'kysely';
+import { LIMITS } from '@mandate/protocol';
 import type { AgentFlag, AgentRecord, AgentStatus, AgentsRepo } from '../ports.ts';
 import type { AgentsTable } from '../schema.ts';
 import type { Db } from './db.ts';
@@ -14,6 +15,8 @@ const toRecord = (r: Selectable<AgentsTable>): AgentRecord => ({
   flagRevSeq: r.flag_rev_seq === null ? null : Number(r.flag_rev_seq),
   createdAt: Number(r.created_at),
   removedAt: r.removed_at === null ? null : Number(r.removed_at),
+  unblockedAt: r.unblocked_at === null ? null : Number(r.unblocked_at),
+  unblockedRevSeq: r.unblocked_rev_seq === null ? null : Number(r.unblocked_rev_seq),
 });
 
 export function agentsRepo(db: Db): AgentsRepo {
@@ -32,6 +35,8 @@ export function agentsRepo(db: Db): AgentsRepo {
           flag_rev_seq: a.flagRevSeq,
           created_at: a.createdAt,
           removed_at: a.removedAt,
+          unblocked_at: a.unblockedAt,
+          unblocked_rev_seq: a.unblockedRevSeq,
         })
         .execute();
     },
@@ -51,14 +56,18 @@ export function agentsRepo(db: Db): AgentsRepo {
       if (patch.flagRevSeq !== undefined) values.flag_rev_seq = patch.flagRevSeq;
       if (patch.removedAt !== undefined) values.removed_at = patch.removedAt;
       if (patch.name !== undefined) values.name = patch.name;
+      if (patch.unblockedAt !== undefined) values.unblocked_at = patch.unblockedAt;
+      if (patch.unblockedRevSeq !== undefined) values.unblocked_rev_seq = patch.unblockedRevSeq;
       if (Object.keys(values).length === 0) return;
       await db.updateTable('agents').set(values).where('id', '=', id).execute();
     },
-    async listRevoked() {
+    async listRevoked(now) {
+      // A lifted block stays listed while passes minted before it could still be unexpired.
+      const since = now - LIMITS.passLifetimeSec * 1000;
       const rows = await db
         .selectFrom('agents')
         .selectAll()
-        .where((eb) => eb.or([eb('flag', '!=', 'ok'), eb('status', '=', 'removed')]))
+        .where((eb) => eb.or([eb('flag', '!=', 'ok'), eb('status', '=', 'removed'), eb('unblocked_at', '>', since)]))
         .orderBy('id')
         .execute();
       return rows.map(toRecord);

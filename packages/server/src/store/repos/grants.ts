@@ -1,4 +1,5 @@
 import { sql, type Selectable } from 'kysely';
+import { LIMITS } from '@mandate/protocol';
 import type { GrantRecord, GrantStatus, GrantsRepo } from '../ports.ts';
 import type { GrantsTable } from '../schema.ts';
 import { type Db, affected } from './db.ts';
@@ -18,6 +19,7 @@ const toRecord = (r: Selectable<GrantsTable>): GrantRecord => ({
   passesIssued: Number(r.passes_issued),
   revokedAt: r.revoked_at === null ? null : Number(r.revoked_at),
   revSeq: r.rev_seq === null ? null : Number(r.rev_seq),
+  supersededAt: r.superseded_at === null ? null : Number(r.superseded_at),
 });
 
 export function grantsRepo(db: Db): GrantsRepo {
@@ -40,6 +42,7 @@ export function grantsRepo(db: Db): GrantsRepo {
           passes_issued: g.passesIssued,
           revoked_at: g.revokedAt,
           rev_seq: g.revSeq,
+          superseded_at: g.supersededAt,
         })
         .execute();
     },
@@ -84,10 +87,10 @@ export function grantsRepo(db: Db): GrantsRepo {
         .executeTakeFirst();
       return affected(r);
     },
-    async supersede(agentId, site) {
+    async supersede(agentId, site, now) {
       const r = await db
         .updateTable('grants')
-        .set({ status: 'superseded', refresh_hash: null })
+        .set({ status: 'superseded', refresh_hash: null, superseded_at: now })
         .where('agent_id', '=', agentId)
         .where('site', '=', site)
         .where('status', 'in', ['active', 'revoked'])
@@ -119,8 +122,21 @@ export function grantsRepo(db: Db): GrantsRepo {
         .executeTakeFirst();
       return affected(r) === 1;
     },
-    async listRevoked() {
-      const rows = await db.selectFrom('grants').selectAll().where('status', '=', 'revoked').orderBy('rev_seq').orderBy('id').execute();
+    async listRevoked(now) {
+      // A revoked grant that a re-approval superseded stays listed while passes minted before the
+      // revocation could still be unexpired; see 004-revocation-window.ts.
+      const since = now - LIMITS.passLifetimeSec * 1000;
+      const rows = await db
+        .selectFrom('grants')
+        .selectAll()
+        .where((eb) =>
+          eb.or([
+            eb('status', '=', 'revoked'),
+            eb.and([eb('status', '=', 'superseded'), eb('revoked_at', 'is not', null), eb('superseded_at', '>', since)]),
+          ]))
+        .orderBy('rev_seq')
+        .orderBy('id')
+        .execute();
       return rows.map(toRecord);
     },
   };

@@ -1,4 +1,4 @@
-import type { SessionsRepo } from '../ports.ts';
+import type { SessionMethod, SessionsRepo } from '../ports.ts';
 import { type Db, affected } from './db.ts';
 
 export function sessionsRepo(db: Db): SessionsRepo {
@@ -6,7 +6,7 @@ export function sessionsRepo(db: Db): SessionsRepo {
     async create(s) {
       await db
         .insertInto('sessions')
-        .values({ token_hash: s.tokenHash, user_id: s.userId, created_at: s.createdAt, expires_at: s.expiresAt })
+        .values({ token_hash: s.tokenHash, user_id: s.userId, created_at: s.createdAt, expires_at: s.expiresAt, method: s.method })
         .execute();
     },
     async live(tokenHash, now) {
@@ -16,7 +16,7 @@ export function sessionsRepo(db: Db): SessionsRepo {
         .where('token_hash', '=', tokenHash)
         .where('expires_at', '>', now)
         .executeTakeFirst();
-      return r && { tokenHash: r.token_hash, userId: r.user_id, createdAt: Number(r.created_at), expiresAt: Number(r.expires_at) };
+      return r && { tokenHash: r.token_hash, userId: r.user_id, createdAt: Number(r.created_at), expiresAt: Number(r.expires_at), method: sessionMethod(r.method) };
     },
     async delete(tokenHash) {
       await db.deleteFrom('sessions').where('token_hash', '=', tokenHash).execute();
@@ -29,3 +29,6 @@ export function sessionsRepo(db: Db): SessionsRepo {
     },
   };
 }
+
+/** Anything but a recorded passkey sign-in counts as a password session: the weaker one. */
+const sessionMethod = (m: string): SessionMethod => (m === 'passkey' ? 'passkey' : 'password');

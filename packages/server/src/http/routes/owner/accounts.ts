@@ -30,10 +30,16 @@ export async function accountRoutes(base: FastifyInstance, s: Services): Promise
   const userOut = (u: UserRecord) => userOutOf(s.accounts, u);
 
   app.post('/api/users', {
-    schema: { summary: 'Create an owner account and sign in', tags: ['owner'], body: UserIn, response: withErrors({ 200: SignedInOut }, 409) },
+    schema: {
+      summary: 'Create an owner account and sign in',
+      description: 'At most 10 sign-ups per client address per hour, then 429 with Retry-After. An email that already has an account: 409.',
+      tags: ['owner'],
+      body: UserIn,
+      response: withErrors({ 200: SignedInOut }, 409, 429),
+    },
   }, async (request, reply) => {
     const { email, password, display_name } = request.body;
-    const signedIn = await s.accounts.signUp({ email, password, displayName: display_name });
+    const signedIn = await s.accounts.signUp({ email, password, displayName: display_name }, request.ip);
     s.auth.signIn(reply, signedIn);
     return signedInOut(s.accounts, signedIn);
   });

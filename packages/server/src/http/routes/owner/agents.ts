@@ -30,7 +30,13 @@ export async function agentRoutes(base: FastifyInstance, s: Services): Promise<v
   const params = IdParam('agent_id', 'ag');
 
   app.post('/api/agents', {
-    schema: { summary: 'Create an agent with its public key', tags: ['agents'], body: AgentIn, response: withErrors({ 200: AgentOut }, 400, 401, 403) },
+    schema: {
+      summary: 'Create an agent with its public key',
+      description: 'At most 100 live (not removed) agents per owner: beyond that 409 (remove an agent first). At most 30 creations per owner per hour, then 429 with Retry-After.',
+      tags: ['agents'],
+      body: AgentIn,
+      response: withErrors({ 200: AgentOut }, 400, 401, 403, 409, 429),
+    },
   }, async (request) => {
     const { user } = await s.auth.required(request);
     const agent = await s.agents.create(user.id, request.body);
@@ -63,7 +69,7 @@ export async function agentRoutes(base: FastifyInstance, s: Services): Promise<v
   app.post('/api/agents/:agent_id/flag', {
     schema: {
       summary: "Set an agent's global flag",
-      description: '`revoked` blocks the agent everywhere; `ok` unblocks it. Every change advances the revocation sequence.',
+      description: '`revoked` blocks the agent everywhere; `ok` unblocks it. Every change advances the revocation sequence. An unblocked agent stays in the revocation snapshot as `revoked` for 600 s, so passes minted before the block stay refused by local verifiers.',
       tags: ['agents'],
       params,
       body: FlagIn,

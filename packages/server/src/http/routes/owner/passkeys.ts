@@ -22,6 +22,10 @@ const RegisterIn = Type.Object({
   attestation: WebAuthnJson('what `startRegistration()` returned'),
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'defaults to a name from the browser' })),
 });
+// The rule of domain/passkeys/passkey-policy.ts, for the route descriptions.
+const MANAGE_RULE =
+  'While the owner has no passkey, any session may register the first one. Once they have one, adding or removing a passkey needs a session made by passkey sign-in (POST /api/webauthn/login/verify): with a password session the answer is 403 `sign in with one of your passkeys to add or remove passkeys` with `next_step`.';
+
 const LoginQuery = Type.Object({ email: Email });
 const LoginIn = Type.Object({ challenge: Challenge, assertion: WebAuthnJson('what `startAuthentication()` returned') });
 
@@ -48,19 +52,19 @@ export async function passkeyRoutes(base: FastifyInstance, s: Services): Promise
   app.get('/api/webauthn/register/options', {
     schema: {
       summary: 'Options to register a passkey for the signed-in owner',
-      description: 'The challenge is bound to this owner and this session. User verification is required; the credential must be discoverable.',
+      description: `The challenge is bound to this owner and this session. User verification is required; the credential must be discoverable. ${MANAGE_RULE}`,
       tags: ['passkeys'],
-      response: withErrors({ 200: CeremonyOut('startRegistration()') }, 401),
+      response: withErrors({ 200: CeremonyOut('startRegistration()') }, 401, 403),
     },
   }, async (request) => {
     const owner = await s.auth.required(request);
-    return s.passkeys.registrationOptions(owner.user.id, owner.sessionHash);
+    return s.passkeys.registrationOptions(owner);
   });
 
   app.post('/api/webauthn/register/verify', {
     schema: {
       summary: 'Register a passkey',
-      description: '400 when the challenge is unknown, used, expired or from another session, or the attestation does not verify; 409 when the credential is already registered.',
+      description: `400 when the challenge is unknown, used, expired or from another session, or the attestation does not verify; 409 when the credential is already registered. ${MANAGE_RULE}`,
       tags: ['passkeys'],
       body: RegisterIn,
       response: withErrors({ 200: Type.Object({ verified: Type.Literal(true), device_id: Type.String() }) }, 400, 401, 403, 409),
@@ -68,7 +72,7 @@ export async function passkeyRoutes(base: FastifyInstance, s: Services): Promise
   }, async (request) => {
     const owner = await s.auth.required(request);
     const { challenge, attestation, name } = request.body;
-    const { deviceId } = await s.passkeys.verifyRegistration(owner.user.id, owner.sessionHash, {
+    const { deviceId } = await s.passkeys.verifyRegistration(owner, {
       challenge,
       attestation,
       name,
@@ -93,7 +97,7 @@ export async function passkeyRoutes(base: FastifyInstance, s: Services): Promise
   app.post('/api/webauthn/login/verify', {
     schema: {
       summary: 'Sign in with a passkey',
-      description: 'Answers like POST /api/login (sets the `session` cookie). Any failure is 401 `passkey sign-in failed`. Throttled per client address.',
+      description: 'Answers like POST /api/login (sets the `session` cookie). Any failure is 401 `passkey sign-in failed`. Throttled per client address. The session it makes may add and remove passkeys; a password session may only add the first.',
       tags: ['passkeys'],
       body: LoginIn,
       response: withErrors({ 200: SignedInOut }, 401, 429),
@@ -101,7 +105,7 @@ export async function passkeyRoutes(base: FastifyInstance, s: Services): Promise
   }, async (request, reply) => {
     await limitLogin(request.ip);
     const user = await s.passkeys.verifyLogin(request.body);
-    const signedIn = await s.accounts.startSession(user);
+    const signedIn = await s.accounts.startSession(user, 'passkey');
     s.auth.signIn(reply, signedIn);
     return signedInOut(s.accounts, signedIn);
   });
@@ -116,13 +120,14 @@ export async function passkeyRoutes(base: FastifyInstance, s: Services): Promise
   app.delete('/api/devices/:device_id', {
     schema: {
       summary: 'Remove a passkey',
+      description: `404 for an unknown id or another owner's device. Needs a session made by passkey sign-in: with a password session the answer is 403 \`sign in with one of your passkeys to add or remove passkeys\` with \`next_step\`.`,
       tags: ['passkeys'],
       params: IdParam('device_id', 'dev'),
       response: withErrors({ 200: Type.Object({ ok: Type.Boolean() }) }, 401, 403, 404),
     },
   }, async (request) => {
-    const { user } = await s.auth.required(request);
-    await s.passkeys.removeDevice(user.id, request.params.device_id);
+    const owner = await s.auth.required(request);
+    await s.passkeys.removeDevice(owner, request.params.device_id);
     return { ok: true };
   });
 }

@@ -55,6 +55,7 @@
     if (!res.ok) {
       const err = new Error(describe(res.status, data));
       err.status = res.status;
+      err.nextStep = data && typeof data.next_step === 'string' ? data.next_step : undefined;
       throw err;
     }
     return data;
@@ -71,6 +72,12 @@
   }
 
   const errorText = (e) => (e && e.status !== undefined ? e.message : passkeyError(e));
+
+  /**
+   * The 403 of adding or removing a passkey from a password session (it carries `next_step`; the
+   * other 403s of the page, cross-site refusals, do not). The page offers a passkey sign-in.
+   */
+  const needsPasskeySession = (e) => Boolean(e && e.status === 403 && e.nextStep);
 
   /**
    * After a 401 while signed in: is the session really gone (rather than, say, a refused passkey)?
@@ -128,6 +135,10 @@
       await work();
     } catch (e) {
       if (await sessionEnded(e)) return;
+      if (needsPasskeySession(e)) {
+        askForPasskeySession();
+        return;
+      }
       show(errorText(e), 'error');
     } finally {
       button.disabled = false;
@@ -535,6 +546,8 @@
   // Signed in / out, refreshing
 
   let signedIn = false;
+  /** The signed-in owner's email, for a passkey sign-in while signed in (see askForPasskeySession). */
+  let myEmail = '';
   let pollTimer = null;
   let tickTimer = null;
   let loadingMe = null;
@@ -545,6 +558,7 @@
     loadingMe = (async () => {
       try {
         const me = await api('GET', '/api/me');
+        myEmail = me.email;
         $('whoami-name').textContent = `${me.display_name} (${me.email})`;
         const unknown = [...me.pending.map((p) => p.agent_id), ...me.grants.map((g) => g.agent_id)].some((id) => id && !agentNames.has(id));
         if (unknown) await loadAgents().catch(() => undefined);
@@ -598,6 +612,8 @@
     grantsKey = '';
     activityItems = [];
     activityNext = null;
+    myEmail = '';
+    $('passkey-reauth').hidden = true;
     document.title = 'Mandate';
     if (text) show(text, 'error');
   }
@@ -642,6 +658,32 @@
       await loadDevices();
     }, 'Remove')), 'No passkeys yet. Add one to approve requests.');
   }
+
+  /** Shown when adding or removing a passkey needs a passkey session (the owner signed in with a password). */
+  function askForPasskeySession() {
+    show('To add or remove passkeys, sign in with one of your passkeys first.', 'error');
+    const box = $('passkey-reauth');
+    box.hidden = false;
+    box.scrollIntoView({ block: 'nearest' });
+  }
+
+  /** A passkey sign-in without leaving the page: the new session (cookie) may then manage passkeys. */
+  async function signInWithPasskey() {
+    if (noWebAuthn()) return false;
+    const { challenge, options } = await api('GET', `/api/webauthn/login/options?email=${encodeURIComponent(myEmail)}`);
+    const assertion = await webauthn.startAuthentication({ optionsJSON: options });
+    await api('POST', '/api/webauthn/login/verify', { challenge, assertion });
+    return true;
+  }
+
+  $('passkey-reauth-button').addEventListener('click', () => {
+    busy($('passkey-reauth-button'), async () => {
+      if (!(await signInWithPasskey())) return;
+      $('passkey-reauth').hidden = true;
+      await loadDevices();
+      show('Signed in with your passkey. You can now add or remove passkeys.', 'ok');
+    }, 'Waiting for your passkey…');
+  });
 
   function noWebAuthn() {
     if (webauthn && webauthn.browserSupportsWebAuthn()) return false;
@@ -700,6 +742,7 @@
       if (name) body.name = name;
       await api('POST', '/api/webauthn/register/verify', body);
       $('passkey-form').reset();
+      $('passkey-reauth').hidden = true;
       await loadDevices();
       show('Passkey added.', 'ok');
     }, 'Waiting for your passkey…');

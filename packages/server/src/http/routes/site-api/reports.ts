@@ -17,6 +17,7 @@ const ReportOut = Type.Object({
   agent_id: Type.String({ description: 'the pass\'s `sub`' }),
   site: Type.String({ description: 'the reporting site: the pass\'s `aud`' }),
   kind: ReportKind,
+  counted: Type.Boolean({ description: 'false when a `good` report did not replace this site\'s negative report (which still counts); true otherwise' }),
 });
 
 export async function reportRoutes(base: FastifyInstance, s: Services): Promise<void> {
@@ -26,7 +27,10 @@ export async function reportRoutes(base: FastifyInstance, s: Services): Promise<
       summary: 'A site reports an agent',
       description: [
         'The `access_token` is the evidence: a pass we signed (header typ `at+jwt`, claim `type` `access`, `iss` our base URL), minted (`iat`) at most 7 days ago; it may have expired.',
-        'The reporting site is the pass\'s `aud`, the agent its `sub`. Each site counts once: its latest report replaces the previous one.',
+        'The reporting site is the pass\'s `aud`, the agent its `sub`. Each site counts once: its latest report replaces the previous one,',
+        'except that a `good` report never replaces a negative one (`spam`, `abuse`, `fraud`, `policy`, `scraping`): it is answered 200 with `counted: false`. Another negative report does replace it.',
+        'Sites are not authenticated yet: the reporter is known only by the pass, and the agent holds passes for that site too, so it could report in the site\'s name; hence the rule above.',
+        'Known limitation: an owner can approve their own agent for sites of their choosing and report `good` with those passes; such reports count (+2 each) until sites are authenticated.',
         'A forged, foreign, malformed or too old token: 400 with `detail` saying why. 30 reports per site per minute, then 429.',
         'The agent\'s owner sees a `report.received` record in Activity.',
       ].join(' '),
@@ -37,6 +41,6 @@ export async function reportRoutes(base: FastifyInstance, s: Services): Promise<
   }, async (request) => {
     const { access_token, kind, detail } = request.body;
     const r = await s.reports.submit({ accessToken: access_token, kind, detail: detail ?? '', ip: request.ip });
-    return { ok: true as const, agent_id: r.agentId, site: r.site, kind: r.kind };
+    return { ok: true as const, agent_id: r.agentId, site: r.site, kind: r.kind, counted: r.counted };
   });
 }

@@ -9,6 +9,8 @@ const StepupVerifyIn = Type.Object({
   stepup_token: Type.String({ minLength: 1, maxLength: 16384, description: 'the `X-Service-Stepup` header' }),
   site: Type.String({ minLength: 1, maxLength: 253, description: 'your site id' }),
   action: Type.String({ minLength: 1, maxLength: 200, description: 'the sensitive action being performed' }),
+  agent_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'the `sub` of the pass you verified; when given, a token of another agent is `stepup_invalid` (and not used up)' })),
+  user_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'the owner (`user`) of the pass you verified; when given, a token approved by another user is `stepup_invalid` (and not used up)' })),
 });
 
 const StepupVerifyOk = Type.Object({
@@ -23,7 +25,9 @@ const DESCRIPTION = `Local mode: sites that verify passes themselves still confi
 single use must hold across all nodes. A successful call uses the token up; a second call answers
 \`stepup_used_or_expired\`. Also refused: \`stepup_wrong_site\`, \`stepup_wrong_action\`, \`stepup_invalid\`,
 \`agent_revoked\` (agent removed or revoked), \`grant_revoked\` (the access for the site was revoked), \`invalid_request\`.
-The site should also check that the step-up's \`agent_id\` is the agent of the pass it verified.
+Send the \`agent_id\` and \`user_id\` of the pass you verified: a token issued to another agent or approved by
+another user is then refused with \`stepup_invalid\` before it is used up. (Without them, check that the answer's
+\`agent_id\` is the agent of the pass.)
 
 **Always HTTP 200**, also for a malformed body.
 
@@ -39,6 +43,6 @@ export async function stepupVerifyRoutes(base: FastifyInstance, s: Services): Pr
   }, async (request) => {
     if (request.validationError) return failure('invalid_request', describeValidation(request.validationError.validation));
     const b = request.body;
-    return s.localStepup.verify({ stepupToken: b.stepup_token, site: b.site, action: b.action, ip: request.ip });
+    return s.localStepup.verify({ stepupToken: b.stepup_token, site: b.site, action: b.action, agentId: b.agent_id, userId: b.user_id, ip: request.ip });
   });
 }
