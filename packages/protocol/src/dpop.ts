@@ -3,7 +3,7 @@ import { compactVerify } from 'jose';
 import type { DpopClaims } from './claims.ts';
 import { DPOP_TYP } from './claims.ts';
 import { ProtocolError } from './errors.ts';
-import { htuMatches, normalizeHtu } from './htu.ts';
+import { htuIs, normalizeHtu } from './htu.ts';
 import { decodeJsonBytes, splitCompact } from './jws.ts';
 import type { EcP256PublicJwk } from './jwk.ts';
 import { type ProofKey, proofKey } from './proof-key-cache.ts';
@@ -115,7 +115,7 @@ export async function verifyDpopProof(proof: unknown, expect: DpopExpectation): 
   if (expect.jkt !== undefined && !isNonEmptyString(expect.jkt)) {
     throw new ProtocolError('invalid_request', 'the expected key thumbprint is malformed');
   }
-  normalizeHtu(expect.url); // a bad request URL is the caller's error, whatever the proof says
+  const expectedHtu = normalizeHtu(expect.url); // a bad request URL is the caller's error, whatever the proof says
 
   const { claims, jwk, jkt } = await verifyDpopSignature(proof);
   if (claims.ath === undefined) throw invalid('has no ath (required with an access token)');
@@ -124,7 +124,7 @@ export async function verifyDpopProof(proof: unknown, expect: DpopExpectation): 
   }
   if (claims.ath !== accessTokenHash(expect.accessToken)) throw invalid('ath does not match the access token');
   if (claims.htm !== expect.method.toUpperCase()) throw new ProtocolError('dpop_method_mismatch');
-  if (!htuMatches(claims.htu, expect.url)) throw new ProtocolError('dpop_url_mismatch');
+  if (!htuIs(claims.htu, expectedHtu)) throw new ProtocolError('dpop_url_mismatch');
   if (Math.abs(expect.now - claims.iat) > LIMITS.dpopIatToleranceSec) throw new ProtocolError('dpop_stale');
   return { jti: claims.jti, iat: claims.iat, jkt, jwk };
 }

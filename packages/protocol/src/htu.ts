@@ -33,7 +33,11 @@ export function normalizeHtu(url: string): string {
  * one throws ProtocolError('invalid_request'); a bad htu from the proof is simply no match.
  */
 export function htuMatches(proofHtu: string, requestUrl: string): boolean {
-  const expected = normalizeHtu(requestUrl);
+  return htuIs(proofHtu, normalizeHtu(requestUrl));
+}
+
+/** htuMatches for a request URL the caller has already normalized (`expected`). */
+export function htuIs(proofHtu: string, expected: string): boolean {
   try {
     return normalizeHtu(proofHtu) === expected;
   } catch {

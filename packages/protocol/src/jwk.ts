@@ -1,6 +1,7 @@
 import { createPublicKey } from 'node:crypto';
 import { calculateJwkThumbprint } from 'jose';
 import type { JWK } from 'jose';
+import { isObject } from './shape.ts';
 
 /** The only key an agent may hold: a public EC P-256 key, nothing else. */
 export type EcP256PublicJwk = { kty: 'EC'; crv: 'P-256'; x: string; y: string };
@@ -33,17 +34,14 @@ export function parsePublicP256Jwk(
   value: unknown,
   opts: { skipCurveCheck?: (x: string, y: string) => boolean } = {},
 ): EcP256PublicJwk {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new JwkError('the key must be a JWK object');
-  }
-  const v = value as Record<string, unknown>;
-  if ('d' in v) throw new JwkError('the key contains private parts (d); send only the public key');
-  if (v['kty'] !== 'EC') throw new JwkError('the key must have kty EC');
-  if (v['crv'] !== 'P-256') throw new JwkError('the key must be on curve P-256');
-  if (v['alg'] !== undefined && v['alg'] !== 'ES256') throw new JwkError('the key alg must be ES256');
-  if (v['use'] !== undefined && v['use'] !== 'sig') throw new JwkError('the key use must be sig');
-  const x = v['x'];
-  const y = v['y'];
+  if (!isObject(value)) throw new JwkError('the key must be a JWK object');
+  if ('d' in value) throw new JwkError('the key contains private parts (d); send only the public key');
+  if (value['kty'] !== 'EC') throw new JwkError('the key must have kty EC');
+  if (value['crv'] !== 'P-256') throw new JwkError('the key must be on curve P-256');
+  if (value['alg'] !== undefined && value['alg'] !== 'ES256') throw new JwkError('the key alg must be ES256');
+  if (value['use'] !== undefined && value['use'] !== 'sig') throw new JwkError('the key use must be sig');
+  const x = value['x'];
+  const y = value['y'];
   if (!isCanonicalCoordinate(x) || !isCanonicalCoordinate(y)) {
     throw new JwkError('the key coordinates x and y must be base64url of 32 bytes');
   }

@@ -69,20 +69,20 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   await keys.init();
   const limiter = new RateLimiter(store.rateCounters, clock);
   const accounts = new Accounts(store, clock, limiter, config);
-  const agents = new Agents(store, clock, limiter);
-  const passkeys = new Passkeys(store, clock, { baseUrl: config.baseUrl, rpName: config.rpName });
-  const auth = new OwnerAuth(accounts, config.baseUrl);
   const activity = new Activity(store.activity, clock);
+  const agents = new Agents(store, clock, limiter, activity);
+  const passkeys = new Passkeys(store, clock, limiter, { baseUrl: config.baseUrl, rpName: config.rpName });
+  const auth = new OwnerAuth(accounts, config.baseUrl);
   const notifier = new Notifier(store.outbox, clock);
   const passes = new Passes({ store, keys, clock, agents, limiter, activity, issuer: config.baseUrl });
   const verifierDeps = { store, keys, clock, activity, issuer: config.baseUrl };
   const verifier = new CloudVerifier(verifierDeps);
   const localStepup = new LocalStepupVerifier(verifierDeps);
   const revocation = new RevocationSnapshots(store, keys, clock, config.baseUrl);
-  const agentStatuses = new AgentStatuses(store, clock, activity, config.baseUrl);
+  const agentStatuses = new AgentStatuses(store, clock, activity, limiter, config.baseUrl);
   const notes = new AgentNotes(activity, notifier, limiter);
   const reputation = new Reputation(store, clock);
-  const reports = new Reports(store, clock, (kid) => keys.verificationKey(kid), config.baseUrl, limiter, activity);
+  const reports = new Reports(store, clock, keys.resolver, config.baseUrl, limiter, activity);
   // An agent that stops (removed or revoked) ends its open requests and grants in the same transaction.
   agents.onStopped(endAgentAccess(clock));
   const approvals = new Approvals({ store, clock, limiter, agents, passkeys, keys, activity, notifier, issuer: config.baseUrl });

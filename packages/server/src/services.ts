@@ -24,7 +24,7 @@ import type { LocalStepupVerifier } from './domain/verification/local-stepup.ts'
 export interface Services {
   /** Access and step-up requests, polling, the owner's decisions (domain/approvals). */
   approvals: Approvals;
-  /** Grants: usable(agentId, site), live(...), revoke, narrowUserInfo (domain/grants). */
+  /** The owner's grants: listLive, owned, revoke, narrowUserInfo (domain/grants). */
   grants: Grants;
   config: Config;
   store: Store;

@@ -2,12 +2,12 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { generateAgentKeyPair } from '@mandate/protocol';
 import { testApp, signUp, json, type TestApp } from './helpers/app.ts';
 
 async function agentKey() {
-  const { publicKey, privateKey } = await generateKeyPair('ES256', { extractable: true });
-  const jwk = await exportJWK(publicKey);
-  return { privateKey, jwk: { kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y } };
+  const { privateKey, publicJwk } = await generateAgentKeyPair();
+  return { privateKey, jwk: publicJwk };
 }
 
 describe('agents', () => {

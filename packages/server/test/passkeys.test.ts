@@ -360,7 +360,7 @@ describe('passkey assertions for approvals', () => {
     await assert.rejects(px.verifyAssertion(owner.user.id, 't_two', auth.assert(c1.challenge)), { status: 401 });
     const c2 = await px.assertionOptions(owner.user.id, 't_one');
     await assert.rejects(px.verifyAssertion(other.user.id, 't_one', auth.assert(c2.challenge)), { status: 401 });
-    const login = await px.loginOptions(owner.email);
+    const login = await px.loginOptions(owner.email, remoteAddress());
     await assert.rejects(px.verifyAssertion(owner.user.id, 't_one', auth.assert(login.challenge)), { status: 401 });
     const c3 = await px.assertionOptions(owner.user.id, 't_one');
     await assert.rejects(px.verifyAssertion(owner.user.id, 't_one', otherKey.auth.assert(c3.challenge)), { status: 401 });

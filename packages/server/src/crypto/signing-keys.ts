@@ -1,4 +1,5 @@
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK, type JWTPayload, SignJWT } from 'jose';
+import { type KeyResolver, signServiceToken } from '@mandate/protocol';
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK, type JWTPayload } from 'jose';
 import type { Clock } from '../domain/clock.ts';
 import type { SigningKeyRecord, SigningKeysRepo } from '../store/ports.ts';
 import type { KeyEncryption } from './key-encryption.ts';
@@ -28,6 +29,8 @@ export class SigningKeys {
   private keys: LoadedKey[] = [];
   private loadedAt = -Infinity;
   private readonly refreshMs: number;
+  /** `verificationKey` as the protocol's verifiers take it (their `keys` option). */
+  readonly resolver: KeyResolver = (kid) => this.verificationKey(kid);
 
   constructor(private readonly repo: SigningKeysRepo, private readonly clock: Clock, private readonly opts: SigningKeysOptions) {
     this.refreshMs = opts.refreshMs ?? 30_000;
@@ -35,7 +38,7 @@ export class SigningKeys {
 
   /** Creates the first key when there is none; encrypts stored keys once a secret is configured. */
   async init(): Promise<void> {
-    let records = await this.repo.list();
+    const records = await this.repo.list();
     const encrypted = records.filter((r) => r.encrypted);
     if (encrypted.length > 0 && !this.opts.encryption) {
       throw new Error('signing keys in the database are encrypted: set KEY_ENCRYPTION_KEY to the secret they were stored with');
@@ -46,7 +49,7 @@ export class SigningKeys {
         else this.opts.encryption.decrypt(r.privateJwk); // fails start early if the secret is wrong
       }
     }
-    records = await this.repo.list();
+    // Encrypting in place retires nothing, so the list read above still tells whether a key is current.
     if (!records.some((r) => r.retiredAt === null)) await this.createKey();
     await this.reload();
   }
@@ -63,7 +66,7 @@ export class SigningKeys {
   async sign(payload: JWTPayload, typ: string): Promise<string> {
     const key = await this.current();
     key.privateKey ??= (await importJWK(this.privateJwk(key.record), 'ES256')) as CryptoKey;
-    return new SignJWT(payload).setProtectedHeader({ alg: 'ES256', typ, kid: key.kid }).sign(key.privateKey);
+    return signServiceToken(key.privateKey, { kid: key.kid, typ }, payload);
   }
 
   /** The published key set: current keys and retired ones still inside their grace window. */

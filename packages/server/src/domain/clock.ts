@@ -22,3 +22,4 @@ export class FixedClock implements Clock {
 
 export const seconds = (ms: number): number => Math.floor(ms / 1000);
 export const iso = (ms: number): string => new Date(ms).toISOString();
+export const isoOrNull = (ms: number | null): string | null => (ms === null ? null : iso(ms));

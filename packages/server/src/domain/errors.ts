@@ -17,7 +17,7 @@ export class AppError extends Error {
 }
 
 export const badRequest = (detail: string, extra?: Record<string, unknown>) => new AppError(400, detail, extra);
-export const unauthorized = (detail = 'not signed in') => new AppError(401, detail);
+export const unauthorized = (detail = 'not signed in', extra?: Record<string, unknown>) => new AppError(401, detail, extra);
 export const forbidden = (detail: string, extra?: Record<string, unknown>) => new AppError(403, detail, extra);
 export const notFound = (detail = 'not found') => new AppError(404, detail);
 export const conflict = (detail: string, extra?: Record<string, unknown>) => new AppError(409, detail, extra);

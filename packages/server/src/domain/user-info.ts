@@ -22,6 +22,13 @@ export const USER_INFO_FIELDS: readonly UserInfoField[] = [
 
 const BY_NAME = new Map(USER_INFO_FIELDS.map((f) => [f.name, f]));
 
+/** Is `name` a field of the registry (whether or not a given owner can approve it)? */
+export const isKnownUserInfoField = (name: string): boolean => BY_NAME.has(name);
+
+/** The 400 for a field name outside what may be asked for or kept; the name is quoted, cut to 80 characters. */
+export const unknownUserInfoField = (name: string, extra?: Record<string, unknown>) =>
+  badRequest(`unknown user_info field: ${JSON.stringify(name.slice(0, 80))}`, extra);
+
 /** The fields this owner can approve: every field that has a value for them. */
 export function availableUserInfoFields(user: UserRecord): UserInfoField[] {
   return USER_INFO_FIELDS.filter((f) => f.value(user) !== undefined);
@@ -36,7 +43,7 @@ export function checkUserInfoNames(names: readonly string[], user: UserRecord): 
   const out: string[] = [];
   for (const name of names) {
     if (!available.has(name)) {
-      throw badRequest(`unknown user_info field: ${JSON.stringify(name.slice(0, 80))}`, {
+      throw unknownUserInfoField(name, {
         next_step: `ask only for fields listed by GET /api/user-info/fields (${[...available].join(', ')})`,
       });
     }

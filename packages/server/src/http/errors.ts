@@ -11,6 +11,9 @@ function isDatabaseDown(err: unknown): boolean {
     /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(e?.message ?? '');
 }
 
+/** The 422 of a body that is not JSON, in the shape of a validation error. */
+const invalidJson = (message: string) => ({ detail: [{ loc: ['body'], msg: `request body is not valid JSON: ${message}`, type: 'json_invalid' }] });
+
 /**
  * One serializer for every error (decisions §10): 4xx `{detail}`, 422 `{detail: [{loc, msg, type}]}`,
  * 503 when the database is unreachable, and a generic 500 (logged with the request id) otherwise.
@@ -28,14 +31,14 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
       case 'FST_ERR_CTP_INVALID_JSON_BODY':
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-        return reply.code(422).send({ detail: [{ loc: ['body'], msg: `request body is not valid JSON: ${err.message}`, type: 'json_invalid' }] });
+        return reply.code(422).send(invalidJson(err.message));
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
         return reply.code(413).send({ detail: `request body too large (limit ${bodyLimit} bytes)` });
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
         return reply.code(415).send({ detail: 'unsupported content type: send application/json' });
     }
     if (err instanceof SyntaxError && (err as { statusCode?: number }).statusCode === 400) {
-      return reply.code(422).send({ detail: [{ loc: ['body'], msg: `request body is not valid JSON: ${err.message}`, type: 'json_invalid' }] });
+      return reply.code(422).send(invalidJson(err.message));
     }
     // PostgreSQL class 22 (data exception: a character or number it cannot store). Input checks
     // should stop such values first; this keeps any that slip through a 4xx, never a 500.

@@ -1,16 +1,15 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { decodeJwt } from 'jose';
-import { type Browser, type CDPSession, type Locator, type Page, chromium } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { createAgentJwt, createDpopProof, generateAgentKeyPair } from '@mandate/protocol';
+import { addAuthenticator, expectNoError, launchChromium } from '../helpers/browser.ts';
 import { startServer, type ServerProcess } from '../helpers/server-process.ts';
 
 // The whole approval loop with real processes: the server on its own, Chromium as the owner's phone
 // (a virtual WebAuthn authenticator holds the passkey), and this test process as the agent and the
 // site, talking plain HTTP with keys and proofs made by @mandate/protocol.
 
-const CHROMIUM = '/usr/bin/chromium';
 const SITE = 'shop.example';
 
 let server: ServerProcess | undefined;
@@ -19,35 +18,16 @@ let base = '';
 let direct = '';
 
 before(async () => {
-  // Fail, do not skip: a missing browser must not pass as "approvals work".
-  if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: install it (apt-get install chromium) to run the approval end-to-end test`);
+  browser = await launchChromium('approval');
   server = await startServer({ env: { DATABASE_URL: '' } });
   base = server.baseUrl;
   direct = server.url;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
-  });
 });
 
 after(async () => {
   await browser?.close();
   await server?.stop();
 });
-
-async function addAuthenticator(cdp: CDPSession): Promise<string> {
-  await cdp.send('WebAuthn.enable', { enableUI: false });
-  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
-  });
-  return authenticatorId;
-}
-
-async function expectNoError(page: Page): Promise<void> {
-  const message = page.locator('#message');
-  if (await message.isVisible()) assert.notEqual(await message.getAttribute('class'), 'error', (await message.textContent()) ?? '');
-}
 
 /** Polls `fn` until it gives a value (not undefined), as an agent polls the service. */
 async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 20_000): Promise<T> {

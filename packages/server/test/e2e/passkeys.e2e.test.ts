@@ -1,14 +1,12 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
-import { type Browser, type CDPSession, type Page, chromium } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { addAuthenticator, expectNoError, launchChromium } from '../helpers/browser.ts';
 import { startServer, type ServerProcess } from '../helpers/server-process.ts';
 
 // The real thing: the server as its own process, Debian's Chromium driving /app like a person, and
 // a virtual WebAuthn authenticator (CDP) standing in for the phone's passkey.
-
-const CHROMIUM = '/usr/bin/chromium';
 
 let server: ServerProcess | undefined;
 let browser: Browser | undefined;
@@ -16,17 +14,11 @@ let base = '';
 let direct = '';
 
 before(async () => {
-  // Fail, do not skip: a missing browser must not pass as "passkeys work".
-  if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: install it (apt-get install chromium) to run the passkey end-to-end test`);
+  browser = await launchChromium('passkey');
   server = await startServer({ env: { DATABASE_URL: '' } });
   base = server.baseUrl;
   // The server listens on 127.0.0.1; Node's own requests go there directly (no localhost lookup).
   direct = server.url;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
-  });
 });
 
 after(async () => {
@@ -34,22 +26,9 @@ after(async () => {
   await server?.stop();
 });
 
-async function addAuthenticator(cdp: CDPSession): Promise<string> {
-  await cdp.send('WebAuthn.enable', { enableUI: false });
-  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
-  });
-  return authenticatorId;
-}
-
 async function expectSignedIn(page: Page, email: string): Promise<void> {
   await page.locator('#signed-in').waitFor({ state: 'visible' });
   assert.match((await page.locator('#whoami-name').textContent()) ?? '', new RegExp(email.replace(/[.+]/g, '\\$&')));
-}
-
-async function expectNoError(page: Page): Promise<void> {
-  const message = page.locator('#message');
-  if (await message.isVisible()) assert.notEqual(await message.getAttribute('class'), 'error', (await message.textContent()) ?? '');
 }
 
 test('a person signs up, adds a passkey, signs in with it and creates an agent in Chromium', { timeout: 120_000 }, async () => {

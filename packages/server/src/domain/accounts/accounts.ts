@@ -3,7 +3,7 @@ import { hashPassword, verifyPassword } from '../../crypto/password.ts';
 import { randomToken, sha256Hex } from '../../crypto/random.ts';
 import type { SessionMethod, Store, UserRecord } from '../../store/ports.ts';
 import type { Clock } from '../clock.ts';
-import { AppError, conflict, unauthorized } from '../errors.ts';
+import { badRequest, conflict, unauthorized } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { RateLimiter } from '../rate-limit.ts';
 
@@ -94,7 +94,7 @@ export class Accounts {
   async updateProfile(userId: string, patch: { displayName?: string }): Promise<UserRecord> {
     if (patch.displayName !== undefined) {
       const name = patch.displayName.trim();
-      if (!name) throw new AppError(400, 'display_name must not be empty');
+      if (!name) throw badRequest('display_name must not be empty');
       await this.store.users.update(userId, { displayName: name });
     }
     const user = await this.store.users.byId(userId);

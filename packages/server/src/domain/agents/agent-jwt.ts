@@ -2,16 +2,13 @@ import { LIMITS } from '@mandate/protocol';
 import { decodeJwt, decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
 import type { AgentRecord, AgentsRepo } from '../../store/ports.ts';
 import { type Clock, seconds } from '../clock.ts';
-import { AppError } from '../errors.ts';
+import { AppError, forbidden, unauthorized } from '../errors.ts';
 import { looksLikeId } from '../ids.ts';
+import { isAgentBlocked } from './blocked.ts';
 
 export const AGENT_REVOKED = 'agent revoked by its owner';
 
-const invalid = (why: string) => new AppError(401, `invalid agent_jwt: ${why}`, { next_step: 'sign a fresh agent JWT (ES256, iss = sub = agent id, type "agent", exp at most 900 s after iat) with the agent key' });
-
-export function isAgentBlocked(agent: AgentRecord): boolean {
-  return agent.status === 'removed' || agent.flag === 'revoked';
-}
+const invalid = (why: string) => unauthorized(`invalid agent_jwt: ${why}`, { next_step: 'sign a fresh agent JWT (ES256, iss = sub = agent id, type "agent", exp at most 900 s after iat) with the agent key' });
 
 /**
  * Verifies an agent JWT for `agentId` (decisions §4) and returns the agent. The key is looked up by
@@ -33,7 +30,7 @@ export async function verifyAgentJwt(agents: AgentsRepo, clock: Clock, token: un
   if (!looksLikeId('ag', agentId)) throw invalid('unknown agent');
   const agent = await agents.byId(agentId);
   if (!agent) throw invalid('unknown agent');
-  if (isAgentBlocked(agent)) throw new AppError(403, AGENT_REVOKED, { next_step: 'stop: the owner removed or revoked this agent; only the owner can unblock it' });
+  if (isAgentBlocked(agent)) throw forbidden(AGENT_REVOKED, { next_step: 'stop: the owner removed or revoked this agent; only the owner can unblock it' });
 
   const now = seconds(clock.now());
   try {

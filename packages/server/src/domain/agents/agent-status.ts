@@ -1,8 +1,8 @@
 import type { AgentFlag, AgentRecord, AgentStatusRecord, Store } from '../../store/ports.ts';
 import type { Activity } from '../activity/activity.ts';
 import type { Clock } from '../clock.ts';
-import { notFound } from '../errors.ts';
-import { looksLikeId } from '../ids.ts';
+import type { RateLimiter } from '../rate-limit.ts';
+import { findAgent } from './agents.ts';
 
 export interface AgentStatusView {
   agent_id: string;
@@ -14,6 +14,9 @@ export interface AgentStatusView {
 
 /** What the owner's dashboard shows of an agent's own reports; `site` '' is the general status. */
 export const GENERAL_SITE = '';
+
+/** Status reports per agent per minute; the latest per site is all that is kept anyway. */
+export const STATUS_REPORTS_PER_MINUTE = 60;
 
 /** A removed agent has no key left and reads `revoked`, like an agent blocked by its owner. */
 export function globalFlag(agent: AgentRecord): AgentFlag {
@@ -30,14 +33,13 @@ export class AgentStatuses {
     private readonly store: Store,
     private readonly clock: Clock,
     private readonly activity: Activity,
+    private readonly limiter: RateLimiter,
     private readonly baseUrl: string,
   ) {}
 
   /** Any agent by id, or 404 (also for ids that cannot be ours). */
   async view(agentId: string): Promise<AgentStatusView> {
-    const agent = looksLikeId('ag', agentId) ? await this.store.agents.byId(agentId) : undefined;
-    if (!agent) throw notFound('agent not found');
-    return this.viewOf(agent);
+    return this.viewOf(await findAgent(this.store.agents, agentId));
   }
 
   async viewOf(agent: AgentRecord): Promise<AgentStatusView> {
@@ -46,8 +48,9 @@ export class AgentStatuses {
     return { agent_id: agent.id, global_flag: globalFlag(agent), revoked_sites: [...sites].sort(), jwks_url: `${this.baseUrl}/api/v1/jwks` };
   }
 
-  /** Keeps the latest status per agent and site, and leaves one activity record. */
+  /** Keeps the latest status per agent and site, and leaves one activity record. Limited per agent (429). */
   async report(agent: AgentRecord, input: { site: string; status: string; ip: string | null }): Promise<void> {
+    await this.limiter.check(`agent-status:${agent.id}`, STATUS_REPORTS_PER_MINUTE, 60);
     const now = this.clock.now();
     await this.store.agentStatuses.upsert({ agentId: agent.id, site: input.site, status: input.status, createdAt: now });
     await this.activity.record({

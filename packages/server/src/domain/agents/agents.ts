@@ -1,5 +1,6 @@
 import { jwkThumbprint } from '@mandate/protocol';
-import type { AgentFlag, AgentRecord, Repos, Store } from '../../store/ports.ts';
+import type { AgentFlag, AgentRecord, AgentsRepo, Repos, Store } from '../../store/ports.ts';
+import type { Activity } from '../activity/activity.ts';
 import type { Clock } from '../clock.ts';
 import { badRequest, conflict, notFound } from '../errors.ts';
 import type { RateLimiter } from '../rate-limit.ts';
@@ -21,17 +22,34 @@ export const AGENT_NAME_MAX = 100;
  */
 export const AGENT_LIMITS = { livePerOwner: 100, createsPerHour: 30 } as const;
 
-/** The owner's agents: creation with a public key, listing, removal, flags and agent JWTs. */
+const AGENT_NOT_FOUND = 'agent not found';
+
+/** Any agent by id, removed ones included, or 404 (also for ids that cannot be ours). */
+export async function findAgent(agents: AgentsRepo, agentId: string): Promise<AgentRecord> {
+  const agent = looksLikeId('ag', agentId) ? await agents.byId(agentId) : undefined;
+  if (!agent) throw notFound(AGENT_NOT_FOUND);
+  return agent;
+}
+
+/**
+ * The owner's agents: creation with a public key, listing, removal, flags and agent JWTs. Creation,
+ * removal and flag changes each leave a record in the owner's activity trail.
+ */
 export class Agents {
   private readonly stoppedHooks: AgentStoppedHook[] = [];
 
-  constructor(private readonly store: Store, private readonly clock: Clock, private readonly limiter: RateLimiter) {}
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly limiter: RateLimiter,
+    private readonly activity: Activity,
+  ) {}
 
   onStopped(hook: AgentStoppedHook): void {
     this.stoppedHooks.push(hook);
   }
 
-  async create(userId: string, input: { name: string; jwk?: unknown; pubkey?: string | null }): Promise<AgentRecord> {
+  async create(userId: string, input: { name: string; jwk?: unknown; pubkey?: string | null }, ip: string | null = null): Promise<AgentRecord> {
     const name = input.name.trim();
     if (!name || name.length > AGENT_NAME_MAX) throw badRequest(`name must be 1 to ${AGENT_NAME_MAX} characters`);
     const publicJwk = agentPublicKey(input);
@@ -55,6 +73,7 @@ export class Agents {
       unblockedRevSeq: null,
     };
     await this.store.agents.create(agent);
+    await this.activity.record({ userId, action: 'agent.created', agentId: agent.id, detail: { name: agent.name }, ip });
     return agent;
   }
 
@@ -64,13 +83,13 @@ export class Agents {
 
   /** The owner's live agent, or 404 (also for another owner's agent: no probing of ids). */
   async owned(userId: string, agentId: string): Promise<AgentRecord> {
-    const agent = looksLikeId('ag', agentId) ? await this.store.agents.byId(agentId) : undefined;
-    if (!agent || agent.userId !== userId || agent.status === 'removed') throw notFound('agent not found');
+    const agent = await findAgent(this.store.agents, agentId);
+    if (agent.userId !== userId || agent.status === 'removed') throw notFound(AGENT_NOT_FOUND);
     return agent;
   }
 
   /** Removal: the agent is tombstoned, the revocation sequence advances, hooks end what it held. */
-  async remove(userId: string, agentId: string): Promise<void> {
+  async remove(userId: string, agentId: string, ip: string | null = null): Promise<void> {
     await this.owned(userId, agentId);
     await this.store.transaction(async (repos) => {
       const revSeq = await new RevocationSequence(repos.counters).advance();
@@ -79,6 +98,7 @@ export class Agents {
       const agent = await repos.agents.byId(agentId);
       if (agent) for (const hook of this.stoppedHooks) await hook(repos, agent, revSeq);
     });
+    await this.activity.record({ userId, action: 'agent.removed', agentId, ip });
   }
 
   /**
@@ -86,14 +106,20 @@ export class Agents {
    * a block records when and at which rev_seq it took effect: the snapshot keeps listing it for one
    * pass lifetime, so local verifiers go on refusing passes minted before the block.
    */
-  async setFlag(userId: string, agentId: string, flag: AgentFlag): Promise<AgentRecord> {
+  async setFlag(userId: string, agentId: string, flag: AgentFlag, ip: string | null = null): Promise<AgentRecord> {
     const current = await this.owned(userId, agentId);
-    if (current.flag === flag) return current;
+    const agent = current.flag === flag ? current : await this.changeFlag(current, flag);
+    // Recorded also when the flag was already set: the owner did ask for it.
+    await this.activity.record({ userId, action: 'agent.flagged', agentId: agent.id, detail: { flag: agent.flag }, ip });
+    return agent;
+  }
+
+  private changeFlag(current: AgentRecord, flag: AgentFlag): Promise<AgentRecord> {
     return this.store.transaction(async (repos) => {
       const revSeq = await new RevocationSequence(repos.counters).advance();
       const lifted = current.flag === 'revoked' ? { unblockedAt: this.clock.now(), unblockedRevSeq: current.flagRevSeq ?? revSeq - 1 } : {};
-      await repos.agents.update(agentId, { flag, flagRevSeq: flag === 'ok' ? null : revSeq, ...lifted });
-      const agent = (await repos.agents.byId(agentId)) as AgentRecord;
+      await repos.agents.update(current.id, { flag, flagRevSeq: flag === 'ok' ? null : revSeq, ...lifted });
+      const agent = (await repos.agents.byId(current.id)) as AgentRecord;
       if (flag === 'revoked') for (const hook of this.stoppedHooks) await hook(repos, agent, revSeq);
       return agent;
     });

@@ -1,10 +1,8 @@
-import type { AuthzRequestRecord } from '../../store/ports.ts';
 import { conflict, unauthorized } from '../errors.ts';
-import { newId } from '../ids.ts';
 import { usableGrant } from '../grants/usable.ts';
 import { checkUserInfoNames } from '../user-info.ts';
 import type { ApprovalDeps } from './deps.ts';
-import { ACCESS_REQUEST_LIMIT, REQUEST_LIFETIME_MS, REQUEST_LIFETIME_SEC, normalizeScopes, normalizeSite } from './request-rules.ts';
+import { ACCESS_REQUEST_LIMIT, REQUEST_LIFETIME_SEC, newPendingRequest, normalizeScopes, normalizeSite } from './request-rules.ts';
 
 export interface AccessRequestInput {
   agentId: string;
@@ -39,21 +37,7 @@ export async function requestAccess(d: ApprovalDeps, input: AccessRequestInput):
   }
   // A stale pending request must not hold the unique index; then the index decides races.
   await d.store.authzRequests.expireStale(now, { agentId: agent.id, site });
-  const request: AuthzRequestRecord = {
-    id: newId('t'),
-    kind: 'initial',
-    agentId: agent.id,
-    userId: agent.userId,
-    site,
-    scopes,
-    userInfo,
-    action: null,
-    status: 'pending',
-    createdAt: now,
-    expiresAt: now + REQUEST_LIFETIME_MS,
-    decidedAt: null,
-    grantId: null,
-  };
+  const request = newPendingRequest(agent, site, now, { kind: 'initial', scopes, userInfo, action: null, grantId: null });
   if (!(await d.store.authzRequests.create(request))) {
     throw conflict('a request for this site is already waiting for the owner', { next_step: 'poll the waiting request, or retry after it expires (300 s)' });
   }

@@ -1,9 +1,9 @@
 import type { AuthzRequestRecord, RequestStatus } from '../../store/ports.ts';
-import { isAgentBlocked } from '../agents/agent-jwt.ts';
+import { isAgentBlocked } from '../agents/blocked.ts';
 import { badRequest, conflict, notFound, unauthorized } from '../errors.ts';
 import { looksLikeId, newId } from '../ids.ts';
 import { type ApprovedAccess, createGrantFromApproval } from '../grants/grant-from-approval.ts';
-import { USER_INFO_FIELDS } from '../user-info.ts';
+import { isKnownUserInfoField, unknownUserInfoField } from '../user-info.ts';
 import type { ApprovalDeps } from './deps.ts';
 import { narrowTo } from './request-rules.ts';
 
@@ -19,8 +19,6 @@ export interface TxAck {
   userInfo?: string[];
   limits?: { expiresIn?: number; maxUses?: number };
 }
-
-const KNOWN_FIELDS = new Set(USER_INFO_FIELDS.map((f) => f.name));
 
 /** The owner's request, or 404 alike for unknown ids and other owners' requests. */
 export async function ownedRequest(d: ApprovalDeps, userId: string, txnId: string): Promise<AuthzRequestRecord> {
@@ -58,8 +56,8 @@ function checkLimits(limits: TxAck['limits']): { expiresIn: number | null; maxUs
 
 /** What an approval of an access request grants; 400 on widening or unknown names. */
 function approvedAccess(request: AuthzRequestRecord, ack: TxAck): ApprovedAccess {
-  const unknown = ack.userInfo?.find((name) => !KNOWN_FIELDS.has(name));
-  if (unknown !== undefined) throw badRequest(`unknown user_info field: ${JSON.stringify(unknown.slice(0, 80))}`);
+  const unknown = ack.userInfo?.find((name) => !isKnownUserInfoField(name));
+  if (unknown !== undefined) throw unknownUserInfoField(unknown);
   const { expiresIn, maxUses } = checkLimits(ack.limits);
   return {
     grantId: newId('gr'),

@@ -1,4 +1,5 @@
 import type { AuthzRequestRecord } from '../../store/ports.ts';
+import { agentNames } from '../agents/agent-names.ts';
 import type { ApprovalDeps } from './deps.ts';
 
 export interface PendingItem {
@@ -10,6 +11,6 @@ export interface PendingItem {
 export async function pendingForOwner(d: ApprovalDeps, userId: string): Promise<PendingItem[]> {
   const requests = await d.store.authzRequests.listPendingForUser(userId, d.clock.now());
   if (requests.length === 0) return [];
-  const names = new Map((await d.store.agents.listForUser(userId, true)).map((a) => [a.id, a.name]));
+  const names = await agentNames(d.store.agents, userId);
   return requests.map((request) => ({ request, agentName: names.get(request.agentId) ?? '' }));
 }

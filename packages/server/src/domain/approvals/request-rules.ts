@@ -1,5 +1,7 @@
 import { LIMITS, SCOPE_PATTERN, isValidAction } from '@mandate/protocol';
+import type { AgentRecord, AuthzRequestRecord } from '../../store/ports.ts';
 import { badRequest } from '../errors.ts';
+import { newId } from '../ids.ts';
 
 /** Access and step-up requests wait this long for the owner (interface.md "Limits"). */
 export const REQUEST_LIFETIME_SEC = LIMITS.requestLifetimeSec;
@@ -13,6 +15,30 @@ export const STEPUP_COLLECT_WINDOW_MS = REQUEST_LIFETIME_MS;
 /** Access requests: 20 per (agent, site) per 5 minutes; step-up requests: 10 per agent per minute. */
 export const ACCESS_REQUEST_LIMIT = { limit: 20, windowSec: 300 } as const;
 export const STEPUP_REQUEST_LIMIT = { limit: 10, windowSec: 60 } as const;
+
+/** A new pending request of `agent` at `site`, waiting REQUEST_LIFETIME_MS from `now` for the owner. */
+export function newPendingRequest(
+  agent: AgentRecord,
+  site: string,
+  now: number,
+  what: Pick<AuthzRequestRecord, 'kind' | 'scopes' | 'userInfo' | 'action' | 'grantId'>,
+): AuthzRequestRecord {
+  return {
+    id: newId('t'),
+    kind: what.kind,
+    agentId: agent.id,
+    userId: agent.userId,
+    site,
+    scopes: what.scopes,
+    userInfo: what.userInfo,
+    action: what.action,
+    status: 'pending',
+    createdAt: now,
+    expiresAt: now + REQUEST_LIFETIME_MS,
+    decidedAt: null,
+    grantId: what.grantId,
+  };
+}
 
 export const SITE_MAX_LENGTH = 253;
 const LABEL = '[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?';

@@ -1,10 +1,8 @@
-import type { AuthzRequestRecord } from '../../store/ports.ts';
 import { conflict, forbidden } from '../errors.ts';
-import { newId } from '../ids.ts';
 import { liveGrant } from '../grants/usable.ts';
 import type { CreatedRequest } from './access-requests.ts';
 import type { ApprovalDeps } from './deps.ts';
-import { REQUEST_LIFETIME_MS, REQUEST_LIFETIME_SEC, STEPUP_REQUEST_LIMIT, checkAction, normalizeSite } from './request-rules.ts';
+import { REQUEST_LIFETIME_SEC, STEPUP_REQUEST_LIMIT, checkAction, newPendingRequest, normalizeSite } from './request-rules.ts';
 
 export interface StepupRequestInput {
   agentId: string;
@@ -30,21 +28,7 @@ export async function requestStepup(d: ApprovalDeps, input: StepupRequestInput):
   const now = d.clock.now();
   const grant = await liveGrant(d.store.grants, agent.id, site, now);
   if (!grant) throw forbidden(NO_ACCESS, { next_step: 'ask for access first with POST /api/v1/authz-requests' });
-  const request: AuthzRequestRecord = {
-    id: newId('t'),
-    kind: 'stepup',
-    agentId: agent.id,
-    userId: agent.userId,
-    site,
-    scopes: [],
-    userInfo: [],
-    action,
-    status: 'pending',
-    createdAt: now,
-    expiresAt: now + REQUEST_LIFETIME_MS,
-    decidedAt: null,
-    grantId: grant.id,
-  };
+  const request = newPendingRequest(agent, site, now, { kind: 'stepup', scopes: [], userInfo: [], action, grantId: grant.id });
   // Step-ups are not limited to one at a time; a false here would be a store-level surprise.
   if (!(await d.store.authzRequests.create(request))) throw conflict('the step-up request could not be stored; retry');
   await d.notifier.notifyOwner(agent.userId, 'approval_request', { txn_id: request.id, kind: 'stepup', agent: agent.name, site, scopes: [], action });

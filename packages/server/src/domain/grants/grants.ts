@@ -4,28 +4,16 @@ import type { Clock } from '../clock.ts';
 import { badRequest, conflict, notFound } from '../errors.ts';
 import { looksLikeId } from '../ids.ts';
 import { RevocationSequence } from '../revocation/rev-seq.ts';
-import { USER_INFO_FIELDS } from '../user-info.ts';
-import { isGrantLive, liveGrant, usableGrant } from './usable.ts';
-
-const KNOWN_FIELDS = new Set(USER_INFO_FIELDS.map((f) => f.name));
+import { isKnownUserInfoField, unknownUserInfoField } from '../user-info.ts';
+import { isGrantLive } from './usable.ts';
 
 /**
  * Grants: what an owner approved for one agent at one site. Created by an approval
- * (grant-from-approval.ts); here the owner lists, revokes and narrows them, and other concepts ask
- * for the grant an agent may use now.
+ * (grant-from-approval.ts); here the owner lists, revokes and narrows them. Which grant an agent
+ * may use now is usable.ts.
  */
 export class Grants {
   constructor(private readonly store: Store, private readonly clock: Clock, private readonly activity: Activity) {}
-
-  /** The agent's live grant at the site (active, unexpired; uses may be exhausted). */
-  live(agentId: string, site: string): Promise<GrantRecord | undefined> {
-    return liveGrant(this.store.grants, agentId, site, this.clock.now());
-  }
-
-  /** The agent's live grant at the site that still has passes left to issue. */
-  usable(agentId: string, site: string): Promise<GrantRecord | undefined> {
-    return usableGrant(this.store.grants, agentId, site, this.clock.now());
-  }
 
   /** The owner's active, unexpired grants, newest first. */
   async listLive(userId: string): Promise<GrantRecord[]> {
@@ -66,7 +54,7 @@ export class Grants {
     if (grant.status !== 'active') throw conflict(`grant is not active (it is ${grant.status})`);
     const next = [...new Set(fields)];
     for (const name of next) {
-      if (!KNOWN_FIELDS.has(name)) throw badRequest(`unknown user_info field: ${JSON.stringify(name.slice(0, 80))}`);
+      if (!isKnownUserInfoField(name)) throw unknownUserInfoField(name);
       if (!grant.userInfo.includes(name)) {
         throw badRequest(`cannot add ${name}: a grant's user_info can only be narrowed or cleared here; adding a field needs a fresh approval on the phone (the agent sends a new access request)`);
       }

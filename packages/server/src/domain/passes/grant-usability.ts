@@ -1,6 +1,6 @@
 import { LIMITS } from '@mandate/protocol';
 import type { GrantRecord } from '../../store/ports.ts';
-import { AppError, forbidden } from '../errors.ts';
+import { type AppError, forbidden, unauthorized } from '../errors.ts';
 
 const ASK_AGAIN = 'ask the owner for access again: POST /api/v1/authz-requests';
 
@@ -23,11 +23,11 @@ export function assertGrantUsable(grant: GrantRecord | undefined, now: number, w
     throw forbidden('the approved access for this site has no uses left', { next_step: ASK_AGAIN });
   }
   if (withoutRefresh && now - grant.createdAt > LIMITS.tokenWithoutRefreshSec * 1000) {
-    throw new AppError(401, 'a pass without refresh_token is issued only within one hour of the approval', {
+    throw unauthorized('a pass without refresh_token is issued only within one hour of the approval', {
       next_step: `send the refresh_token from your last token response; if you no longer have it, ${ASK_AGAIN}`,
     });
   }
 }
 
 export const refreshInvalid = (): AppError =>
-  new AppError(401, REFRESH_INVALID, { next_step: `use the refresh_token of your latest token response; if you no longer have it, ${ASK_AGAIN}` });
+  unauthorized(REFRESH_INVALID, { next_step: `use the refresh_token of your latest token response; if you no longer have it, ${ASK_AGAIN}` });

@@ -3,12 +3,15 @@ import * as webauthn from '../../crypto/webauthn.ts';
 import type { PasskeyRecord, SessionMethod, Store, UserRecord } from '../../store/ports.ts';
 import { normalizeEmail } from '../accounts/accounts.ts';
 import type { Clock } from '../clock.ts';
-import { AppError, badRequest, conflict, notFound, unauthorized } from '../errors.ts';
+import { badRequest, conflict, notFound, unauthorized } from '../errors.ts';
 import { looksLikeId, newId } from '../ids.ts';
+import type { RateLimiter } from '../rate-limit.ts';
 import { requirePasskeyManagement } from './passkey-policy.ts';
 
 export const CHALLENGE_LIFETIME_MS = 5 * 60 * 1000;
 export const DEVICE_NAME_MAX = 100;
+/** Passkey sign-in steps (options and verification each count) per client address per 5 minutes. */
+export const PASSKEY_LOGIN_LIMIT = { perAddress: 30, windowSec: 300 } as const;
 /** The one answer to every failed passkey sign-in: which step failed would help an attacker. */
 const SIGN_IN_FAILED = 'passkey sign-in failed';
 const BAD_REGISTRATION_CHALLENGE =
@@ -35,13 +38,14 @@ export interface ManagingSession {
 export class Passkeys {
   private readonly rp: webauthn.RelyingParty;
 
-  constructor(private readonly store: Store, private readonly clock: Clock, opts: { baseUrl: string; rpName: string }) {
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly limiter: RateLimiter,
+    opts: { baseUrl: string; rpName: string },
+  ) {
     const url = new URL(opts.baseUrl);
     this.rp = { id: url.hostname, origin: url.origin, name: opts.rpName };
-  }
-
-  get relyingParty(): Readonly<webauthn.RelyingParty> {
-    return this.rp;
   }
 
   /**
@@ -60,7 +64,7 @@ export class Passkeys {
       rp: this.rp,
       challenge,
       user: { id: user.id, name: user.email, displayName: user.displayName },
-      exclude: existing.map((p) => ({ id: p.credentialId, transports: p.transports })),
+      exclude: existing.map(credentialRef),
     });
     return { challenge, options };
   }
@@ -99,15 +103,17 @@ export class Passkeys {
   /**
    * Options for a passwordless sign-in. Nothing here depends on whether `email` has an account (no
    * lookup, no allowCredentials): the authenticator offers its discoverable credentials. The email
-   * is remembered with the challenge and checked at verification.
+   * is remembered with the challenge and checked at verification. Throttled per client address (429).
    */
-  async loginOptions(email: string): Promise<Ceremony<webauthn.PublicKeyCredentialRequestOptionsJSON>> {
+  async loginOptions(email: string, clientAddress: string): Promise<Ceremony<webauthn.PublicKeyCredentialRequestOptionsJSON>> {
+    await this.throttleLogin(clientAddress);
     const challenge = await this.newChallenge({ purpose: 'login', userId: null, sessionHash: null, subject: normalizeEmail(email) });
     return { challenge, options: await webauthn.authenticationOptions({ rp: this.rp, challenge }) };
   }
 
-  /** The account a valid sign-in assertion proves; any failure is one 401. */
-  async verifyLogin(input: { challenge: string; assertion: unknown }): Promise<UserRecord> {
+  /** The account a valid sign-in assertion proves; any failure is one 401. Throttled per client address (429) first. */
+  async verifyLogin(input: { challenge: string; assertion: unknown }, clientAddress: string): Promise<UserRecord> {
+    await this.throttleLogin(clientAddress);
     const issued = await this.store.challenges.consume(input.challenge, 'login', this.clock.now());
     if (!issued || !webauthn.isAuthenticationResponse(input.assertion)) throw unauthorized(SIGN_IN_FAILED);
     const passkey = await this.store.passkeys.byCredentialId(input.assertion.id);
@@ -126,12 +132,12 @@ export class Passkeys {
   /** Options for approving `subject` (a request id) with one of this owner's passkeys. */
   async assertionOptions(userId: string, subject: string): Promise<Ceremony<webauthn.PublicKeyCredentialRequestOptionsJSON>> {
     const passkeys = await this.store.passkeys.listForUser(userId);
-    if (passkeys.length === 0) throw new AppError(409, 'no passkey registered: add one (POST /api/webauthn/register/verify) before approving');
+    if (passkeys.length === 0) throw conflict('no passkey registered: add one (POST /api/webauthn/register/verify) before approving');
     const challenge = await this.newChallenge({ purpose: 'txn', userId, sessionHash: null, subject });
     const options = await webauthn.authenticationOptions({
       rp: this.rp,
       challenge,
-      allow: passkeys.map((p) => ({ id: p.credentialId, transports: p.transports })),
+      allow: passkeys.map(credentialRef),
     });
     return { challenge, options };
   }
@@ -166,6 +172,10 @@ export class Passkeys {
     if (!looksLikeId('dev', deviceId) || !(await this.store.passkeys.delete(userId, deviceId))) throw notFound('device not found');
   }
 
+  private throttleLogin(clientAddress: string): Promise<void> {
+    return this.limiter.check(`passkey-login:addr:${clientAddress}`, PASSKEY_LOGIN_LIMIT.perAddress, PASSKEY_LOGIN_LIMIT.windowSec);
+  }
+
   private async newChallenge(c: { purpose: 'register' | 'login' | 'txn'; userId: string | null; sessionHash: string | null; subject: string | null }): Promise<string> {
     const challenge = randomToken(32);
     await this.store.challenges.create({ ...c, challenge, expiresAt: this.clock.now() + CHALLENGE_LIFETIME_MS });
@@ -179,7 +189,7 @@ export class Passkeys {
     const result = await webauthn.verifyAuthentication({
       rp: this.rp,
       challenge,
-      credential: { id: passkey.credentialId, publicKey: passkey.publicKey, counter: passkey.counter, transports: passkey.transports },
+      credential: { ...credentialRef(passkey), publicKey: passkey.publicKey, counter: passkey.counter },
       response: assertion,
     });
     if (!result.ok) throw unauthorized(failed);
@@ -193,6 +203,9 @@ export class Passkeys {
     return { ...passkey, counter: next, lastUsedAt: now };
   }
 }
+
+/** How the WebAuthn layer names a stored passkey. */
+const credentialRef = (p: PasskeyRecord): webauthn.CredentialRef => ({ id: p.credentialId, transports: p.transports });
 
 const BROWSERS: ReadonlyArray<readonly [string, string]> = [['Edg/', 'Edge'], ['Firefox/', 'Firefox'], ['Chrome/', 'Chrome'], ['Safari/', 'Safari']];
 const SYSTEMS: ReadonlyArray<readonly [string, string]> = [

@@ -1,7 +1,7 @@
 import type { AgentFlag, ReportKind, Store } from '../../store/ports.ts';
 import type { Clock } from '../clock.ts';
-import { notFound } from '../errors.ts';
-import { looksLikeId } from '../ids.ts';
+import { findAgent } from '../agents/agents.ts';
+import { isAgentBlocked } from '../agents/blocked.ts';
 import { countKinds, reputationScore } from './score.ts';
 
 export interface ReputationView {
@@ -20,14 +20,13 @@ export class Reputation {
   constructor(private readonly store: Store, private readonly clock: Clock) {}
 
   async of(agentId: string): Promise<ReputationView> {
-    const agent = looksLikeId('ag', agentId) ? await this.store.agents.byId(agentId) : undefined;
-    if (!agent) throw notFound('agent not found');
+    const agent = await findAgent(this.store.agents, agentId);
     // The store keeps one row per site (its latest report), so each site counts once.
     const latest = (await this.store.reports.listForAgent(agent.id)).map((r) => r.kind);
     const ageDays = Math.max(0, Math.floor((this.clock.now() - agent.createdAt) / DAY_MS));
     const { score, flag } = reputationScore({
       ageDays,
-      revoked: agent.status === 'removed' || agent.flag === 'revoked',
+      revoked: isAgentBlocked(agent),
       flaggedSuspicious: agent.flag === 'suspicious',
       latestPerSite: latest,
     });

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { LIMITS, REVOCATION_TYP, type RevocationClaims, type RevokedAgent, type RevokedGrant } from '@mandate/protocol';
 import type { AgentRecord, GrantRecord, Repos } from '../../store/ports.ts';
+import { isAgentBlocked } from '../agents/blocked.ts';
 import { type Clock, seconds } from '../clock.ts';
 import { RevocationSequence } from './rev-seq.ts';
 
@@ -89,7 +90,7 @@ export class RevocationSnapshots {
  * stay refused, passes minted after the unblock carry a higher rev_seq and pass.
  */
 function agentEntry(a: AgentRecord, counter: number, now: number): RevokedAgent {
-  if (a.status === 'removed' || a.flag === 'revoked') return { id: a.id, flag: 'revoked', rev_seq: a.flagRevSeq ?? counter };
+  if (isAgentBlocked(a)) return { id: a.id, flag: 'revoked', rev_seq: a.flagRevSeq ?? counter };
   if (a.unblockedAt !== null && now - a.unblockedAt < LINGER_MS) return { id: a.id, flag: 'revoked', rev_seq: a.unblockedRevSeq ?? counter };
   return { id: a.id, flag: a.flag, rev_seq: a.flagRevSeq ?? counter };
 }

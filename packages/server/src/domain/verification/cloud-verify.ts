@@ -63,7 +63,7 @@ export class CloudVerifier {
         url: req.url,
         ...(req.site === undefined ? {} : { site: req.site.toLowerCase() }),
         now,
-        keys: (kid) => this.d.keys.verificationKey(kid),
+        keys: this.d.keys.resolver,
         issuer: this.d.issuer,
         // Runs after the pass and proof verified, before the jti is consumed.
         isRevoked: async (passClaims) => {
@@ -95,7 +95,7 @@ export class CloudVerifier {
   /** A step-up token is usable with this pass only if it was approved for the same agent, key, person and site. */
   private async checkStepup(token: string, pass: PassClaims, action: string | undefined, now: number): Promise<StepupClaims> {
     const claims = await verifyStepupToken(token, {
-      keys: (kid) => this.d.keys.verificationKey(kid),
+      keys: this.d.keys.resolver,
       issuer: this.d.issuer,
       now,
       agentId: pass.sub,

@@ -1,5 +1,5 @@
 import { ProtocolError, verifyStepupToken } from '@mandate/protocol';
-import { isAgentBlocked } from '../agents/agent-jwt.ts';
+import { isAgentBlocked } from '../agents/blocked.ts';
 import { seconds } from '../clock.ts';
 import { type VerifyFailure, asFailure } from './answers.ts';
 import type { VerifierDeps } from './cloud-verify.ts';
@@ -39,7 +39,7 @@ export class LocalStepupVerifier {
     const nowMs = this.d.clock.now();
     try {
       const claims = await verifyStepupToken(req.stepupToken, {
-        keys: (kid) => this.d.keys.verificationKey(kid),
+        keys: this.d.keys.resolver,
         issuer: this.d.issuer,
         now: seconds(nowMs),
         site: req.site.toLowerCase(),

@@ -1,5 +1,5 @@
 import type { PassClaims, VerifyErrorCode } from '@mandate/protocol';
-import { isAgentBlocked } from '../agents/agent-jwt.ts';
+import { isAgentBlocked } from '../agents/blocked.ts';
 import type { AgentRecord, Repos } from '../../store/ports.ts';
 
 export type RevocationVerdict = { verdict: VerifyErrorCode; agent?: undefined } | { verdict: null; agent: AgentRecord };

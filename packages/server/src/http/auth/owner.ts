@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Accounts, CurrentSession, SignedIn } from '../../domain/accounts/accounts.ts';
-import { AppError, forbidden, unauthorized } from '../../domain/errors.ts';
+import { forbidden, unauthorized } from '../../domain/errors.ts';
 
 export const SESSION_COOKIE = 'session';
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -16,12 +16,13 @@ export interface OwnerContext extends CurrentSession {
  */
 export class OwnerAuth {
   private readonly origin: string;
-  private readonly secureCookie: boolean;
+  /** Attributes of the session cookie; clearing it must name the same ones. */
+  private readonly cookie: { httpOnly: true; sameSite: 'lax'; secure: boolean; path: '/' };
 
   constructor(private readonly accounts: Accounts, baseUrl: string) {
     const url = new URL(baseUrl);
     this.origin = url.origin;
-    this.secureCookie = url.protocol === 'https:';
+    this.cookie = { httpOnly: true, sameSite: 'lax', secure: url.protocol === 'https:', path: '/' };
   }
 
   async optional(request: FastifyRequest): Promise<OwnerContext | undefined> {
@@ -53,25 +54,19 @@ export class OwnerAuth {
 
   /** Sets the session cookie and answers what native clients need (`session_token`). */
   signIn(reply: FastifyReply, signedIn: SignedIn): void {
-    reply.setCookie(SESSION_COOKIE, signedIn.sessionToken, {
-      httpOnly: true,
-      sameSite: 'lax',
-      secure: this.secureCookie,
-      path: '/',
-      expires: new Date(signedIn.expiresAt),
-    });
+    reply.setCookie(SESSION_COOKIE, signedIn.sessionToken, { ...this.cookie, expires: new Date(signedIn.expiresAt) });
   }
 
   signOut(reply: FastifyReply): void {
-    reply.clearCookie(SESSION_COOKIE, { path: '/', httpOnly: true, sameSite: 'lax', secure: this.secureCookie });
+    reply.clearCookie(SESSION_COOKIE, this.cookie);
   }
 
   private refuseCrossSite(request: FastifyRequest): void {
     const origin = request.headers.origin;
     if (typeof origin === 'string') {
-      if (origin !== this.origin) throw new AppError(403, 'cross-site request refused: Origin does not match this service');
+      if (origin !== this.origin) throw forbidden('cross-site request refused: Origin does not match this service');
       return;
     }
-    if (request.headers['sec-fetch-site'] === 'cross-site') throw new AppError(403, 'cross-site request refused');
+    if (request.headers['sec-fetch-site'] === 'cross-site') throw forbidden('cross-site request refused');
   }
 }

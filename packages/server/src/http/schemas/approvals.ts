@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import type { GrantRecord } from '../../store/ports.ts';
+import type { AuthzRequestRecord, GrantRecord } from '../../store/ports.ts';
 import type { PendingItem } from '../../domain/approvals/pending.ts';
-import { iso } from '../../domain/clock.ts';
+import { iso, isoOrNull } from '../../domain/clock.ts';
 import { IdParam, Timestamp } from './common.ts';
 
 /** Shapes shared by the approval, grant and /api/me routes. */
@@ -40,6 +40,9 @@ export const GrantOut = Type.Object({
   created_at: Timestamp,
 });
 
+/** `action` of a step-up request, for the answers that list requests; access requests have none. */
+export const stepupAction = (r: AuthzRequestRecord): { action?: string } => (r.kind === 'stepup' && r.action !== null ? { action: r.action } : {});
+
 export function pendingOut({ request: r, agentName }: PendingItem) {
   return {
     id: r.id,
@@ -49,7 +52,7 @@ export function pendingOut({ request: r, agentName }: PendingItem) {
     site: r.site,
     scopes: r.scopes,
     user_info: r.userInfo,
-    ...(r.kind === 'stepup' && r.action !== null ? { action: r.action } : {}),
+    ...stepupAction(r),
     created_at: iso(r.createdAt),
     expires_at: iso(r.expiresAt),
   };
@@ -64,7 +67,7 @@ export function grantOut(g: GrantRecord, names: ReadonlyMap<string, string>) {
     site: g.site,
     scopes: g.scopes,
     user_info: g.userInfo,
-    expires_at: g.expiresAt === null ? null : iso(g.expiresAt),
+    expires_at: isoOrNull(g.expiresAt),
     uses_left: g.usesLeft,
     created_at: iso(g.createdAt),
   };

@@ -2,7 +2,7 @@ import type { Selectable } from 'kysely';
 import { LIMITS } from '@mandate/protocol';
 import type { AgentFlag, AgentRecord, AgentStatus, AgentsRepo } from '../ports.ts';
 import type { AgentsTable } from '../schema.ts';
-import type { Db } from './db.ts';
+import { type Db, numOrNull } from './db.ts';
 
 const toRecord = (r: Selectable<AgentsTable>): AgentRecord => ({
   id: r.id,
@@ -12,11 +12,11 @@ const toRecord = (r: Selectable<AgentsTable>): AgentRecord => ({
   jkt: r.jkt,
   status: r.status as AgentStatus,
   flag: r.flag as AgentFlag,
-  flagRevSeq: r.flag_rev_seq === null ? null : Number(r.flag_rev_seq),
+  flagRevSeq: numOrNull(r.flag_rev_seq),
   createdAt: Number(r.created_at),
-  removedAt: r.removed_at === null ? null : Number(r.removed_at),
-  unblockedAt: r.unblocked_at === null ? null : Number(r.unblocked_at),
-  unblockedRevSeq: r.unblocked_rev_seq === null ? null : Number(r.unblocked_rev_seq),
+  removedAt: numOrNull(r.removed_at),
+  unblockedAt: numOrNull(r.unblocked_at),
+  unblockedRevSeq: numOrNull(r.unblocked_rev_seq),
 });
 
 export function agentsRepo(db: Db): AgentsRepo {

@@ -1,7 +1,7 @@
 import { sql, type Selectable } from 'kysely';
 import type { AuthzRequestRecord, AuthzRequestsRepo, RequestKind, RequestStatus } from '../ports.ts';
 import type { AuthzRequestsTable } from '../schema.ts';
-import { type Db, affected } from './db.ts';
+import { type Db, affected, numOrNull } from './db.ts';
 
 const toRecord = (r: Selectable<AuthzRequestsTable>): AuthzRequestRecord => ({
   id: r.id,
@@ -15,7 +15,7 @@ const toRecord = (r: Selectable<AuthzRequestsTable>): AuthzRequestRecord => ({
   status: r.status as RequestStatus,
   createdAt: Number(r.created_at),
   expiresAt: Number(r.expires_at),
-  decidedAt: r.decided_at === null ? null : Number(r.decided_at),
+  decidedAt: numOrNull(r.decided_at),
   grantId: r.grant_id,
 });
 

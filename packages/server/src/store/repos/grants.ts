@@ -2,7 +2,7 @@ import { sql, type Selectable } from 'kysely';
 import { LIMITS } from '@mandate/protocol';
 import type { GrantRecord, GrantStatus, GrantsRepo } from '../ports.ts';
 import type { GrantsTable } from '../schema.ts';
-import { type Db, affected } from './db.ts';
+import { type Db, affected, numOrNull } from './db.ts';
 
 const toRecord = (r: Selectable<GrantsTable>): GrantRecord => ({
   id: r.id,
@@ -13,14 +13,17 @@ const toRecord = (r: Selectable<GrantsTable>): GrantRecord => ({
   userInfo: JSON.parse(r.user_info) as string[],
   status: r.status as GrantStatus,
   createdAt: Number(r.created_at),
-  expiresAt: r.expires_at === null ? null : Number(r.expires_at),
-  usesLeft: r.uses_left === null ? null : Number(r.uses_left),
+  expiresAt: numOrNull(r.expires_at),
+  usesLeft: numOrNull(r.uses_left),
   refreshHash: r.refresh_hash,
   passesIssued: Number(r.passes_issued),
-  revokedAt: r.revoked_at === null ? null : Number(r.revoked_at),
-  revSeq: r.rev_seq === null ? null : Number(r.rev_seq),
-  supersededAt: r.superseded_at === null ? null : Number(r.superseded_at),
+  revokedAt: numOrNull(r.revoked_at),
+  revSeq: numOrNull(r.rev_seq),
+  supersededAt: numOrNull(r.superseded_at),
 });
+
+/** What revoking writes, for one grant or all of an agent's: the refresh token dies with the grant. */
+const revokedValues = (now: number, revSeq: number) => ({ status: 'revoked' as const, revoked_at: now, rev_seq: revSeq, refresh_hash: null });
 
 export function grantsRepo(db: Db): GrantsRepo {
   return {
@@ -72,7 +75,7 @@ export function grantsRepo(db: Db): GrantsRepo {
     async revoke(id, now, revSeq) {
       const r = await db
         .updateTable('grants')
-        .set({ status: 'revoked', revoked_at: now, rev_seq: revSeq, refresh_hash: null })
+        .set(revokedValues(now, revSeq))
         .where('id', '=', id)
         .where('status', '=', 'active')
         .executeTakeFirst();
@@ -81,7 +84,7 @@ export function grantsRepo(db: Db): GrantsRepo {
     async revokeAllForAgent(agentId, now, revSeq) {
       const r = await db
         .updateTable('grants')
-        .set({ status: 'revoked', revoked_at: now, rev_seq: revSeq, refresh_hash: null })
+        .set(revokedValues(now, revSeq))
         .where('agent_id', '=', agentId)
         .where('status', '=', 'active')
         .executeTakeFirst();

@@ -1,5 +1,5 @@
 import type { OutboxRepo } from '../ports.ts';
-import type { Db } from './db.ts';
+import { type Db, numOrNull } from './db.ts';
 
 export function outboxRepo(db: Db): OutboxRepo {
   return {
@@ -23,7 +23,7 @@ export function outboxRepo(db: Db): OutboxRepo {
         kind: r.kind,
         payload: JSON.parse(r.payload) as Record<string, unknown>,
         createdAt: Number(r.created_at),
-        sentAt: r.sent_at === null ? null : Number(r.sent_at),
+        sentAt: numOrNull(r.sent_at),
       }));
     },
     async markSent(id, at) {

@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { PasskeyRecord, PasskeysRepo } from '../ports.ts';
 import type { PasskeysTable } from '../schema.ts';
-import { type Db, affected } from './db.ts';
+import { type Db, affected, numOrNull } from './db.ts';
 
 const toRecord = (r: Selectable<PasskeysTable>): PasskeyRecord => ({
   id: r.id,
@@ -12,7 +12,7 @@ const toRecord = (r: Selectable<PasskeysTable>): PasskeyRecord => ({
   transports: JSON.parse(r.transports) as string[],
   name: r.name,
   createdAt: Number(r.created_at),
-  lastUsedAt: r.last_used_at === null ? null : Number(r.last_used_at),
+  lastUsedAt: numOrNull(r.last_used_at),
 });
 
 export function passkeysRepo(db: Db): PasskeysRepo {

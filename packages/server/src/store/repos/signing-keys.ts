@@ -1,5 +1,5 @@
 import type { SigningKeysRepo } from '../ports.ts';
-import { type Db, fromBool, toBool } from './db.ts';
+import { type Db, fromBool, toBool, numOrNull } from './db.ts';
 
 export function signingKeysRepo(db: Db): SigningKeysRepo {
   return {
@@ -24,7 +24,7 @@ export function signingKeysRepo(db: Db): SigningKeysRepo {
         privateJwk: r.private_jwk,
         encrypted: toBool(r.encrypted),
         createdAt: Number(r.created_at),
-        retiredAt: r.retired_at === null ? null : Number(r.retired_at),
+        retiredAt: numOrNull(r.retired_at),
       }));
     },
     async retireAllExcept(keepKid, now) {

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
+import { STATUS_REPORTS_PER_MINUTE } from '../../../domain/agents/agent-status.ts';
 import { withErrors } from '../../schemas/common.ts';
 import { AgentStatusOut } from '../site-api/agent-status.ts';
 
@@ -12,9 +13,6 @@ const AgentStatusReport = Type.Object({
   status: Type.String({ minLength: 1, maxLength: 500, description: 'free text shown to the owner as written' }),
   site: Type.Optional(Type.String({ maxLength: 255, default: '', description: 'the site the status is about; empty (the default) = the agent\'s general status' })),
 });
-
-/** Status reports per agent per minute; the latest per site is all that is kept anyway. */
-const STATUS_REPORTS_PER_MINUTE = 60;
 
 export async function agentStatusRoutes(base: FastifyInstance, s: Services): Promise<void> {
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
@@ -44,7 +42,6 @@ export async function agentStatusRoutes(base: FastifyInstance, s: Services): Pro
   }, async (request) => {
     const { agent_id, agent_jwt, status, site } = request.body;
     const agent = await s.agents.verifyJwt(agent_jwt, agent_id);
-    await s.limiter.check(`agent-status:${agent.id}`, STATUS_REPORTS_PER_MINUTE, 60);
     await s.agentStatuses.report(agent, { site: site ?? '', status, ip: request.ip });
     return { ok: true as const };
   });

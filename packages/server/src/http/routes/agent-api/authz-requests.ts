@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
 import { withErrors } from '../../schemas/common.ts';
-import { RequestKind, RequestStatus, TxnParams } from '../../schemas/approvals.ts';
+import { RequestKind, RequestStatus, TxnParams, stepupAction } from '../../schemas/approvals.ts';
 
 // Deliberately loose: counts, lengths and characters of scopes, the site and user_info names are
 // domain rules answered with 400 and a clear `detail`; only wrong JSON types are a 422 here.
@@ -82,7 +82,7 @@ export async function authzRequestRoutes(base: FastifyInstance, s: Services): Pr
       site: r.site,
       scopes: r.scopes,
       user_info: r.userInfo,
-      ...(r.kind === 'stepup' && r.action !== null ? { action: r.action } : {}),
+      ...stepupAction(r),
       ...(view.stepupToken !== undefined ? { stepup_token: view.stepupToken } : {}),
       ...(view.stepupTokenError !== undefined ? { stepup_token_error: view.stepupTokenError } : {}),
     };

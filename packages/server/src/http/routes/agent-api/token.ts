@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
-import { iso } from '../../../domain/clock.ts';
+import { isoOrNull } from '../../../domain/clock.ts';
 import { withErrors } from '../../schemas/common.ts';
 
 const TokenIn = Type.Object({
@@ -47,7 +47,7 @@ export async function tokenRoutes(base: FastifyInstance, s: Services): Promise<v
       expires_in: pass.expiresIn,
       refresh_token: pass.refreshToken,
       scope: pass.scope,
-      grant_expires_at: pass.grantExpiresAt === null ? null : iso(pass.grantExpiresAt),
+      grant_expires_at: isoOrNull(pass.grantExpiresAt),
       grant_uses_left: pass.grantUsesLeft,
     };
   });

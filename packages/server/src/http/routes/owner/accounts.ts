@@ -4,8 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { UserRecord } from '../../../store/ports.ts';
 import type { Services } from '../../../services.ts';
 import { SignedInOut, UserOut, signedInOut, userOut as userOutOf } from './user-out.ts';
-import { iso } from '../../../domain/clock.ts';
-import { Email, Timestamp, withErrors } from '../../schemas/common.ts';
+import { Email, withErrors } from '../../schemas/common.ts';
 import { grantOut, pendingOut } from '../../schemas/approvals.ts';
 import { agentNames } from '../../../domain/agents/agent-names.ts';
 

@@ -3,7 +3,8 @@ import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
 import { iso } from '../../../domain/clock.ts';
-import { IdParam, Timestamp, withErrors } from '../../schemas/common.ts';
+import { AgentParams } from '../../schemas/agents.ts';
+import { Timestamp, withErrors } from '../../schemas/common.ts';
 
 const StatusOut = Type.Object({
   site: Type.String({ description: 'the site the status is about; empty = general' }),
@@ -18,7 +19,7 @@ export async function agentStatusListRoutes(base: FastifyInstance, s: Services):
       summary: 'The latest status an agent reported, per site',
       description: 'Owner only. One entry per site (empty site = the general status), newest first, as reported with `POST /api/v1/agent-status`. Another owner\'s or an unknown agent: 404.',
       tags: ['agents'],
-      params: IdParam('agent_id', 'ag'),
+      params: AgentParams,
       response: withErrors({ 200: Type.Array(StatusOut) }, 401, 404),
     },
   }, async (request) => {

@@ -4,7 +4,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AgentRecord } from '../../../store/ports.ts';
 import type { Services } from '../../../services.ts';
 import { iso } from '../../../domain/clock.ts';
-import { IdParam, Timestamp, withErrors } from '../../schemas/common.ts';
+import { AgentFlag, AgentParams } from '../../schemas/agents.ts';
+import { Timestamp, withErrors } from '../../schemas/common.ts';
 
 const AgentIn = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 100 }),
@@ -12,13 +13,13 @@ const AgentIn = Type.Object({
   jwk: Type.Optional(Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], { description: 'public JWK: kty EC, crv P-256, x, y; no d' })),
 }, { description: 'Exactly one of `jwk` or `pubkey`. A key that is not EC P-256, or that carries private parts, is refused with 400.' });
 
-const FlagIn = Type.Object({ flag: Type.Union([Type.Literal('ok'), Type.Literal('suspicious'), Type.Literal('revoked')]) });
+const FlagIn = Type.Object({ flag: AgentFlag() });
 
 const AgentOut = Type.Object({
   id: Type.String({ description: 'agent id (`ag_`)' }),
   name: Type.String(),
   status: Type.Union([Type.Literal('active'), Type.Literal('removed')]),
-  flag: Type.Union([Type.Literal('ok'), Type.Literal('suspicious'), Type.Literal('revoked')]),
+  flag: AgentFlag(),
   jkt: Type.String({ description: 'RFC 7638 thumbprint of the agent key' }),
   created_at: Timestamp,
 });
@@ -27,7 +28,6 @@ const agentOut = (a: AgentRecord) => ({ id: a.id, name: a.name, status: a.status
 
 export async function agentRoutes(base: FastifyInstance, s: Services): Promise<void> {
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
-  const params = IdParam('agent_id', 'ag');
 
   app.post('/api/agents', {
     schema: {
@@ -39,9 +39,7 @@ export async function agentRoutes(base: FastifyInstance, s: Services): Promise<v
     },
   }, async (request) => {
     const { user } = await s.auth.required(request);
-    const agent = await s.agents.create(user.id, request.body);
-    await s.activity.record({ userId: user.id, action: 'agent.created', agentId: agent.id, detail: { name: agent.name }, ip: request.ip });
-    return agentOut(agent);
+    return agentOut(await s.agents.create(user.id, request.body, request.ip));
   });
 
   app.get('/api/agents', {
@@ -56,13 +54,12 @@ export async function agentRoutes(base: FastifyInstance, s: Services): Promise<v
       summary: 'Remove an agent',
       description: 'Its site access is revoked, its open requests are cancelled, its key list becomes empty and the revocation sequence advances.',
       tags: ['agents'],
-      params,
+      params: AgentParams,
       response: withErrors({ 200: Type.Object({ ok: Type.Boolean() }) }, 401, 403, 404),
     },
   }, async (request) => {
     const { user } = await s.auth.required(request);
-    await s.agents.remove(user.id, request.params.agent_id);
-    await s.activity.record({ userId: user.id, action: 'agent.removed', agentId: request.params.agent_id, ip: request.ip });
+    await s.agents.remove(user.id, request.params.agent_id, request.ip);
     return { ok: true };
   });
 
@@ -71,14 +68,12 @@ export async function agentRoutes(base: FastifyInstance, s: Services): Promise<v
       summary: "Set an agent's global flag",
       description: '`revoked` blocks the agent everywhere; `ok` unblocks it. Every change advances the revocation sequence. An unblocked agent stays in the revocation snapshot as `revoked` for 600 s, so passes minted before the block stay refused by local verifiers.',
       tags: ['agents'],
-      params,
+      params: AgentParams,
       body: FlagIn,
       response: withErrors({ 200: AgentOut }, 401, 403, 404),
     },
   }, async (request) => {
     const { user } = await s.auth.required(request);
-    const agent = await s.agents.setFlag(user.id, request.params.agent_id, request.body.flag);
-    await s.activity.record({ userId: user.id, action: 'agent.flagged', agentId: agent.id, detail: { flag: agent.flag }, ip: request.ip });
-    return agentOut(agent);
+    return agentOut(await s.agents.setFlag(user.id, request.params.agent_id, request.body.flag, request.ip));
   });
 }

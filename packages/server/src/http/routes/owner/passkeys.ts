@@ -4,7 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { PasskeyRecord } from '../../../store/ports.ts';
 import type { Services } from '../../../services.ts';
 import { SignedInOut, signedInOut } from './user-out.ts';
-import { iso } from '../../../domain/clock.ts';
+import { iso, isoOrNull } from '../../../domain/clock.ts';
 import { Email, IdParam, Timestamp, withErrors } from '../../schemas/common.ts';
 
 // WebAuthn JSON is what @simplewebauthn/browser produces; its inner shape is checked by the domain
@@ -42,12 +42,11 @@ const deviceOut = (p: PasskeyRecord) => ({
   name: p.name,
   kind: 'passkey' as const,
   created_at: iso(p.createdAt),
-  last_used_at: p.lastUsedAt === null ? null : iso(p.lastUsedAt),
+  last_used_at: isoOrNull(p.lastUsedAt),
 });
 
 export async function passkeyRoutes(base: FastifyInstance, s: Services): Promise<void> {
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
-  const limitLogin = (ip: string) => s.limiter.check(`passkey-login:addr:${ip}`, 30, 300);
 
   app.get('/api/webauthn/register/options', {
     schema: {
@@ -90,8 +89,7 @@ export async function passkeyRoutes(base: FastifyInstance, s: Services): Promise
       response: withErrors({ 200: CeremonyOut('startAuthentication()') }, 429),
     },
   }, async (request) => {
-    await limitLogin(request.ip);
-    return s.passkeys.loginOptions(request.query.email);
+    return s.passkeys.loginOptions(request.query.email, request.ip);
   });
 
   app.post('/api/webauthn/login/verify', {
@@ -103,8 +101,7 @@ export async function passkeyRoutes(base: FastifyInstance, s: Services): Promise
       response: withErrors({ 200: SignedInOut }, 401, 429),
     },
   }, async (request, reply) => {
-    await limitLogin(request.ip);
-    const user = await s.passkeys.verifyLogin(request.body);
+    const user = await s.passkeys.verifyLogin(request.body, request.ip);
     const signedIn = await s.accounts.startSession(user, 'passkey');
     s.auth.signIn(reply, signedIn);
     return signedInOut(s.accounts, signedIn);

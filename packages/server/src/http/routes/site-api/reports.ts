@@ -2,11 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
+import { REPORT_KINDS } from '../../../domain/reputation/score.ts';
 import { withErrors } from '../../schemas/common.ts';
 
-const ReportKind = Type.Union(
-  [Type.Literal('good'), Type.Literal('spam'), Type.Literal('abuse'), Type.Literal('fraud'), Type.Literal('policy'), Type.Literal('scraping')],
-);
+const ReportKind = Type.Union(REPORT_KINDS.map((kind) => Type.Literal(kind)));
 const ReportIn = Type.Object({
   access_token: Type.String({ minLength: 1, maxLength: 16384, description: 'a pass the agent presented at the reporting site; it may have expired but must have been minted at most 7 days ago' }),
   kind: ReportKind,

@@ -2,16 +2,19 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
-import { IdParam, withErrors } from '../../schemas/common.ts';
+import { REPORT_KINDS } from '../../../domain/reputation/score.ts';
+import type { ReportKind } from '../../../store/ports.ts';
+import { AgentFlag, AgentParams } from '../../schemas/agents.ts';
+import { withErrors } from '../../schemas/common.ts';
 
 const Count = Type.Integer({ minimum: 0 });
 const ReputationOut = Type.Object({
   agent_id: Type.String(),
   score: Type.Integer({ minimum: 0, maximum: 100 }),
-  flag: Type.Union([Type.Literal('ok'), Type.Literal('suspicious'), Type.Literal('revoked')]),
+  flag: AgentFlag(),
   age_days: Type.Integer({ minimum: 0, description: 'full days since the agent was created' }),
   reports: Type.Object(
-    { good: Count, spam: Count, abuse: Count, fraud: Count, policy: Count, scraping: Count },
+    Object.fromEntries(REPORT_KINDS.map((kind) => [kind, Count])) as Record<ReportKind, typeof Count>,
     { description: 'how many reporting sites\' latest report is of each kind; every kind is present' },
   ),
   reporting_sites: Type.Integer({ minimum: 0 }),
@@ -29,7 +32,7 @@ export async function reputationRoutes(base: FastifyInstance, s: Services): Prom
         'Public, no credential. Unknown agent: 404.',
       ].join(' '),
       tags: ['site'],
-      params: IdParam('agent_id', 'ag'),
+      params: AgentParams,
       response: withErrors({ 200: ReputationOut }, 404),
     },
   }, async (request) => s.reputation.of(request.params.agent_id));
