@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import { compactVerify } from 'jose';
 import type { DpopClaims } from './claims.ts';
 import { DPOP_TYP } from './claims.ts';
 import { ProtocolError } from './errors.ts';
 import { htuIs, normalizeHtu } from './htu.ts';
 import { decodeJsonBytes, splitCompact } from './jws.ts';
+import { verifyEs256Compact } from './es256.ts';
 import type { EcP256PublicJwk } from './jwk.ts';
 import { type ProofKey, proofKey } from './proof-key-cache.ts';
 import { LIMITS } from './limits.ts';
@@ -57,12 +57,13 @@ export async function verifyDpopSignature(proof: unknown): Promise<VerifiedDpopS
   }
   const { jwk, jkt } = checked;
 
-  let payloadBytes: Uint8Array;
+  let payloadBytes: Uint8Array | null;
   try {
-    payloadBytes = (await compactVerify(proof, checked.key, { algorithms: ['ES256'] })).payload;
+    payloadBytes = await verifyEs256Compact(proof, parts.header, checked.key);
   } catch {
-    throw invalid('signature is invalid');
+    payloadBytes = null;
   }
+  if (payloadBytes === null) throw invalid('signature is invalid');
   // jose's JWT claim checks are not used: a proof has no exp, and iat is judged by the caller's clock.
   const p = decodeJsonBytes(payloadBytes);
   if (p === null) throw invalid('payload is not a JSON object');

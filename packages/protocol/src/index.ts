@@ -23,10 +23,13 @@ export type { DpopExpectation, VerifiedDpopProof, VerifiedDpopSignature } from '
 export { verifyServiceToken } from './service-token.ts';
 export type { ServiceTokenOptions } from './service-token.ts';
 export { verifyPass, verifyPassAndProof } from './verify-pass.ts';
+export { VerifiedPassCache } from './verified-pass-cache.ts';
+export type { VerifiedPassCacheOptions } from './verified-pass-cache.ts';
 export type { VerifyPassOptions, VerifyPassAndProofInput, VerifiedRequest } from './verify-pass.ts';
 export { verifyStepupToken } from './stepup.ts';
 export type { VerifyStepupOptions } from './stepup.ts';
 export { verifyRevocationSnapshot, revocationVerdict } from './revocation.ts';
+export { RevocationIndex } from './revocation-index.ts';
 export type { VerifyRevocationOptions } from './revocation.ts';
 export { verifyAgentJwt } from './agent-jwt.ts';
 export type { VerifyAgentJwtOptions } from './agent-jwt.ts';

@@ -1,7 +1,7 @@
 import { KeyObject as NodeKeyObject } from 'node:crypto';
-import { importJWK } from 'jose';
 import type { CryptoKey, JSONWebKeySet, JWK, KeyObject } from 'jose';
 import { parsePublicP256Jwk } from './jwk.ts';
+import { proofKey } from './proof-key-cache.ts';
 import { isObject } from './shape.ts';
 
 /** A service verification key as a resolver may hand it back. */
@@ -49,9 +49,10 @@ export function toResolver(keys: ServiceKeys): KeyResolver {
 export async function toVerifyKey(key: VerificationKey): Promise<CryptoKey | KeyObject> {
   if (!isJwk(key)) return key;
   const { d: _private, ...publicPart } = key;
-  const imported = await importJWK(parsePublicP256Jwk(publicPart), 'ES256');
-  if (imported instanceof Uint8Array) throw new TypeError('a service key must be asymmetric');
-  return imported;
+  // Validating and importing a JWK costs more than the signature check; the import is remembered per
+  // curve point (proof-key-cache.ts), so a resolver that hands out JWKs, or an agent whose stored key
+  // is read afresh for every request, pays it once.
+  return (await proofKey(publicPart)).key;
 }
 
 /** CryptoKey and KeyObject instances have no own `kty`; a JWK always has one. */

@@ -1,8 +1,9 @@
 import { importJWK } from 'jose';
+import type { CryptoKey } from 'jose';
 import type { EcP256PublicJwk } from './jwk.ts';
 import { jwkThumbprint, parsePublicP256Jwk } from './jwk.ts';
 
-export type ProofKey = { jwk: EcP256PublicJwk; key: Awaited<ReturnType<typeof importJWK>>; jkt: string };
+export type ProofKey = { jwk: EcP256PublicJwk; key: CryptoKey; jkt: string };
 
 /** Agents are few and send many proofs with the same key; remembering the last keys is enough. */
 const MAX_ENTRIES = 1024;
@@ -23,7 +24,9 @@ export async function proofKey(headerJwk: unknown): Promise<ProofKey> {
     cache.set(id, hit);
     return hit;
   }
-  const entry: ProofKey = { jwk, key: await importJWK(jwk, 'ES256'), jkt: await jwkThumbprint(jwk) };
+  const key = await importJWK(jwk, 'ES256');
+  if (key instanceof Uint8Array) throw new TypeError('an EC key imports as a CryptoKey');
+  const entry: ProofKey = { jwk, key, jkt: await jwkThumbprint(jwk) };
   cache.set(id, entry);
   if (cache.size > MAX_ENTRIES) cache.delete(cache.keys().next().value as string);
   return entry;

@@ -35,6 +35,14 @@ const DEFAULT_MAX_LENGTH = 16 * 1024;
  * Throws only ProtocolError, except that errors thrown by a key resolver propagate.
  */
 export async function verifyServiceToken(token: unknown, o: ServiceTokenOptions): Promise<JsonObject> {
+  return (await verifyServiceTokenWithKey(token, o)).payload;
+}
+
+/** A verified token's payload, with the `kid` and the key (as the resolver returned it) that verified it. */
+export type VerifiedServiceToken = { payload: JsonObject; kid: string; key: VerificationKey };
+
+/** verifyServiceToken, also telling which key verified the token (the verified-pass cache keeps it). */
+export async function verifyServiceTokenWithKey(token: unknown, o: ServiceTokenOptions): Promise<VerifiedServiceToken> {
   const invalid = o.codes?.invalid ?? 'invalid_token';
   const expired = o.codes?.expired ?? 'token_expired';
   if (!isNonEmptyString(o.issuer) || !Number.isFinite(o.now)) {
@@ -75,5 +83,5 @@ export async function verifyServiceToken(token: unknown, o: ServiceTokenOptions)
     if (!isInt(exp)) throw new ProtocolError(invalid, 'the token has no valid exp');
     if (o.now >= exp) throw new ProtocolError(expired);
   }
-  return payload;
+  return { payload, kid, key: resolved };
 }

@@ -18,6 +18,8 @@ export type VerifyStepupOptions = {
   agentId?: string;
   /** When given, `cnf.dpop` must equal it: same agent key as the pass. */
   jkt?: string;
+  /** When given, `user` must equal it: approved by the person of the pass. Checked last. */
+  userId?: string;
 };
 
 /**
@@ -43,5 +45,8 @@ export async function verifyStepupToken(token: unknown, o: VerifyStepupOptions):
   }
   if (o.site !== undefined && claims.aud !== o.site) throw new ProtocolError('stepup_wrong_site');
   if (o.action !== undefined && !claims.act.includes(o.action)) throw new ProtocolError('stepup_wrong_action');
+  if (o.userId !== undefined && claims.user !== o.userId) {
+    throw new ProtocolError('stepup_invalid', 'the step-up token was approved by another person');
+  }
   return claims;
 }

@@ -8,7 +8,9 @@ import { normalizeHtu } from './htu.ts';
 import type { ServiceKeys } from './keys.ts';
 import { LIMITS } from './limits.ts';
 import { isNonEmptyString } from './shape.ts';
-import { verifyServiceToken } from './service-token.ts';
+import { verifyServiceTokenWithKey } from './service-token.ts';
+import { toResolver } from './keys.ts';
+import type { VerifiedPassCache } from './verified-pass-cache.ts';
 
 export type VerifyPassOptions = {
   keys: ServiceKeys;
@@ -24,6 +26,11 @@ export type VerifyPassOptions = {
    * ago (LIMITS.reportPassMaxAgeSec). Never use it for access decisions.
    */
   allowExpiredWithinSec?: number;
+  /**
+   * Remembers passes whose signature verified, so a pass seen again costs no second signature check
+   * (see VerifiedPassCache for what a hit skips). Not used with allowExpiredWithinSec.
+   */
+  passCache?: VerifiedPassCache;
 };
 
 /** The audience a pass must carry for this request (interface.md, POST /api/v1/verify). */
@@ -48,15 +55,24 @@ export async function verifyPass(token: unknown, o: VerifyPassOptions): Promise<
   if (allowExpired !== undefined && !(allowExpired >= 0)) {
     throw new ProtocolError('invalid_request', 'allowExpiredWithinSec must be a non-negative number');
   }
-  const payload = await verifyServiceToken(token, {
-    keys: o.keys,
-    issuer: o.issuer,
-    now: o.now,
-    typ: PASS_TYP,
-    type: 'access',
-    checkExp: allowExpired === undefined,
-  });
-  const claims = parsePassClaims(payload, 'invalid_token');
+  if (!isNonEmptyString(o.issuer) || !Number.isFinite(o.now)) {
+    throw new ProtocolError('invalid_request', 'verifier misconfigured: issuer and now are required');
+  }
+  const resolver = toResolver(o.keys);
+  const cache = allowExpired === undefined && typeof token === 'string' ? o.passCache : undefined;
+  let claims = cache && typeof token === 'string' ? await cache.lookup(token, o.issuer, resolver, o.now) : undefined;
+  if (claims === undefined) {
+    const verified = await verifyServiceTokenWithKey(token, {
+      keys: resolver,
+      issuer: o.issuer,
+      now: o.now,
+      typ: PASS_TYP,
+      type: 'access',
+      checkExp: allowExpired === undefined,
+    });
+    claims = parsePassClaims(verified.payload, 'invalid_token');
+    if (cache && typeof token === 'string') cache.remember(token, o.issuer, verified.kid, verified.key, claims);
+  }
   if (allowExpired !== undefined && o.now - claims.iat > allowExpired) {
     throw new ProtocolError('token_expired', 'the access token is too old');
   }
@@ -80,6 +96,8 @@ export type VerifyPassAndProofInput = {
   consumeJti: (jti: string, expiresAtSec: number) => Promise<boolean>;
   /** Revocation hook: 'agent_revoked' / 'grant_revoked', or null when the pass may be used. */
   isRevoked?: (claims: PassClaims) => Promise<VerifyErrorCode | null>;
+  /** See VerifyPassOptions.passCache: the pass's signature is checked once per token, the proof on every call. */
+  passCache?: VerifiedPassCache;
 };
 
 export type VerifiedRequest = { claims: PassClaims; proof: { jti: string; jkt: string } };
@@ -95,6 +113,7 @@ export async function verifyPassAndProof(i: VerifyPassAndProofInput): Promise<Ve
   }
   const passOptions: VerifyPassOptions = { keys: i.keys, issuer: i.issuer, now: i.now, url: i.url };
   if (i.site !== undefined) passOptions.site = i.site;
+  if (i.passCache !== undefined) passOptions.passCache = i.passCache;
   const claims = await verifyPass(i.accessToken, passOptions);
   if (typeof i.accessToken !== 'string') throw new ProtocolError('invalid_token'); // unreachable, narrows
 

@@ -28,6 +28,7 @@ import { endAgentAccess } from './domain/grants/agent-stopped.ts';
 import { installErrorHandling } from './http/errors.ts';
 import { installJsonBody, installNulGuard } from './http/json-body.ts';
 import { installSecurityHeaders } from './http/security-headers.ts';
+import { clientErrorHandler } from './http/client-errors.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { registerRoutes } from './http/routes/index.ts';
 import type { Services } from './services.ts';
@@ -109,6 +110,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
       void (reply as unknown as FastifyReply).code(status).send({ detail: err.message });
     },
     ajv: { customOptions: { allErrors: true } },
+    clientErrorHandler,
   });
   notifier.attachLog(app.log);
   app.setValidatorCompiler(validatorCompiler);
@@ -129,8 +131,10 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
     },
   });
   await registerRoutes(app, services);
-  const stopHousekeeping = scheduleHousekeeping(store, clock, 10 * 60_000, (err) => app.log.warn({ err }, 'housekeeping failed'));
-  app.addHook('onClose', async () => stopHousekeeping());
+  // Every node schedules it; only the holder of the lease in the shared store does the work. Stopped
+  // in preClose, while the store is still open, so that the lease is handed back on shutdown.
+  const housekeeping = scheduleHousekeeping(store, clock, { intervalMs: config.housekeepingIntervalSec * 1000, log: app.log });
+  app.addHook('preClose', () => housekeeping.stop());
   if (ownsStore) app.addHook('onClose', () => store.close());
   return { app, services };
 }

@@ -391,6 +391,9 @@ describe('owner approval: /api/txn/{txn_id}/...', () => {
     assert.equal(grant?.usesLeft, 5);
     const [act] = await t.services.store.activity.list(owner.user.id, { before: 0, limit: 10, action: 'request.approved' });
     assert.deepEqual(act?.detail['limits'], { expires_in: 3600, max_uses: 5 });
+    // The agent's poll reads what was granted, not what it asked for.
+    const polled = json<{ status: string; scopes: string[]; user_info: string[] }>(await poll(t, txn));
+    assert.deepEqual([polled.status, polled.scopes, polled.user_info], ['approved', ['apply', 'list'], ['user:email']]);
 
     // Clearing user_info entirely is narrowing too.
     const txn2 = await accessRequest(t, agent, { site: 'clear.example', user_info: ['user:name'] });

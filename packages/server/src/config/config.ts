@@ -20,6 +20,8 @@ export interface Config {
   trustProxy: boolean;
   rpName: string;
   loginThrottle: { perAccount: number; perAddress: number; windowSec: number };
+  /** Seconds between housekeeping rounds; one node at a time (the lease holder) does the work. */
+  housekeepingIntervalSec: number;
 }
 
 export class ConfigError extends Error {
@@ -128,6 +130,7 @@ export function parseConfig(env: Env): Config {
       perAddress: int('LOGIN_MAX_PER_ADDRESS', 50, 1, 100000),
       windowSec: int('LOGIN_WINDOW_SECONDS', 900, 1, 86400),
     },
+    housekeepingIntervalSec: int('HOUSEKEEPING_INTERVAL_SECONDS', 600, 1, 86400),
   };
   if (problems.length) throw new ConfigError(problems);
   return config;

@@ -15,6 +15,7 @@ export const CONFIG_KEYS = [
   'LOGIN_MAX_PER_ACCOUNT',
   'LOGIN_MAX_PER_ADDRESS',
   'LOGIN_WINDOW_SECONDS',
+  'HOUSEKEEPING_INTERVAL_SECONDS',
 ] as const;
 
 export type ConfigKey = (typeof CONFIG_KEYS)[number];

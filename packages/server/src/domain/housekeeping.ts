@@ -1,10 +1,12 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Store } from '../store/ports.ts';
 import type { Clock } from './clock.ts';
 
 /**
  * Removes what has expired: sessions, WebAuthn challenges, single-use records, rate counters, and
  * marks stale requests expired. Expired rows are already refused by every query that reads them, so
- * this only bounds the tables' size; running it on several nodes at once is harmless.
+ * this only bounds the tables' size; running it twice, or on two nodes at once, is harmless.
  */
 export async function purgeExpired(store: Store, clock: Clock): Promise<Record<string, number>> {
   const now = clock.now();
@@ -17,11 +19,85 @@ export async function purgeExpired(store: Store, clock: Clock): Promise<Record<s
   };
 }
 
-/** Runs `purgeExpired` every `intervalMs` in the background; returns a stopper. */
-export function scheduleHousekeeping(store: Store, clock: Clock, intervalMs: number, onError: (e: unknown) => void): () => void {
+/** The lease (in the shared store) whose holder runs the background work of the whole deployment. */
+export const HOUSEKEEPING_LEASE = 'housekeeping';
+
+/**
+ * How long a taken lease lasts, in sweep intervals. The holder renews it at every sweep, so it can
+ * miss two before another node may take over; a node that dies is replaced within about
+ * (LEASE_INTERVALS + 1) intervals.
+ */
+export const LEASE_INTERVALS = 3;
+
+/** This process's name in leases: host, process id and a random part (pids repeat across hosts and restarts). */
+export function nodeName(): string {
+  return `${hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`;
+}
+
+/** What housekeeping writes to the log; pino's and Fastify's loggers fit. */
+export interface HousekeepingLog {
+  info(details: object, message: string): void;
+  warn(details: object, message: string): void;
+}
+
+/**
+ * One round on one node: take (or renew) the housekeeping lease and, only when this node holds it,
+ * sweep. Background jobs that must run once per deployment go here, under the same lease (today the
+ * expiry sweep; outbox delivery retries join it once a push or SMS provider sends for real).
+ * Answers the sweep's counts, or null when another node holds the lease.
+ */
+export async function housekeepingRound(store: Store, clock: Clock, holder: string, intervalMs: number): Promise<Record<string, number> | null> {
+  const held = await store.leases.acquire(HOUSEKEEPING_LEASE, holder, clock.now(), intervalMs * LEASE_INTERVALS);
+  if (!held) return null;
+  return purgeExpired(store, clock);
+}
+
+export interface HousekeepingOptions {
+  intervalMs: number;
+  /** This node's name in the lease; `nodeName()` by default. */
+  holder?: string;
+  log: HousekeepingLog;
+}
+
+/**
+ * Runs `housekeepingRound` every `intervalMs` on every node; only the lease holder sweeps. `stop()`
+ * waits for a round in flight and gives the lease up, so another node takes over at its next round
+ * instead of after the lease expires.
+ */
+export function scheduleHousekeeping(store: Store, clock: Clock, opts: HousekeepingOptions): { holder: string; stop(): Promise<void> } {
+  const holder = opts.holder ?? nodeName();
+  let holding = false;
+  let inFlight: Promise<void> | null = null;
+  const round = async () => {
+    try {
+      const swept = await housekeepingRound(store, clock, holder, opts.intervalMs);
+      if (swept && !holding) opts.log.info({ holder, lease: HOUSEKEEPING_LEASE }, 'housekeeping lease taken: this node runs the background work');
+      if (!swept && holding) opts.log.info({ holder, lease: HOUSEKEEPING_LEASE }, 'housekeeping lease lost: another node runs the background work');
+      holding = swept !== null;
+      if (swept) opts.log.info({ holder, swept }, 'housekeeping swept');
+    } catch (err) {
+      // The database may be away for a while; the next round tries again.
+      opts.log.warn({ err, holder }, 'housekeeping failed');
+    }
+  };
   const timer = setInterval(() => {
-    purgeExpired(store, clock).catch(onError);
-  }, intervalMs);
+    // A round still waiting on a slow database is not stacked upon.
+    if (inFlight) return;
+    inFlight = round().finally(() => (inFlight = null));
+  }, opts.intervalMs);
   timer.unref();
-  return () => clearInterval(timer);
+  return {
+    holder,
+    async stop() {
+      clearInterval(timer);
+      await inFlight;
+      if (!holding) return;
+      holding = false;
+      try {
+        await store.leases.release(HOUSEKEEPING_LEASE, holder);
+      } catch (err) {
+        opts.log.warn({ err, holder }, 'housekeeping lease not released; it expires by itself');
+      }
+    },
+  };
 }

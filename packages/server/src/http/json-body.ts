@@ -1,20 +1,31 @@
 import type { FastifyInstance } from 'fastify';
 
-/** Where a NUL character sits in a parsed JSON value, or undefined. */
-function findNul(value: unknown, path: (string | number)[] = []): (string | number)[] | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = findNul(value[i], [...path, i]);
-      if (found) return found;
+/** Deeper than any body of the API needs; deeper bodies are refused before anything walks them. */
+export const MAX_JSON_DEPTH = 32;
+
+type Problem = { nulAt: (string | number)[] } | { tooDeep: true };
+
+/**
+ * Where a NUL character sits in a parsed JSON value, or whether it nests deeper than
+ * MAX_JSON_DEPTH. Walks with its own stack: a body of thousands of nested arrays must get a 4xx,
+ * not overflow the call stack.
+ */
+function findProblem(root: unknown): Problem | undefined {
+  const stack: { value: unknown; path: (string | number)[] }[] = [{ value: root, path: [] }];
+  for (let item = stack.pop(); item; item = stack.pop()) {
+    const { value, path } = item;
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) return { nulAt: path };
+      continue;
     }
-    return undefined;
-  }
-  if (value !== null && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) {
-      if (k.includes('\u0000')) return [...path, k];
-      const found = findNul(v, [...path, k]);
-      if (found) return found;
+    if (value === null || typeof value !== 'object') continue;
+    if (path.length >= MAX_JSON_DEPTH) return { tooDeep: true };
+    // Pushed in reverse, so the first NUL in document order is the one reported.
+    const entries: [string | number, unknown][] = Array.isArray(value) ? value.map((v, i) => [i, v]) : Object.entries(value);
+    for (const [key] of entries) if (typeof key === 'string' && key.includes('\u0000')) return { nulAt: [...path, key] };
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, v] = entries[i] as [string | number, unknown];
+      stack.push({ value: v, path: [...path, key] });
     }
   }
   return undefined;
@@ -31,7 +42,7 @@ function badJson(message: string): Error {
  * JSON bodies, with one relaxation: an empty body is "no body" rather than an error, so that
  * endpoints whose body is optional accept a bare POST. Endpoints that need a body say so in their
  * schema and answer 422. A NUL character anywhere in the body is refused here (422): no field has a
- * use for it and PostgreSQL cannot store it in text.
+ * use for it and PostgreSQL cannot store it in text. So is nesting deeper than MAX_JSON_DEPTH.
  */
 export function installJsonBody(app: FastifyInstance): void {
   app.removeContentTypeParser('application/json');
@@ -44,8 +55,9 @@ export function installJsonBody(app: FastifyInstance): void {
     } catch (e) {
       return done(badJson((e as Error).message), undefined);
     }
-    const nulAt = findNul(value);
-    if (nulAt) return done(badJson(`NUL character (\\u0000) at ${['body', ...nulAt].join('.')}; it is not allowed anywhere`), undefined);
+    const problem = findProblem(value);
+    if (problem && 'tooDeep' in problem) return done(badJson(`nested deeper than ${MAX_JSON_DEPTH} levels`), undefined);
+    if (problem) return done(badJson(`NUL character (\\u0000) at ${['body', ...problem.nulAt].join('.')}; it is not allowed anywhere`), undefined);
     done(null, value);
   });
 }

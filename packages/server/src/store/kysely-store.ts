@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import type { Dialect, Repos, Store } from './ports.ts';
+import type { AgentsRepo, Dialect, Repos, Store } from './ports.ts';
 import type { Database } from './schema.ts';
 import type { Db } from './repos/db.ts';
 import { usersRepo } from './repos/users.ts';
@@ -9,6 +9,8 @@ import { challengesRepo } from './repos/challenges.ts';
 import { agentsRepo } from './repos/agents.ts';
 import { signingKeysRepo } from './repos/signing-keys.ts';
 import { singleUseRepo } from './repos/single-use.ts';
+import { batchingSingleUse } from './single-use-batching.ts';
+import { batched } from './batching.ts';
 import { rateCountersRepo } from './repos/rate-counters.ts';
 import { countersRepo } from './repos/counters.ts';
 import { outboxRepo } from './repos/outbox.ts';
@@ -17,6 +19,7 @@ import { grantsRepo } from './repos/grants.ts';
 import { reportsRepo } from './repos/reports.ts';
 import { agentStatusesRepo } from './repos/agent-statuses.ts';
 import { activityRepo } from './repos/activity.ts';
+import { leasesRepo } from './repos/leases.ts';
 
 function repos(db: Db): Repos {
   return {
@@ -35,6 +38,7 @@ function repos(db: Db): Repos {
     reports: reportsRepo(db),
     agentStatuses: agentStatusesRepo(db),
     activity: activityRepo(db),
+    leases: leasesRepo(db),
   };
 }
 
@@ -45,6 +49,13 @@ function repos(db: Db): Repos {
 export function kyselyStore(db: Kysely<Database>, dialect: Dialect): Store {
   return {
     ...repos(db),
+    // Outside transactions, single-use keys are written in group commits (single-use-batching.ts);
+    // on PostgreSQL a few statements may run at once, leaving the rest of the pool to other queries.
+    singleUse: batchingSingleUse(singleUseRepo(db), { maxInFlight: dialect === 'postgres' ? 4 : 1 }),
+    // Cloud verify's revocation read, batched the same way on PostgreSQL, where concurrent verifies
+    // then share one round trip (measured: 1.7 x the throughput). On SQLite a read is a call into the
+    // same process, cheaper than the batching around it.
+    agents: dialect === 'postgres' ? withBatchedGrantReads(agentsRepo(db)) : agentsRepo(db),
     dialect,
     transaction: (work) => db.transaction().execute((trx) => work(repos(trx))),
     async ping() {
@@ -52,4 +63,9 @@ export function kyselyStore(db: Kysely<Database>, dialect: Dialect): Store {
     },
     close: () => db.destroy(),
   };
+}
+
+function withBatchedGrantReads(repo: AgentsRepo): AgentsRepo {
+  const read = batched<{ agentId: string; grantId: string }, Awaited<ReturnType<AgentsRepo['withGrant']>>>((pairs) => repo.withGrants(pairs), { maxInFlight: 4 });
+  return { ...repo, withGrant: (agentId, grantId) => read({ agentId, grantId }) };
 }

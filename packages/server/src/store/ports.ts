@@ -120,7 +120,23 @@ export interface AgentsRepo {
    * agents whose block was lifted less than one pass lifetime (LIMITS.passLifetimeSec) before `now`.
    */
   listRevoked(now: number): Promise<AgentRecord[]>;
+  /**
+   * The agent and, when it belongs to that agent, the grant `grantId`, read together in one query
+   * (cloud verify's revocation read, once per request). `grant` is undefined when there is no such
+   * grant or it is another agent's.
+   */
+  withGrant(agentId: string, grantId: string): Promise<AgentWithGrant | undefined>;
+  /** `withGrant` for many pairs in ONE query; answers in the order asked. */
+  withGrants(pairs: readonly { agentId: string; grantId: string }[]): Promise<(AgentWithGrant | undefined)[]>;
 }
+
+export type AgentWithGrant = { agent: AgentStanding; grant: GrantStanding | undefined };
+
+/** What cloud verify needs to know about a pass's agent (no key: the pass is already verified). */
+export type AgentStanding = Pick<AgentRecord, 'id' | 'name' | 'status' | 'flag'>;
+
+/** What cloud verify needs to know about a pass's grant. */
+export type GrantStanding = Pick<GrantRecord, 'id' | 'agentId' | 'site' | 'status'>;
 
 export interface SigningKeyRecord {
   kid: string;
@@ -147,7 +163,18 @@ export interface SingleUseRepo {
    * (INSERT ... ON CONFLICT DO NOTHING on the primary key). An expired entry may be reused.
    */
   consume(namespace: string, key: string, expiresAt: number, now: number): Promise<boolean>;
+  /**
+   * `consume` for many keys in ONE statement (one commit): answers, in order, whether each item was
+   * first. The same guarantee per key as `consume`; a key listed twice is first at most once.
+   */
+  consumeMany(items: readonly SingleUseItem[], now: number): Promise<boolean[]>;
   purgeExpired(now: number): Promise<number>;
+}
+
+export interface SingleUseItem {
+  namespace: string;
+  key: string;
+  expiresAt: number;
 }
 
 export interface RateCountersRepo {
@@ -301,6 +328,11 @@ export interface AgentStatusesRepo {
 }
 
 export interface ActivityRecord {
+  /**
+   * The owner's own sequence number: 1, 2, 3... per owner, assigned in the same transaction as the
+   * record, so a rolled-back or interrupted write leaves no gap and a missing number means a
+   * missing record.
+   */
   seq: number;
   userId: string;
   agentId: string | null;
@@ -321,9 +353,34 @@ export interface ActivityQuery {
 }
 
 export interface ActivityRepo {
+  /** Appends with the owner's next sequence number (returned); atomic on its own or inside a transaction. */
   add(record: Omit<ActivityRecord, 'seq'>): Promise<number>;
   /** Newest first. */
   list(userId: string, query: ActivityQuery): Promise<ActivityRecord[]>;
+}
+
+export interface LeaseRecord {
+  name: string;
+  holder: string;
+  expiresAt: number;
+}
+
+/**
+ * Named leases in the shared store, so that background work runs on one node at a time. A lease is
+ * an efficiency guard, not a safety one: the work it guards must stay harmless if two nodes ever
+ * ran it at once (a node whose clock runs far ahead could take a lease early).
+ */
+export interface LeasesRepo {
+  /**
+   * Takes the lease `name` for `holder` until `now + ttlMs`, or renews it when `holder` already
+   * holds it. One conditional upsert: it succeeds when the lease is free, expired at `now`, or held
+   * by `holder`. Of N concurrent callers with different holders on any number of nodes, at most one
+   * gets true.
+   */
+  acquire(name: string, holder: string, now: number, ttlMs: number): Promise<boolean>;
+  /** Gives the lease up if `holder` holds it (a node shutting down), so another node can take it at once. */
+  release(name: string, holder: string): Promise<boolean>;
+  get(name: string): Promise<LeaseRecord | undefined>;
 }
 
 export interface Repos {
@@ -342,6 +399,7 @@ export interface Repos {
   reports: ReportsRepo;
   agentStatuses: AgentStatusesRepo;
   activity: ActivityRepo;
+  leases: LeasesRepo;
 }
 
 export interface Store extends Repos {

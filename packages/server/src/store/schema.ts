@@ -21,6 +21,7 @@ export interface Database {
   reports: ReportsTable;
   agent_statuses: AgentStatusesTable;
   activity: ActivityTable;
+  leases: LeasesTable;
 }
 
 export interface UsersTable {
@@ -168,7 +169,10 @@ export interface AgentStatusesTable {
 }
 
 export interface ActivityTable {
+  /** Global insertion order (internal; PostgreSQL may skip numbers on rollback). */
   seq: Generated<number>;
+  /** The owner's gap-free sequence, the `seq` owners see (migration 005). */
+  owner_seq: number;
   user_id: string;
   agent_id: string | null;
   site: string | null;
@@ -176,4 +180,11 @@ export interface ActivityTable {
   detail: string;
   ip: string | null;
   created_at: number;
+}
+
+/** Background-work leases (migration 005): one holder per name until `expires_at`. */
+export interface LeasesTable {
+  name: string;
+  holder: string;
+  expires_at: number;
 }

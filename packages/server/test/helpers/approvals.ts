@@ -17,10 +17,10 @@ export async function addPasskey(t: TestApp, owner: { auth: Record<string, strin
   return authenticator;
 }
 
-/** A new owner with one registered passkey. */
-export async function ownerWithPasskey(t: TestApp): Promise<Owner> {
+/** A new owner with one registered passkey (`authenticator`: one for another origin than the default). */
+export async function ownerWithPasskey(t: TestApp, authenticator = new SoftAuthenticator()): Promise<Owner> {
   const owner = await signUp(t.app);
-  return { ...owner, authenticator: await addPasskey(t, owner) };
+  return { ...owner, authenticator: await addPasskey(t, owner, authenticator) };
 }
 
 /**

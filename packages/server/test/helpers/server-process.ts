@@ -1,9 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runNode } from './child-process.ts';
+import { until } from './until.ts';
 
 /**
  * The real server as its own process (`src/main.ts` under tsx), for the end-to-end tests: on a free
@@ -22,6 +23,12 @@ export interface ServerProcess {
   url: string;
   /** Everything the process wrote to stdout and stderr so far. */
   logs(): string;
+  /** The server's process id (the node itself, not a wrapper). */
+  pid: number;
+  /** Whether the process is still running. */
+  alive(): boolean;
+  /** Sends `signal` (SIGKILL: a crash, no shutdown code runs) and waits until the process is gone. */
+  kill(signal: NodeJS.Signals): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -46,48 +53,35 @@ export async function startServer(opts: { env?: Record<string, string>; name?: s
   const port = await freePort();
   const ownDataDir = opts.env?.DATA_DIR === undefined ? mkdtempSync(join(tmpdir(), 'mandate-e2e-')) : undefined;
   const env = { PORT: String(port), HOST: '127.0.0.1', BASE_URL: `http://localhost:${port}`, LOG_LEVEL: 'warn', ...(ownDataDir ? { DATA_DIR: ownDataDir } : {}), ...opts.env };
-  const proc: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: SERVER_DIR, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let log = '';
-  proc.stdout?.on('data', (d: Buffer) => (log += d.toString()));
-  proc.stderr?.on('data', (d: Buffer) => (log += d.toString()));
-  const running = () => proc.exitCode === null && proc.signalCode === null;
-  const killOnExit = () => {
-    if (running()) proc.kill('SIGKILL');
-  };
-  process.once('exit', killOnExit);
-
+  const child = runNode(name, ['--import', 'tsx', 'src/main.ts'], { cwd: SERVER_DIR, env });
   const server: ServerProcess = {
     name,
     port,
     baseUrl: env.BASE_URL,
     url: `http://127.0.0.1:${port}`,
-    logs: () => log,
+    logs: child.output,
+    pid: child.pid,
+    alive: child.running,
+    kill: child.kill,
     async stop() {
-      process.removeListener('exit', killOnExit);
-      if (running()) {
-        const exited = new Promise((r) => proc.once('exit', r));
-        proc.kill('SIGTERM');
-        await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
-        if (running()) proc.kill('SIGKILL');
-      }
+      await child.stop();
       if (ownDataDir) rmSync(ownDataDir, { recursive: true, force: true });
     },
   };
 
   const ms = opts.healthyWithinMs ?? 30_000;
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (!running()) {
-      await server.stop();
-      throw new Error(`${name} exited (${proc.exitCode ?? proc.signalCode}) before it was healthy:\n${log}`);
-    }
-    try {
-      if ((await fetch(`${server.url}/api/healthz`)).ok) return server;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
+  try {
+    await until(`${name} to be healthy`, async () => {
+      if (!child.running()) throw new Error(`${name} exited (${await child.exited}) before it was healthy:\n${child.output()}`);
+      try {
+        return (await fetch(`${server.url}/api/healthz`)).ok ? true : undefined;
+      } catch {
+        return undefined; // not listening yet
+      }
+    }, { ms, describe: child.output });
+  } catch (e) {
+    await server.stop();
+    throw e;
   }
-  await server.stop();
-  throw new Error(`${name} not healthy after ${ms} ms:\n${log}`);
+  return server;
 }

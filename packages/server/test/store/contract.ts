@@ -99,6 +99,58 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       assert.ok((await store.singleUse.purgeExpired(1_000_000)) >= 1);
     });
 
+    it('single-use in one statement: each key decided on its own, a key listed twice first at most once', async () => {
+      const [a, b, c] = [uniq('jti'), uniq('jti'), uniq('jti')];
+      assert.equal(await store.singleUse.consume('dpop', b, 5000, 0), true);
+      const firsts = await store.singleUse.consumeMany([
+        { namespace: 'dpop', key: a, expiresAt: 5000 },
+        { namespace: 'dpop', key: b, expiresAt: 5000 },
+        { namespace: 'dpop', key: a, expiresAt: 5000 },
+        { namespace: 'stepup', key: a, expiresAt: 5000 },
+        { namespace: 'dpop', key: c, expiresAt: 5000 },
+      ], 0);
+      assert.deepEqual(firsts, [true, false, false, true, true]);
+      assert.deepEqual(await store.singleUse.consumeMany([], 0), []);
+      // Concurrent statements over the same keys (in different orders): each key has exactly one winner.
+      const keys = Array.from({ length: 20 }, () => uniq('jti'));
+      const calls = await Promise.all(Array.from({ length: 10 }, (_, k) =>
+        store.singleUse.consumeMany((k % 2 ? [...keys].reverse() : keys).map((key) => ({ namespace: 'dpop', key, expiresAt: 5000 })), 0)));
+      for (let i = 0; i < keys.length; i++) assert.equal(calls.filter((r, k) => r[k % 2 ? keys.length - 1 - i : i]).length, 1);
+    });
+
+    it("reads an agent with one of its grants in one query (cloud verify's revocation read)", async () => {
+      const u = await newUser();
+      const agent: AgentRecord = {
+        id: uniq('ag_'), userId: u.id, name: 'Bot', publicJwk: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' }, jkt: 'j',
+        status: 'active', flag: 'ok', flagRevSeq: null, createdAt: 5, removedAt: null, unblockedAt: null, unblockedRevSeq: null,
+      };
+      const other = { ...agent, id: uniq('ag_') };
+      await store.agents.create(agent);
+      await store.agents.create(other);
+      const grant: GrantRecord = {
+        id: uniq('gr_'), userId: u.id, agentId: agent.id, site: 'shop.example', scopes: ['list'], userInfo: [], status: 'active',
+        createdAt: 1, expiresAt: null, usesLeft: null, refreshHash: null, passesIssued: 0, revokedAt: null, revSeq: null, supersededAt: null,
+      };
+      await store.grants.create(grant);
+      const standing = (a: AgentRecord) => ({ id: a.id, name: a.name, status: a.status, flag: a.flag });
+      assert.deepEqual(await store.agents.withGrant(agent.id, grant.id), { agent: standing(agent), grant: { id: grant.id, agentId: agent.id, site: 'shop.example', status: 'active' } });
+      assert.deepEqual(await store.agents.withGrant(other.id, grant.id), { agent: standing(other), grant: undefined }, "another agent's grant is not read");
+      assert.deepEqual(await store.agents.withGrant(agent.id, 'gr_missing'), { agent: standing(agent), grant: undefined });
+      assert.equal(await store.agents.withGrant('ag_missing', grant.id), undefined);
+      await store.grants.revoke(grant.id, 7, 3);
+      assert.equal((await store.agents.withGrant(agent.id, grant.id))?.grant?.status, 'revoked');
+      // Many pairs in one query, answered in the order asked (concurrent verifies share it).
+      const many = await store.agents.withGrants([
+        { agentId: other.id, grantId: grant.id },
+        { agentId: 'ag_missing', grantId: grant.id },
+        { agentId: agent.id, grantId: grant.id },
+        { agentId: agent.id, grantId: 'gr_missing' },
+      ]);
+      assert.deepEqual(many, [{ agent: standing(other), grant: undefined }, undefined, { agent: standing(agent), grant: { id: grant.id, agentId: agent.id, site: 'shop.example', status: 'revoked' } }, { agent: standing(agent), grant: undefined }]);
+      const concurrent = await Promise.all([store.agents.withGrant(agent.id, grant.id), store.agents.withGrant(other.id, grant.id), store.agents.withGrant('ag_missing', 'gr_missing')]);
+      assert.deepEqual(concurrent.map((r) => r && [r.agent.id, r.grant?.id]), [[agent.id, grant.id], [other.id, undefined], undefined]);
+    });
+
     it('rate counters count every concurrent hit within a window', async () => {
       const key = uniq('rl');
       const hits = await Promise.all(Array.from({ length: 30 }, () => store.rateCounters.hit(key, 60_000, 120_500)));
@@ -264,6 +316,51 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       assert.deepEqual(next.map((a) => a.detail.i), [3, 2, 1]);
       assert.deepEqual((await store.activity.list(userId, { before: 0, limit: 50, agentId: 'ag_a', action: 'pass' })).map((a) => a.detail.i), [5, 3]);
       assert.deepEqual(await store.activity.list('u_nobody', { before: 0, limit: 50 }), []);
+    });
+
+    it("numbers each owner's activity 1, 2, 3... with no gap after a rollback or under concurrency", async () => {
+      const userId = uniq('u_');
+      const other = uniq('u_');
+      const record = (who: string, i: number) => ({ userId: who, agentId: null, site: null, action: 'a', detail: { i }, ip: null, createdAt: i });
+      assert.equal(await store.activity.add(record(userId, 0)), 1);
+      assert.equal(await store.activity.add(record(other, 0)), 1, 'another owner counts on its own');
+      await assert.rejects(store.transaction(async (tx) => {
+        await tx.activity.add(record(userId, 1));
+        throw new Error('rolled back');
+      }), /rolled back/);
+      assert.equal(await store.activity.add(record(userId, 2)), 2, 'the rolled-back number is given again');
+      const concurrent = await Promise.all(Array.from({ length: 20 }, (_, i) => store.activity.add(record(userId, 10 + i))));
+      assert.deepEqual([...concurrent].sort((a, b) => a - b), Array.from({ length: 20 }, (_, i) => i + 3));
+      const seqs = (await store.activity.list(userId, { before: 0, limit: 100 })).map((r) => r.seq);
+      assert.deepEqual(seqs, Array.from({ length: 22 }, (_, i) => 22 - i));
+    });
+
+    it('leases: taken when free, renewed by the holder, refused to others until expired, released', async () => {
+      const name = uniq('lease');
+      assert.equal(await store.leases.get(name), undefined);
+      assert.equal(await store.leases.acquire(name, 'node-a', 1000, 500), true);
+      assert.deepEqual(await store.leases.get(name), { name, holder: 'node-a', expiresAt: 1500 });
+      assert.equal(await store.leases.acquire(name, 'node-b', 1499, 500), false, 'held by a until 1500');
+      assert.equal(await store.leases.acquire(name, 'node-a', 1400, 500), true, 'the holder renews');
+      assert.equal((await store.leases.get(name))?.expiresAt, 1900);
+      assert.equal(await store.leases.acquire(name, 'node-b', 1899, 500), false);
+      assert.equal(await store.leases.acquire(name, 'node-b', 1900, 500), true, 'expired: b takes over');
+      assert.equal(await store.leases.acquire(name, 'node-a', 2000, 500), false, 'a lost it');
+      assert.equal(await store.leases.release(name, 'node-a'), false, 'only the holder releases');
+      assert.equal(await store.leases.release(name, 'node-b'), true);
+      assert.equal(await store.leases.get(name), undefined);
+      assert.equal(await store.leases.acquire(name, 'node-a', 2000, 500), true, 'free again after release');
+    });
+
+    it('leases: of 30 nodes racing for a free lease, and again for an expired one, exactly one wins', async () => {
+      const name = uniq('lease');
+      const race = (now: number) => Promise.all(Array.from({ length: 30 }, (_, i) => store.leases.acquire(name, `node-${i}`, now, 1000)));
+      const first = await race(5000);
+      assert.equal(first.filter(Boolean).length, 1);
+      assert.equal((await store.leases.get(name))?.holder, `node-${first.indexOf(true)}`);
+      const second = await race(6000);
+      assert.equal(second.filter(Boolean).length, 1);
+      assert.equal((await store.leases.get(name))?.holder, `node-${second.indexOf(true)}`);
     });
 
     it('rolls a failed transaction back', async () => {

@@ -34,7 +34,7 @@ export async function pollRequest(d: ApprovalDeps, txnId: string, agentJwt: stri
     await d.store.authzRequests.expireStale(now, { agentId: request.agentId, site: request.site });
     return { request: { ...request, status: 'expired' }, agentName };
   }
-  if (request.kind !== 'stepup') return { request, agentName };
+  if (request.kind !== 'stepup') return { request: await asGranted(d, request), agentName };
   if (request.status === 'consumed') return { request, agentName, stepupTokenError: ALREADY_DELIVERED };
   if (request.status !== 'approved') return { request, agentName };
 
@@ -43,6 +43,16 @@ export async function pollRequest(d: ApprovalDeps, txnId: string, agentJwt: stri
     return { request, agentName };
   }
   return deliverStepup(d, request, agentName, agentJwt, now, ip);
+}
+
+/**
+ * An approved access request reads what the owner granted (they may have narrowed the scopes and
+ * user-info fields), so the agent learns what its passes will carry before asking for one.
+ */
+async function asGranted(d: ApprovalDeps, request: AuthzRequestRecord): Promise<AuthzRequestRecord> {
+  if (request.status !== 'approved' || request.grantId === null) return request;
+  const grant = await d.store.grants.byId(request.grantId);
+  return grant ? { ...request, scopes: grant.scopes, userInfo: grant.userInfo } : request;
 }
 
 async function deliverStepup(d: ApprovalDeps, request: AuthzRequestRecord, agentName: string, agentJwt: string | undefined, now: number, ip: string | null): Promise<PollView> {

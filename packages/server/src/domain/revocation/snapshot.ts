@@ -28,8 +28,19 @@ export interface SnapshotSigner {
  */
 const LINGER_MS = LIMITS.passLifetimeSec * 1000;
 
-/** A signed snapshot may be handed out again for this long while its content is unchanged. */
-const REUSE_SIGNATURE_MS = 30_000;
+/**
+ * A built snapshot is reused while the shared rev_seq counter has not moved, for at most this long:
+ * every change to the lists advances the counter (decisions §5), so the bound only matters for a
+ * change made without it, which then shows within this time.
+ */
+const REUSE_CONTENT_MS = 5_000;
+
+/**
+ * A signed snapshot may be handed out again for this long while its content is unchanged. Local
+ * verifiers judge freshness by the signed `iat` (their `max_stale` may be a few seconds), so a
+ * reused signature must be young: one second still absorbs a burst of polls with one signing.
+ */
+const REUSE_SIGNATURE_MS = 1_000;
 
 /**
  * The signed revocation snapshot of decisions §5: agents with a non-ok flag or a tombstone, and
@@ -37,6 +48,8 @@ const REUSE_SIGNATURE_MS = 30_000;
  */
 export class RevocationSnapshots {
   private cached: { etag: string; signature: string; signedAt: number } | undefined;
+  private built: { counter: number; builtAt: number; validUntil: number; snapshot: Snapshot } | undefined;
+  private serialized: { etag: string; signature: string; json: string } | undefined;
 
   constructor(
     private readonly repos: Pick<Repos, 'agents' | 'grants' | 'counters'>,
@@ -54,13 +67,21 @@ export class RevocationSnapshots {
   async current(): Promise<Snapshot> {
     const now = this.clock.now();
     const counter = await new RevocationSequence(this.repos.counters).current();
+    // Building reads and hashes every entry (10 000 entries: tens of ms). Sites poll every minute,
+    // mostly with If-None-Match, and the lists change only with the counter (or when a lifted entry's
+    // linger ends, which validUntil covers): one read of the shared counter tells whether the snapshot
+    // built last is still exact, on this node as on any other.
+    const b = this.built;
+    if (b && b.counter === counter && now >= b.builtAt && now < b.validUntil) return b.snapshot;
     const [agents, grants] = await Promise.all([this.repos.agents.listRevoked(now), this.repos.grants.listRevoked(now)]);
     const revokedAgents = agents.map((a) => agentEntry(a, counter, now));
     const revokedGrants = grantEntries(grants, counter);
     let revSeq = counter;
     for (const e of [...revokedAgents, ...revokedGrants]) revSeq = Math.max(revSeq, e.rev_seq);
     const content: SnapshotContent = { rev_seq: revSeq, revoked_agents: revokedAgents, revoked_grants: revokedGrants };
-    return { ...content, etag: etagOf(content) };
+    const snapshot = { ...content, etag: etagOf(content) };
+    this.built = { counter, builtAt: now, validUntil: Math.min(now + REUSE_CONTENT_MS, lingerEnd(agents, grants, now)), snapshot };
+    return snapshot;
   }
 
   /** The `signature` JWT for a snapshot; reused for a short while so polling sites cost no signing. */
@@ -79,6 +100,18 @@ export class RevocationSnapshots {
     const signature = await this.signer.sign(claims, REVOCATION_TYP);
     this.cached = { etag: snapshot.etag, signature, signedAt: now };
     return signature;
+  }
+
+  /**
+   * The answer body of `GET /api/v1/revocation` as JSON text, written once per snapshot and signature
+   * (with 10 000 entries, serialising it for every request cost more than everything else).
+   */
+  body(snapshot: Snapshot, signature: string): string {
+    const b = this.serialized;
+    if (b && b.etag === snapshot.etag && b.signature === signature) return b.json;
+    const json = JSON.stringify({ signature, rev_seq: snapshot.rev_seq, revoked_agents: snapshot.revoked_agents, revoked_grants: snapshot.revoked_grants });
+    this.serialized = { etag: snapshot.etag, signature, json };
+    return json;
   }
 }
 
@@ -108,6 +141,14 @@ function grantEntries(grants: GrantRecord[], counter: number): RevokedGrant[] {
 }
 
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The first moment a listed entry stops lingering (and so leaves the list without rev_seq moving). */
+function lingerEnd(agents: AgentRecord[], grants: GrantRecord[], now: number): number {
+  let end = Infinity;
+  for (const a of agents) if (a.unblockedAt !== null && a.unblockedAt + LINGER_MS > now) end = Math.min(end, a.unblockedAt + LINGER_MS);
+  for (const g of grants) if (g.supersededAt !== null && g.supersededAt + LINGER_MS > now) end = Math.min(end, g.supersededAt + LINGER_MS);
+  return end;
+}
 
 function etagOf(content: SnapshotContent): string {
   return `"${createHash('sha256').update(JSON.stringify(content)).digest('base64url')}"`;

@@ -1,6 +1,6 @@
-import { type PassClaims, ProtocolError, type StepupClaims, verifyPassAndProof, verifyStepupToken } from '@mandate/protocol';
+import { type PassClaims, ProtocolError, type StepupClaims, VerifiedPassCache, verifyPassAndProof, verifyStepupToken } from '@mandate/protocol';
 import type { SigningKeys } from '../../crypto/signing-keys.ts';
-import type { AgentRecord, Store } from '../../store/ports.ts';
+import type { AgentStanding, Store } from '../../store/ports.ts';
 import type { Activity } from '../activity/activity.ts';
 import { type Clock, seconds } from '../clock.ts';
 import { type VerifyFailure, asFailure } from './answers.ts';
@@ -37,6 +37,8 @@ export interface VerifierDeps {
   clock: Clock;
   activity: Activity;
   issuer: string;
+  /** Passes whose signature already verified on this node; one per verifier when absent. */
+  passCache?: VerifiedPassCache;
 }
 
 /**
@@ -48,12 +50,22 @@ export interface VerifierDeps {
  * step-up token usable; a replayed proof (3) never burns a step-up token.
  */
 export class CloudVerifier {
-  constructor(private readonly d: VerifierDeps) {}
+  /**
+   * A site presents the same pass with every request of an agent session: its signature is checked
+   * once per token on this node, while the proof, revocation and jti steps run on every request
+   * (VerifiedPassCache). Per-node memory is enough: it holds only what the signature proved, which
+   * no revocation on another node can change; revocation is read from the shared store every time.
+   */
+  readonly passCache: VerifiedPassCache;
+
+  constructor(private readonly d: VerifierDeps) {
+    this.passCache = d.passCache ?? new VerifiedPassCache();
+  }
 
   async verify(req: VerifyRequest): Promise<VerifyAnswer> {
     const nowMs = this.d.clock.now();
     const now = seconds(nowMs);
-    let agent: AgentRecord | undefined;
+    let agent: AgentStanding | undefined;
     let stepup: StepupClaims | undefined;
     try {
       const { claims } = await verifyPassAndProof({
@@ -65,6 +77,7 @@ export class CloudVerifier {
         now,
         keys: this.d.keys.resolver,
         issuer: this.d.issuer,
+        passCache: this.passCache,
         // Runs after the pass and proof verified, before the jti is consumed.
         isRevoked: async (passClaims) => {
           const revocation = await checkPassRevocation(this.d.store, passClaims);

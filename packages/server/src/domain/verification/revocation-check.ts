@@ -1,18 +1,25 @@
 import type { PassClaims, VerifyErrorCode } from '@mandate/protocol';
 import { isAgentBlocked } from '../agents/blocked.ts';
-import type { AgentRecord, Repos } from '../../store/ports.ts';
+import type { AgentStanding, Repos } from '../../store/ports.ts';
 
-export type RevocationVerdict = { verdict: VerifyErrorCode; agent?: undefined } | { verdict: null; agent: AgentRecord };
+export type RevocationVerdict = { verdict: VerifyErrorCode; agent?: undefined } | { verdict: null; agent: AgentStanding };
 
 /**
  * Cloud verify's revocation rule (decisions §6: revocation takes effect at once). A pass is
  * refused from the moment its agent is removed or flagged `revoked` (agent_revoked), or its grant
- * is revoked or replaced by a newer approval (grant_revoked). Reads the store on every call, so
- * every node sees a revocation made on any other node.
+ * is revoked or replaced by a newer approval (grant_revoked).
+ *
+ * Multi-node: the agent and its grant are read from the shared store on every call, in ONE query
+ * (agent joined with the grant), and nothing about them is cached on the node. A revocation
+ * committed on any node is therefore seen by the next verify on every node. A node-local cache
+ * would need a way to learn of revocations made elsewhere before answering; checking the shared
+ * `rev_seq` for that costs the same round trip as this read, and a notification (LISTEN/NOTIFY)
+ * arrives late by design, which decisions §6 does not allow.
  */
-export async function checkPassRevocation(repos: Pick<Repos, 'agents' | 'grants'>, claims: PassClaims): Promise<RevocationVerdict> {
-  const [agent, grant] = await Promise.all([repos.agents.byId(claims.sub), repos.grants.byId(claims.grant)]);
-  if (!agent || isAgentBlocked(agent)) return { verdict: 'agent_revoked' };
+export async function checkPassRevocation(repos: Pick<Repos, 'agents'>, claims: PassClaims): Promise<RevocationVerdict> {
+  const found = await repos.agents.withGrant(claims.sub, claims.grant);
+  if (!found || isAgentBlocked(found.agent)) return { verdict: 'agent_revoked' };
+  const { agent, grant } = found;
   if (!grant || grant.status !== 'active' || grant.agentId !== agent.id || grant.site !== claims.aud) {
     return { verdict: 'grant_revoked' };
   }

@@ -4,6 +4,8 @@ import * as foundation from './001-foundation.ts';
 import * as protocol from './002-protocol.ts';
 import * as sessionMethod from './003-session-method.ts';
 import * as revocationWindow from './004-revocation-window.ts';
+import * as leasesAndOwnerSeq from './005-leases-and-owner-seq.ts';
+import * as revocationIndexes from './006-revocation-indexes.ts';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -13,17 +15,20 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '002-protocol': protocol,
   '003-session-method': sessionMethod,
   '004-revocation-window': revocationWindow,
+  '005-leases-and-owner-seq': leasesAndOwnerSeq,
+  '006-revocation-indexes': revocationIndexes,
 };
 
 /**
- * Applies pending migrations. Kysely's migrator takes a lock table first, so two nodes starting
- * together over one PostgreSQL database apply each migration once.
+ * Applies pending migrations. Kysely's migrator takes a lock first (on PostgreSQL an advisory lock),
+ * so two nodes starting together over one PostgreSQL database apply each migration once. `upTo` (a
+ * migration name) stops there: tests use it to write data as an older release would, then migrate it.
  */
-export async function migrate(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
+export async function migrate(db: Kysely<unknown>, dialect: Dialect, upTo?: string): Promise<void> {
   const migrations: Record<string, Migration> = {};
   for (const [name, m] of Object.entries(MIGRATIONS)) migrations[name] = { up: (d) => m.up(d, dialect) };
   const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = upTo === undefined ? await migrator.migrateToLatest() : await migrator.migrateTo(upTo);
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
     throw new Error(`database migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`);

@@ -1,8 +1,9 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import { LIMITS } from '@mandate/protocol';
-import type { AgentFlag, AgentRecord, AgentStatus, AgentsRepo } from '../ports.ts';
+import type { AgentFlag, AgentRecord, AgentStanding, AgentStatus, AgentsRepo, GrantStanding, GrantStatus } from '../ports.ts';
 import type { AgentsTable } from '../schema.ts';
 import { type Db, numOrNull } from './db.ts';
+import { prepared } from './prepared.ts';
 
 const toRecord = (r: Selectable<AgentsTable>): AgentRecord => ({
   id: r.id,
@@ -20,6 +21,45 @@ const toRecord = (r: Selectable<AgentsTable>): AgentRecord => ({
 });
 
 export function agentsRepo(db: Db): AgentsRepo {
+  // Cloud verify's read (once per request, or once per batch of requests: kysely-store.ts). Compiled
+  // once per shape, the number of agents x grants asked (prepared.ts), for the first 256 shapes seen.
+  const withGrantsQuery = (agents: number, grants: number) =>
+    prepared(db, [...range(agents, 'a'), ...range(grants, 'g')], (p) =>
+      db
+        .selectFrom('agents')
+        .leftJoin('grants', (join) => join.onRef('grants.agent_id', '=', 'agents.id').on('grants.id', 'in', range(grants, 'g').map((g) => p(g))))
+        .select(['agents.id', 'agents.name', 'agents.status', 'agents.flag', 'grants.id as grant_id', 'grants.agent_id as grant_agent_id', 'grants.site as grant_site', 'grants.status as grant_status'])
+        .where('agents.id', 'in', range(agents, 'a').map((a) => p(a))));
+  const compiled = new Map<string, ReturnType<typeof withGrantsQuery>>();
+  const withGrants: AgentsRepo['withGrants'] = async (pairs) => {
+    if (pairs.length === 0) return [];
+    const agentIds = [...new Set(pairs.map((x) => x.agentId))];
+    const grantIds = [...new Set(pairs.map((x) => x.grantId))];
+    const shape = `${agentIds.length}x${grantIds.length}`;
+    let run = compiled.get(shape);
+    if (run === undefined) {
+      run = withGrantsQuery(agentIds.length, grantIds.length);
+      if (compiled.size < 256) compiled.set(shape, run);
+    }
+    const values: Record<string, unknown> = {};
+    agentIds.forEach((id, i) => (values[`a${i}`] = id));
+    grantIds.forEach((id, i) => (values[`g${i}`] = id));
+    const agents = new Map<string, AgentStanding>();
+    const grants = new Map<string, GrantStanding>();
+    for (const r of await run(values)) {
+      const { grant_id, grant_agent_id, grant_site, grant_status } = r;
+      if (!agents.has(r.id)) agents.set(r.id, { id: r.id, name: r.name, status: r.status as AgentStatus, flag: r.flag as AgentFlag });
+      if (grant_id !== null && grant_agent_id !== null && grant_site !== null && grant_status !== null) {
+        grants.set(grant_id, { id: grant_id, agentId: grant_agent_id, site: grant_site, status: grant_status as GrantStatus });
+      }
+    }
+    return pairs.map(({ agentId, grantId }) => {
+      const agent = agents.get(agentId);
+      if (agent === undefined) return undefined;
+      const grant = grants.get(grantId);
+      return { agent, grant: grant?.agentId === agentId ? grant : undefined };
+    });
+  };
   return {
     async create(a) {
       await db
@@ -61,16 +101,28 @@ export function agentsRepo(db: Db): AgentsRepo {
       if (Object.keys(values).length === 0) return;
       await db.updateTable('agents').set(values).where('id', '=', id).execute();
     },
+    async withGrant(agentId, grantId) {
+      const [found] = await withGrants([{ agentId, grantId }]);
+      return found;
+    },
+    withGrants,
     async listRevoked(now) {
       // A lifted block stays listed while passes minted before it could still be unexpired.
       const since = now - LIMITS.passLifetimeSec * 1000;
-      const rows = await db
-        .selectFrom('agents')
-        .selectAll()
-        .where((eb) => eb.or([eb('flag', '!=', 'ok'), eb('status', '=', 'removed'), eb('unblocked_at', '>', since)]))
+      // One SELECT per reason, joined by UNION, so that each reads only its partial index of
+      // migration 006 (an OR of the three would read the whole table on SQLite); the constants are
+      // literals, spelled as in those indexes.
+      const listed = db.selectFrom('agents').selectAll();
+      const rows = await listed
+        .where('flag', '<>', sql.lit('ok'))
+        .union(listed.where('status', '=', sql.lit('removed')))
+        .union(listed.where('unblocked_at', '>', since))
         .orderBy('id')
         .execute();
       return rows.map(toRecord);
     },
   };
 }
+
+/** `prefix0`, `prefix1`, ... : parameter names of a prepared query. */
+const range = (n: number, prefix: string): string[] => Array.from({ length: n }, (_, i) => `${prefix}${i}`);

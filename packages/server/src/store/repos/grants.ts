@@ -127,16 +127,14 @@ export function grantsRepo(db: Db): GrantsRepo {
     },
     async listRevoked(now) {
       // A revoked grant that a re-approval superseded stays listed while passes minted before the
-      // revocation could still be unexpired; see 004-revocation-window.ts.
+      // revocation could still be unexpired; see 004-revocation-window.ts. One SELECT per reason,
+      // joined by UNION, each reading only its partial index of migration 006; the constants are
+      // literals, spelled as in those indexes.
       const since = now - LIMITS.passLifetimeSec * 1000;
-      const rows = await db
-        .selectFrom('grants')
-        .selectAll()
-        .where((eb) =>
-          eb.or([
-            eb('status', '=', 'revoked'),
-            eb.and([eb('status', '=', 'superseded'), eb('revoked_at', 'is not', null), eb('superseded_at', '>', since)]),
-          ]))
+      const listed = db.selectFrom('grants').selectAll();
+      const rows = await listed
+        .where('status', '=', sql.lit('revoked'))
+        .union(listed.where('status', '=', sql.lit('superseded')).where('revoked_at', 'is not', null).where('superseded_at', '>', since))
         .orderBy('rev_seq')
         .orderBy('id')
         .execute();

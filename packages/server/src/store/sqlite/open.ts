@@ -6,6 +6,7 @@ import type { Store } from '../ports.ts';
 import type { Database } from '../schema.ts';
 import { kyselyStore } from '../kysely-store.ts';
 import { migrate } from '../migrations/index.ts';
+import { withStatementCache } from './statement-cache.ts';
 
 /** Opens (creating if needed) the embedded database `mandate.db` in `dataDir`, in WAL mode. */
 export async function openSqliteStore(dataDir: string, fileName = 'mandate.db'): Promise<Store> {
@@ -17,7 +18,7 @@ export async function openSqliteStore(dataDir: string, fileName = 'mandate.db'):
   database.pragma('synchronous = FULL');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
   await migrate(db as Kysely<unknown>, 'sqlite');
   return kyselyStore(db, 'sqlite');
 }

@@ -47,7 +47,7 @@ const CREATE_DESCRIPTION = `Asks the agent's owner for access to a site. The own
 
 const POLL_DESCRIPTION = `Reads a request: \`status\` is \`pending\`, \`approved\`, \`denied\`, \`expired\` or \`consumed\`. A pending request
 past its 300 s reads (and is stored as) \`expired\`. A request cancelled because its agent was removed or revoked reads
-\`denied\`.
+\`denied\`. An approved access request reads the \`scopes\` and \`user_info\` the owner granted (possibly narrower than asked).
 
 Approved step-up: send \`X-Agent-JWT\` (an agent JWT of the agent that asked) to collect \`stepup_token\`. Delivery is
 atomic: exactly one poll gets the token; that answer still reads \`approved\`, every later one reads \`consumed\` with

@@ -15,7 +15,7 @@ const ActivityQuery = Type.Object({
 });
 
 const ActivityItem = Type.Object({
-  seq: Type.Integer({ description: 'sequence number; larger is newer' }),
+  seq: Type.Integer({ description: "the owner's sequence number: 1, 2, 3... without gaps (a missing number is a missing record); larger is newer" }),
   action: Type.String({ description: 'for example request.approved, pass.issued, grant.revoked, agent.created, agent.removed, agent.flagged, agent.note, agent.status, report.received' }),
   agent_id: Type.Union([Type.String(), Type.Null()]),
   agent_name: Type.Union([Type.String(), Type.Null()], { description: "the agent's display name (also for removed agents)" }),

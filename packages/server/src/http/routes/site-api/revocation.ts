@@ -39,6 +39,7 @@ export async function revocationRoutes(app: FastifyInstance, s: Services): Promi
     reply.header('etag', snapshot.etag).header('cache-control', 'public, max-age=30');
     if (etagMatches(request.headers['if-none-match'], snapshot.etag)) return reply.code(304).send();
     const signature = await s.revocation.sign(snapshot);
-    return { signature, rev_seq: snapshot.rev_seq, revoked_agents: snapshot.revoked_agents, revoked_grants: snapshot.revoked_grants };
+    // The body as SnapshotOut describes it, serialised once per snapshot and signature.
+    return reply.type('application/json; charset=utf-8').send(s.revocation.body(snapshot, signature));
   });
 }

@@ -1,0 +1,79 @@
+import { join } from 'node:path';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
+import { Kysely, PostgresDialect, SqliteDialect, type LogEvent } from 'kysely';
+import type { Database } from '../../packages/server/src/store/schema.ts';
+import { agentsRepo } from '../../packages/server/src/store/repos/agents.ts';
+import { grantsRepo } from '../../packages/server/src/store/repos/grants.ts';
+import { activityRepo } from '../../packages/server/src/store/repos/activity.ts';
+import type { BenchDb } from './stores.ts';
+
+/**
+ * Query plans of the reads that grow with the data, taken from the store's own repositories: each
+ * repository call runs once through a Kysely instance that records the SQL it sends, and that SQL is
+ * then explained with the same parameters. A plan that reads a whole large table is flagged.
+ */
+export interface PlanReport {
+  name: string;
+  plan: string[];
+  /** True when the plan walks a whole table instead of an index (reported for large tables only: on a small one a scan is the right plan). */
+  fullScan: boolean;
+}
+
+export interface HotQueryArgs {
+  agentId: string;
+  grantId: string;
+  userId: string;
+  middleSeq: number;
+  filterAgent: string;
+  now: number;
+  /** Flag plans that read a whole table (only worth it once the tables are large). */
+  flagScans: boolean;
+}
+
+export async function explainHotQueries(bench: BenchDb, a: HotQueryArgs): Promise<PlanReport[]> {
+  const captured: { sql: string; parameters: readonly unknown[] }[] = [];
+  const log = (e: LogEvent) => {
+    if (e.level === 'query') captured.push({ sql: e.query.sql, parameters: e.query.parameters });
+  };
+  let sqlite: SQLite.Database | undefined;
+  let pool: pg.Pool | undefined;
+  const db = bench.backend === 'sqlite'
+    ? new Kysely<Database>({ dialect: new SqliteDialect({ database: (sqlite = new SQLite(join(bench.dataDir, 'mandate.db'), { readonly: true })) }), log })
+    : new Kysely<Database>({ dialect: new PostgresDialect({ pool: (pool = new pg.Pool({ connectionString: bench.databaseUrl, max: 1 })) }), log });
+  const calls: [string, () => Promise<unknown>][] = [
+    ['verify: agent + grant (withGrant)', () => agentsRepo(db).withGrant(a.agentId, a.grantId)],
+    ['activity: first page', () => activityRepo(db).list(a.userId, { before: 0, limit: 51 })],
+    ['activity: deep page (before = middle)', () => activityRepo(db).list(a.userId, { before: a.middleSeq, limit: 51 })],
+    ['activity: one agent (1 record in 100)', () => activityRepo(db).list(a.userId, { before: 0, limit: 51, agentId: a.filterAgent })],
+    ['activity: an agent without records', () => activityRepo(db).list(a.userId, { before: 0, limit: 51, agentId: 'ag_none' })],
+    ['snapshot: revoked agents', () => agentsRepo(db).listRevoked(a.now)],
+    ['snapshot: revoked grants', () => grantsRepo(db).listRevoked(a.now)],
+  ];
+  const reports: PlanReport[] = [];
+  try {
+    for (const [name, call] of calls) {
+      captured.length = 0;
+      await call();
+      const q = captured[captured.length - 1];
+      if (q === undefined) continue;
+      const plan = sqlite
+        ? sqlite.prepare(`EXPLAIN QUERY PLAN ${q.sql}`).all(...(q.parameters as unknown[])).map((r) => String((r as { detail: unknown }).detail))
+        : ((await pool?.query(`EXPLAIN ${q.sql}`, q.parameters as unknown[]))?.rows ?? []).map((r) => String((r as Record<string, unknown>)['QUERY PLAN']));
+      const fullScan = a.flagScans && plan.some((l) => /^SCAN (agents|grants|activity)\b(?! USING)/.test(l.trim()) || /Seq Scan on (agents|grants|activity)\b/.test(l));
+      reports.push({ name, plan, fullScan });
+    }
+  } finally {
+    await db.destroy();
+  }
+  return reports;
+}
+
+export function formatPlans(title: string, reports: readonly PlanReport[]): string {
+  const lines = [`\n### ${title}\n`];
+  for (const r of reports) {
+    lines.push(`- ${r.name}${r.fullScan ? '  **FULL SCAN**' : ''}`);
+    for (const l of r.plan) lines.push(`    ${l}`);
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,38 @@
+import type { LoadResult } from './load.ts';
+
+/** One line of a result table; NaN where a figure does not apply. */
+export interface Row {
+  scenario: string;
+  store: string;
+  perSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** CPU time of the serving process per request (all its threads), in µs. */
+  cpuUs: number;
+  /** CPU time of the PostgreSQL server processes per request, in µs (PostgreSQL runs only). */
+  dbCpuUs: number;
+  rssMiB: number;
+  /** e.g. "0.82 x baseline". */
+  ratio?: string;
+  errors: number;
+}
+
+export function rowOf(scenario: string, store: string, r: LoadResult, o: { rssMiB: number; cpuUs?: number; dbCpuUs?: number; ratio?: string }): Row {
+  return { scenario, store, perSec: r.perSec, p50Ms: r.p50Ms, p99Ms: r.p99Ms, cpuUs: o.cpuUs ?? NaN, dbCpuUs: o.dbCpuUs ?? NaN, rssMiB: o.rssMiB, errors: r.errors, ...(o.ratio === undefined ? {} : { ratio: o.ratio }) };
+}
+
+const fmt = (n: number, digits: number): string => (Number.isFinite(n) ? n.toFixed(digits) : '-');
+
+const HEAD = ['scenario', 'store', 'ops/s', 'p50 ms', 'p99 ms', 'CPU µs/op', 'DB CPU µs/op', 'RSS MiB', 'errors', 'ratio'];
+const NUMERIC = new Set([2, 3, 4, 5, 6, 7, 8]);
+
+/** A Markdown table, so it pastes into an issue note as it is. */
+export function formatTable(title: string, rows: readonly Row[]): string {
+  const body = rows.map((r) => [r.scenario, r.store, fmt(r.perSec, 0), fmt(r.p50Ms, 2), fmt(r.p99Ms, 2), fmt(r.cpuUs, 0), fmt(r.dbCpuUs, 0), fmt(r.rssMiB, 0), String(r.errors), r.ratio ?? '']);
+  const widths = HEAD.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] ?? '').length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => (NUMERIC.has(i) ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))).join(' | ')} |`;
+  const rule = `|${widths.map((w, i) => (NUMERIC.has(i) ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`;
+  return [`\n### ${title}\n`, line(HEAD), rule, ...body.map(line)].join('\n');
+}
+
+export const ratio = (value: number, base: number): string => `${(value / base).toFixed(2)} x baseline`;

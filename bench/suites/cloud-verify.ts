@@ -1,0 +1,83 @@
+import { type LoadResult, combineRounds, runLoad } from '../lib/load.ts';
+import { makeProofs } from '../lib/passes.ts';
+import { type Proc, postgresCpuMs } from '../lib/processes.ts';
+import { SITE, SITE_URL, type BenchAgent } from '../lib/seed.ts';
+import { type Row, ratio, rowOf } from '../lib/table.ts';
+
+export interface LoadSettings {
+  concurrency: number;
+  /** Measured requests per scenario, over all rounds. */
+  requests: number;
+  warmup: number;
+  /** Baseline and measured route take turns this many times; throughput is the median round. */
+  rounds: number;
+}
+
+const isValid = (status: number, body: string): boolean => status === 200 && body.includes('"valid":true');
+
+/** A phase of load on one process, with the CPU that process (and PostgreSQL) spent on it. */
+export async function measured(proc: Proc, run: () => Promise<LoadResult>): Promise<{ result: LoadResult; cpuMs: number; dbCpuMs: number }> {
+  const before = proc.cpuMs();
+  const dbBefore = postgresCpuMs();
+  const result = await run();
+  return { result, cpuMs: proc.cpuMs() - before, dbCpuMs: postgresCpuMs() - dbBefore };
+}
+
+type Side = { result: LoadResult; cpuUs: number; dbCpuUs: number };
+
+/** Rounds of `a` and `b` taking turns; each side's results combined, with CPU µs per request. */
+export async function alternate(rounds: number, a: { proc: Proc; run: (round: number) => Promise<LoadResult> }, b: { proc: Proc; run: (round: number) => Promise<LoadResult> }) {
+  const sides = [a, b].map(() => ({ results: [] as LoadResult[], cpuMs: 0, dbCpuMs: 0 }));
+  for (let round = 0; round < rounds; round++) {
+    for (const [k, side] of [a, b].entries()) {
+      const m = await measured(side.proc, () => side.run(round));
+      const acc = sides[k];
+      if (acc) {
+        acc.results.push(m.result);
+        acc.cpuMs += m.cpuMs;
+        acc.dbCpuMs += m.dbCpuMs;
+      }
+    }
+  }
+  return sides.map((s) => {
+    const result = combineRounds(s.results);
+    return { result, cpuUs: (s.cpuMs * 1000) / result.requests, dbCpuUs: (s.dbCpuMs * 1000) / result.requests };
+  }) as [Side, Side];
+}
+
+/**
+ * Cloud verify under concurrent HTTP load beside its baseline, both driven by the same generator
+ * with the same bodies: one pass for every request (as a site sees it from one agent session), a
+ * fresh DPoP proof per request. Baseline and verify take turns for `rounds` rounds; the baseline
+ * consumes nothing, so it is sent the very bodies verify gets next.
+ */
+export async function cloudVerifyRows(o: { mandate: Proc; baseline: Proc; agent: BenchAgent; pass: string; store: string; load: LoadSettings; label?: string }): Promise<Row[]> {
+  const perRound = Math.ceil(o.load.requests / o.load.rounds);
+  const n = o.load.warmup + perRound;
+  const drive = (origin: string, path: string, bodies: readonly string[]) =>
+    runLoad({ origin, concurrency: o.load.concurrency, requests: perRound, warmup: o.load.warmup, next: (i) => ({ method: 'POST', path, body: bodies[i] ?? '' }), ok: isValid });
+  let bodies: string[] = [];
+  const [base, verify] = await alternate(
+    o.load.rounds,
+    {
+      proc: o.baseline,
+      run: async () => {
+        // Fresh proofs per round (iat stays well inside the 120 s window), made before the clock starts.
+        const proofs = await makeProofs(o.agent, o.pass, SITE_URL, n);
+        bodies = proofs.map((dpop) => JSON.stringify({ access_token: o.pass, dpop, method: 'GET', url: SITE_URL, site: SITE }));
+        return drive(o.baseline.origin, '/verify', bodies);
+      },
+    },
+    { proc: o.mandate, run: () => drive(o.mandate.origin, '/api/v1/verify', bodies) },
+  );
+  for (const [name, r] of [['baseline', base.result], ['verify', verify.result]] as const) {
+    if (r.firstError !== undefined) console.error(`${name}: ${r.errors} unexpected answers, first: ${r.firstError}`);
+  }
+  return [
+    rowOf('baseline: bare Fastify + 1 ES256 jwtVerify', o.store, base.result, { rssMiB: o.baseline.rssMiB(), cpuUs: base.cpuUs }),
+    rowOf(o.label ?? 'cloud verify POST /api/v1/verify', o.store, verify.result, { rssMiB: o.mandate.rssMiB(), cpuUs: verify.cpuUs, ratio: ratio(verify.result.perSec, base.result.perSec), ...dbCpu(o.store, verify.dbCpuUs) }),
+  ];
+}
+
+/** The PostgreSQL column, for PostgreSQL runs only. */
+export const dbCpu = (store: string, us: number): { dbCpuUs?: number } => (store === 'postgres' ? { dbCpuUs: us } : {});

@@ -1,0 +1,91 @@
+import { type JSONWebKeySet, importJWK, jwtVerify, decodeProtectedHeader } from 'jose';
+import { RevocationIndex, VerifiedPassCache, keyResolverFromJwks, revocationVerdict, verifyPassAndProof, verifyRevocationSnapshot, type RevocationClaims } from '@mandate/protocol';
+import { MemoryReplayCache, createVerifier } from '@mandate/site';
+import { alternateInProcess, runInProcess } from '../lib/in-process.ts';
+import { makeProofs } from '../lib/passes.ts';
+import type { Proc } from '../lib/processes.ts';
+import { SITE, SITE_URL, type BenchAgent } from '../lib/seed.ts';
+import { type Row, ratio, rowOf } from '../lib/table.ts';
+import type { LoadSettings } from './cloud-verify.ts';
+
+/**
+ * Local verification in this process (no HTTP): the site SDK as shipped (`createVerifier` in local
+ * mode, keys and revocation list fetched from the running server once), and the protocol's local
+ * path with the verified-pass cache and the indexed revocation list (what the SDK runs once it
+ * passes them in), beside the in-process baseline: one ES256 `jwtVerify` of a fixed token.
+ * Every call gets a fresh proof; the pass is the same throughout.
+ */
+export async function localVerifyRows(o: { mandate: Proc; baseUrl: string; agent: BenchAgent; pass: string; load: LoadSettings; note: string }): Promise<Row[]> {
+  const jwks = (await (await fetch(`${o.mandate.origin}/api/v1/jwks`)).json()) as JSONWebKeySet;
+  const passKid = decodeProtectedHeader(o.pass).kid;
+  const passJwk = jwks.keys.find((k) => k.kid === passKid);
+  if (passJwk === undefined) throw new Error('the pass key is not published');
+  const passKey = await importJWK(passJwk, 'ES256');
+
+  const sdk = createVerifier({ mode: 'local', serviceUrl: o.mandate.origin, issuer: o.baseUrl, site: SITE, publicBaseUrl: 'https://shop.example', onError: () => {} });
+  await sdk.start();
+
+  const resolver = keyResolverFromJwks(jwks);
+  const snapshotBody = (await (await fetch(`${o.mandate.origin}/api/v1/revocation`)).json()) as { signature: string };
+  const now = () => Math.floor(Date.now() / 1000);
+  const snapshot: RevocationClaims = await verifyRevocationSnapshot(snapshotBody.signature, { keys: resolver, issuer: o.baseUrl, now: now() });
+  const index = new RevocationIndex(snapshot);
+  const passCache = new VerifiedPassCache();
+  const replay = new MemoryReplayCache({ maxEntries: 1_000_000 });
+
+  const opsPerRound = Math.ceil(o.load.requests / o.load.rounds);
+  const total = o.load.warmup + opsPerRound;
+  const settings = { concurrency: o.load.concurrency, ops: opsPerRound, warmup: o.load.warmup };
+  const proofsFor = () => makeProofs(o.agent, o.pass, SITE_URL, total);
+
+  const [base, sdkRun, cached, walked] = await alternateInProcess(o.load.rounds, [
+    () => runInProcess({ ...settings, op: async () => (await jwtVerify(o.pass, passKey, { algorithms: ['ES256'] })).payload.sub === o.agent.id }),
+    async () => {
+      const proofs = await proofsFor();
+      return runInProcess({ ...settings, op: async (i) => (await sdk.verify({ method: 'GET', url: '/orders', headers: { authorization: `DPoP ${o.pass}`, dpop: proofs[i] ?? '' } })).ok });
+    },
+    async () => {
+      const proofs = await proofsFor();
+      return runInProcess({
+        ...settings,
+        op: async (i) => {
+          const t = now();
+          const { claims } = await verifyPassAndProof({
+            accessToken: o.pass, dpop: proofs[i], method: 'GET', url: SITE_URL, site: SITE, now: t, keys: resolver, issuer: o.baseUrl, passCache,
+            isRevoked: async (c) => index.verdict(c),
+            consumeJti: (jti, exp) => replay.consume(jti, exp, t),
+          });
+          return claims.sub === o.agent.id;
+        },
+      });
+    },
+    async () => {
+      const proofs = await proofsFor();
+      return runInProcess({
+        ...settings,
+        op: async (i) => {
+          const t = now();
+          const { claims } = await verifyPassAndProof({
+            accessToken: o.pass, dpop: proofs[i], method: 'GET', url: SITE_URL, site: SITE, now: t, keys: resolver, issuer: o.baseUrl, passCache,
+            isRevoked: async (c) => revocationVerdict(c, snapshot),
+            consumeJti: (jti, exp) => replay.consume(jti, exp, t),
+          });
+          return claims.sub === o.agent.id;
+        },
+      });
+    },
+  ]);
+  sdk.close();
+  const rss = process.memoryUsage().rss / 1024 / 1024;
+  const entries = snapshot.revoked_agents.length + snapshot.revoked_grants.length;
+  const rows = [
+    rowOf('baseline: 1 ES256 jwtVerify (in-process)', o.note, base!.result, { rssMiB: rss, cpuUs: base!.cpuUs }),
+    rowOf('local verify: site SDK as shipped', o.note, sdkRun!.result, { rssMiB: rss, cpuUs: sdkRun!.cpuUs, ratio: ratio(sdkRun!.result.perSec, base!.result.perSec) }),
+    rowOf(`local verify: pass cache + indexed list (${entries} entries)`, o.note, cached!.result, { rssMiB: rss, cpuUs: cached!.cpuUs, ratio: ratio(cached!.result.perSec, base!.result.perSec) }),
+    rowOf(`local verify: pass cache + list walked (${entries} entries)`, o.note, walked!.result, { rssMiB: rss, cpuUs: walked!.cpuUs, ratio: ratio(walked!.result.perSec, base!.result.perSec) }),
+  ];
+  for (const [name, r] of [['sdk', sdkRun], ['cached', cached], ['walked', walked]] as const) {
+    if (r && r.result.errors > 0) console.error(`local verify (${name}): ${r.result.errors} failed verifications`);
+  }
+  return rows;
+}

@@ -1,0 +1,190 @@
+import { createAgentJwt, isValidAction, isValidScopeList, LIMITS } from '@mandate/protocol';
+import { waitForAnswer, type WaitOptions } from './approvals/wait.ts';
+import { InvalidInputError, KeyFileError } from './client/errors.ts';
+import { ServiceClient, type FetchLike } from './client/http.ts';
+import type { AgentStatus, CreatedRequest, PollAnswer } from './client/types.ts';
+import { systemClock, type Clock } from './clock.ts';
+import { AgentKey } from './keys/agent-key.ts';
+import { defaultAgentDir, isAgentId, loadKeyFile } from './keys/key-file.ts';
+import { PassKeeper, type Pass } from './passes/pass-keeper.ts';
+import { sendToSite, siteError, type SiteRequestInit } from './site-call.ts';
+import { normalizeSiteId, siteIdOfUrl } from './site-id.ts';
+import { FileStateStore } from './state/file-state-store.ts';
+import { MemoryStateStore } from './state/memory-state-store.ts';
+import type { StateStore } from './state/state-store.ts';
+
+export type MandateAgentOptions = {
+  serviceUrl: string;
+  agentId: string;
+  /** The agent's private key: a private EC P-256 JWK (with `d`) or a loaded `AgentKey`. */
+  privateKey: AgentKey | Record<string, unknown>;
+  /** Where passes and refresh tokens are kept; default in memory (lost on exit). */
+  store?: StateStore;
+  /** Used for the service and for sites; default the global fetch. */
+  fetch?: FetchLike;
+  clock?: Clock;
+  /** Per-request timeout towards the service (default 30 s). */
+  timeoutMs?: number;
+};
+
+export type AccessRequest = { site: string; scopes: string[]; userInfo?: string[]; signal?: AbortSignal };
+
+export type SiteFetchOptions = {
+  /** The site id; default the URL's host (with :port when not the default). */
+  site?: string;
+  /** The action text to ask the owner to approve when the site answers `stepup_required`; default the `action` the site names. */
+  stepupAction?: string;
+  /** false: hand a `stepup_required` answer back instead of asking the owner. */
+  stepup?: boolean;
+  /** How to wait for the owner's step-up approval: progress callback, poll interval, timeout. */
+  stepupWait?: Omit<WaitOptions, 'expiresAt' | 'signal'>;
+  signal?: AbortSignal;
+};
+
+/**
+ * The agent SDK: one agent (id + private key) talking to one Mandate service. It asks the owner
+ * for access, keeps passes fresh, calls sites with pass + DPoP proof, gets step-ups when a site
+ * asks for one, and reports to the owner. Every failure is a `MandateError` (see client/errors.ts).
+ */
+export class MandateAgent {
+  readonly serviceUrl: string;
+  readonly agentId: string;
+  readonly key: AgentKey;
+  private readonly client: ServiceClient;
+  private readonly clock: Clock;
+  private readonly fetchImpl: FetchLike;
+  private readonly passes: PassKeeper;
+
+  constructor(opts: MandateAgentOptions) {
+    if (!isAgentId(opts.agentId)) throw new InvalidInputError(`not an agent id: ${JSON.stringify(opts.agentId)} (expected ag_...)`);
+    this.agentId = opts.agentId;
+    this.key = opts.privateKey instanceof AgentKey ? opts.privateKey : AgentKey.fromJwk(opts.privateKey);
+    this.clock = opts.clock ?? systemClock;
+    this.fetchImpl = opts.fetch ?? ((input, init) => fetch(input, init));
+    this.client = new ServiceClient({ serviceUrl: opts.serviceUrl, fetch: this.fetchImpl, clock: this.clock, ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}) });
+    this.serviceUrl = this.client.serviceUrl;
+    this.passes = new PassKeeper({ client: this.client, store: opts.store ?? new MemoryStateStore(), clock: this.clock, agentId: this.agentId, agentJwt: () => this.agentJwt() });
+  }
+
+  /**
+   * The agent as `mandate-agent init` left it in `dir` (default `MANDATE_AGENT_DIR` or
+   * `~/.mandate-agent`), with its passes and refresh tokens kept there too, so a restart goes on.
+   */
+  static fromDirectory(dir: string = defaultAgentDir(), opts: Omit<MandateAgentOptions, 'serviceUrl' | 'agentId' | 'privateKey' | 'store'> & { serviceUrl?: string } = {}): MandateAgent {
+    const file = loadKeyFile(dir);
+    if (!file.agentId) throw new KeyFileError(`the key in ${dir} has no agent id yet`, 'let the owner create the agent with its public key, then run: mandate-agent set-id ag_...');
+    return new MandateAgent({ ...opts, serviceUrl: opts.serviceUrl ?? file.serviceUrl, agentId: file.agentId, privateKey: file.key, store: new FileStateStore(dir) });
+  }
+
+  /** A fresh agent JWT (5 minutes of life) proving this agent to the service. */
+  agentJwt(): Promise<string> {
+    return createAgentJwt(this.key.privateKey, this.agentId);
+  }
+
+  /** Asks the owner for access to a site (`POST /api/v1/authz-requests`). */
+  async requestAccess(req: AccessRequest): Promise<CreatedRequest & { site: string }> {
+    const site = normalizeSiteId(req.site);
+    const scopes = [...new Set(req.scopes)];
+    if (!isValidScopeList(scopes)) {
+      throw new InvalidInputError(`invalid scopes ${JSON.stringify(req.scopes)}: 1 to ${LIMITS.maxScopes} scopes, each 1 to ${LIMITS.maxScopeLength} of [a-z0-9_:.-]`);
+    }
+    const userInfo = req.userInfo ?? [];
+    if (!userInfo.every((f) => typeof f === 'string' && f.length > 0)) throw new InvalidInputError('user_info must be field names such as user:email');
+    const body = { agent_id: this.agentId, site, scopes, user_info: userInfo, agent_jwt: await this.agentJwt() };
+    const created = await this.client.call<{ txn_id: string; expires_in: number }>('POST', '/api/v1/authz-requests', { body, signal: req.signal });
+    return { site, ...this.created(created) };
+  }
+
+  /**
+   * Waits until the owner answers a request; see `waitForAnswer`. Resolves with the approved
+   * answer, rejects with `ApprovalError` otherwise. An approved access request replaces any
+   * earlier grant for the site, so the pass and refresh token kept for it are dropped.
+   */
+  async waitForApproval(txnId: string, opts: WaitOptions = {}): Promise<PollAnswer> {
+    const answer = await waitForAnswer({ client: this.client, clock: this.clock, agentJwt: () => this.agentJwt() }, txnId, opts);
+    if (answer.kind !== 'stepup') await this.passes.forget(answer.site);
+    return answer;
+  }
+
+  /** `requestAccess` then `waitForApproval`. */
+  async requestAccessAndWait(req: AccessRequest, opts: Omit<WaitOptions, 'expiresAt'> = {}): Promise<PollAnswer> {
+    const created = await this.requestAccess(req);
+    return this.waitForApproval(created.txnId, { ...opts, expiresAt: created.expiresAt });
+  }
+
+  /**
+   * A valid pass for the site: the kept one while fresh, else a renewed one (refresh token
+   * rotation; right after an approval, the first pass). `AccessRequiredError` when only a new
+   * approval can give one; `AgentRevokedError` when the owner blocked the agent.
+   */
+  pass(site: string, opts: { force?: boolean; signal?: AbortSignal } = {}): Promise<Pass> {
+    return this.passes.get(site, opts);
+  }
+
+  /**
+   * Calls a site with the pass and a fresh DPoP proof. When the site answers `401 token_expired`
+   * or `401 grant_revoked` the pass is renewed and the call retried once (a renewal refused for
+   * want of access rejects with `AccessRequiredError`); when it answers `403 stepup_required` the owner
+   * is asked to approve the action, and the call is retried once with the step-up token. Any other
+   * answer is returned as it is.
+   */
+  async fetch(url: string, init: SiteRequestInit = {}, opts: SiteFetchOptions = {}): Promise<Response> {
+    const site = opts.site ? normalizeSiteId(opts.site) : siteIdOfUrl(url);
+    const send = async (pass: Pass, stepupToken?: string) => sendToSite(this.fetchImpl, this.key, url, { ...init, ...(opts.signal ? { signal: opts.signal } : {}) }, pass, stepupToken);
+
+    let res = await send(await this.pass(site, { ...(opts.signal ? { signal: opts.signal } : {}) }));
+    let error = await siteError(res);
+    // An expired pass, or one of a grant the owner replaced by a new approval: renew and try once
+    // more. If the access is really gone, renewing says so with AccessRequiredError.
+    if (res.status === 401 && (error?.error === 'token_expired' || error?.error === 'grant_revoked')) {
+      await res.body?.cancel();
+      res = await send(await this.pass(site, { force: true }));
+      error = await siteError(res);
+    }
+    if (res.status !== 403 || error?.error !== 'stepup_required' || opts.stepup === false) return res;
+    const action = opts.stepupAction ?? error.action;
+    if (!action) return res; // nothing to ask the owner for: the caller decides
+    await res.body?.cancel();
+    const token = await this.stepup(site, action, { ...opts.stepupWait, ...(opts.signal ? { signal: opts.signal } : {}) });
+    return send(await this.pass(site), token);
+  }
+
+  /** Asks the owner to approve one sensitive action at a site (`POST /api/v1/stepup`). */
+  async requestStepup(site: string, action: string, opts: { signal?: AbortSignal } = {}): Promise<CreatedRequest & { site: string; action: string }> {
+    const siteId = normalizeSiteId(site);
+    if (!isValidAction(action)) throw new InvalidInputError(`invalid action ${JSON.stringify(action)}: 1 to ${LIMITS.actionMaxLength} printable characters`);
+    const body = { agent_id: this.agentId, site: siteId, action, agent_jwt: await this.agentJwt() };
+    const created = await this.client.call<{ txn_id: string; expires_in: number }>('POST', '/api/v1/stepup', { body, signal: opts.signal });
+    return { site: siteId, action, ...this.created(created) };
+  }
+
+  /** Requests a step-up, waits for the owner and returns the step-up token (single use, 60 s). */
+  async stepup(site: string, action: string, opts: Omit<WaitOptions, 'expiresAt'> = {}): Promise<string> {
+    const created = await this.requestStepup(site, action, opts.signal ? { signal: opts.signal } : {});
+    const answer = await this.waitForApproval(created.txnId, { ...opts, expiresAt: created.expiresAt });
+    return answer.stepup_token ?? '';
+  }
+
+  /** A one-way note to the owner's phone (`POST /api/v1/agent-notify`). */
+  async notify(note: { text: string; title?: string; kind?: string }): Promise<void> {
+    if (!note.text) throw new InvalidInputError('the note needs a text');
+    const body = { agent_id: this.agentId, agent_jwt: await this.agentJwt(), text: note.text, ...(note.title !== undefined ? { title: note.title } : {}), ...(note.kind !== undefined ? { kind: note.kind } : {}) };
+    await this.client.call('POST', '/api/v1/agent-notify', { body });
+  }
+
+  /** Whether the agent is still authorized (`GET /api/v1/agent-status`); `AgentRevokedError` once revoked. */
+  status(): Promise<AgentStatus> {
+    return this.agentJwt().then((jwt) => this.client.call<AgentStatus>('GET', `/api/v1/agent-status?agent_id=${encodeURIComponent(this.agentId)}`, { headers: { 'x-agent-jwt': jwt } }));
+  }
+
+  /** Reports the agent's current status for the owner's dashboard (`POST /api/v1/agent-status`). */
+  async reportStatus(report: { status: string; site?: string }): Promise<void> {
+    const body = { agent_id: this.agentId, agent_jwt: await this.agentJwt(), status: report.status, ...(report.site !== undefined ? { site: report.site } : {}) };
+    await this.client.call('POST', '/api/v1/agent-status', { body });
+  }
+
+  private created(c: { txn_id: string; expires_in: number }): CreatedRequest {
+    const expiresIn = typeof c.expires_in === 'number' ? c.expires_in : LIMITS.requestLifetimeSec;
+    return { txnId: c.txn_id, expiresIn, expiresAt: this.clock.now() + expiresIn * 1000 };
+  }
+}

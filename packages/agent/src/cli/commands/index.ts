@@ -1,0 +1,27 @@
+import type { Command } from '../command.ts';
+import { callCommand } from './call.ts';
+import { initCommand } from './init.ts';
+import { notifyCommand } from './notify.ts';
+import { reportStatusCommand } from './report-status.ts';
+import { requestCommand } from './request.ts';
+import { setIdCommand } from './set-id.ts';
+import { statusCommand } from './status.ts';
+import { stepupCommand } from './stepup.ts';
+import { tokenCommand } from './token.ts';
+import { waitCommand } from './wait.ts';
+import { whoamiCommand } from './whoami.ts';
+
+/** In the order `--help` lists them: the order an agent uses them in. */
+export const COMMANDS: Command[] = [
+  initCommand,
+  setIdCommand,
+  whoamiCommand,
+  statusCommand,
+  requestCommand,
+  waitCommand,
+  tokenCommand,
+  callCommand,
+  stepupCommand,
+  notifyCommand,
+  reportStatusCommand,
+];

@@ -1,0 +1,145 @@
+/**
+ * Every failure the SDK reports is a `MandateError`, so a caller can catch one class and still tell
+ * the cases apart by `code` (stable strings, also printed by the CLI with `--json`) or by subclass.
+ * The service's own words (`detail`, `next_step`) are always kept, never replaced by ours.
+ */
+
+export type MandateErrorCode =
+  /** The service answered with an error status; see `status`, `detail`, `nextStep`. */
+  | 'service_error'
+  /** The owner removed or blocked this agent (403 `agent revoked by its owner`). */
+  | 'agent_revoked'
+  /** No pass can be had for the site without a new approval: ask for access again. */
+  | 'access_required'
+  /** No answer from the service (network error, timeout). */
+  | 'unreachable'
+  /** The owner said no, the request expired, a step-up could not be collected, or the wait ran out. */
+  | 'approval_denied'
+  | 'approval_expired'
+  | 'approval_consumed'
+  | 'approval_undelivered'
+  | 'approval_timeout'
+  /** Bad input caught before anything was sent. */
+  | 'invalid_input'
+  /** The key or state files are missing, malformed or readable by others. */
+  | 'key_file'
+  /** Another process held the state lock for too long. */
+  | 'state_locked';
+
+export type MandateErrorInit = {
+  status?: number;
+  detail: string;
+  nextStep?: string | undefined;
+  retryAfter?: number | undefined;
+  method?: string | undefined;
+  path?: string | undefined;
+  cause?: unknown;
+};
+
+export class MandateError extends Error {
+  readonly code: MandateErrorCode;
+  /** HTTP status of the service's answer; 0 when there was no answer. */
+  readonly status: number;
+  /** The service's `detail` (or our description when there was no answer). */
+  readonly detail: string;
+  /** The service's `next_step`, when it gave one. */
+  readonly nextStep: string | undefined;
+  /** Seconds to wait, from a 429's `Retry-After`. */
+  readonly retryAfter: number | undefined;
+  readonly method: string | undefined;
+  readonly path: string | undefined;
+
+  constructor(code: MandateErrorCode, init: MandateErrorInit) {
+    const where = init.method && init.path ? `${init.method} ${init.path}: ` : '';
+    const status = init.status ? `${init.status} ` : '';
+    const next = init.nextStep ? ` (next step: ${init.nextStep})` : '';
+    super(`${where}${status}${init.detail}${next}`, init.cause === undefined ? undefined : { cause: init.cause });
+    this.name = 'MandateError';
+    this.code = code;
+    this.status = init.status ?? 0;
+    this.detail = init.detail;
+    this.nextStep = init.nextStep;
+    this.retryAfter = init.retryAfter;
+    this.method = init.method;
+    this.path = init.path;
+  }
+
+  /** A plain object for logs and `--json` output; never holds a secret (none is ever put in). */
+  toJSON(): Record<string, unknown> {
+    return {
+      code: this.code,
+      ...(this.status ? { status: this.status } : {}),
+      detail: this.detail,
+      ...(this.nextStep ? { next_step: this.nextStep } : {}),
+      ...(this.retryAfter !== undefined ? { retry_after: this.retryAfter } : {}),
+    };
+  }
+}
+
+export class AgentRevokedError extends MandateError {
+  constructor(init: MandateErrorInit) {
+    super('agent_revoked', init);
+    this.name = 'AgentRevokedError';
+  }
+}
+
+/** Raised by `pass()` when the service will not issue a pass without a new approval. */
+export class AccessRequiredError extends MandateError {
+  readonly site: string;
+  constructor(site: string, init: MandateErrorInit) {
+    super('access_required', init);
+    this.name = 'AccessRequiredError';
+    this.site = site;
+  }
+}
+
+export class ServiceUnreachableError extends MandateError {
+  constructor(init: MandateErrorInit) {
+    super('unreachable', init);
+    this.name = 'ServiceUnreachableError';
+  }
+}
+
+export type ApprovalOutcome = 'denied' | 'expired' | 'consumed' | 'undelivered' | 'timeout';
+
+/** The owner did not approve (or the approval could not be collected). */
+export class ApprovalError extends MandateError {
+  readonly txnId: string;
+  readonly outcome: ApprovalOutcome;
+  constructor(txnId: string, outcome: ApprovalOutcome, detail: string) {
+    super(`approval_${outcome}`, { detail });
+    this.name = 'ApprovalError';
+    this.txnId = txnId;
+    this.outcome = outcome;
+  }
+
+  override toJSON(): Record<string, unknown> {
+    return { ...super.toJSON(), txn_id: this.txnId };
+  }
+}
+
+export class InvalidInputError extends MandateError {
+  constructor(detail: string) {
+    super('invalid_input', { detail });
+    this.name = 'InvalidInputError';
+  }
+}
+
+export class KeyFileError extends MandateError {
+  constructor(detail: string, nextStep?: string) {
+    super('key_file', { detail, nextStep });
+    this.name = 'KeyFileError';
+  }
+}
+
+export class StateLockedError extends MandateError {
+  constructor(detail: string) {
+    super('state_locked', { detail, nextStep: 'retry; if no other mandate-agent process runs, remove the .lock file named above' });
+    this.name = 'StateLockedError';
+  }
+}
+
+/** Matches the service's 403 wording for a removed or blocked agent (decisions §4: match on `revoked`). */
+export function isRevokedDetail(status: number, detail: string): boolean {
+  return status === 403 && /\brevoked\b/i.test(detail) && /agent/i.test(detail);
+}

@@ -1,0 +1,33 @@
+/** @mandate/agent: the agent SDK. The `mandate-agent` CLI (src/cli) is built on it. */
+export { MandateAgent } from './agent.ts';
+export type { MandateAgentOptions, AccessRequest, SiteFetchOptions } from './agent.ts';
+export type { WaitOptions, WaitProgress } from './approvals/wait.ts';
+export {
+  MandateError,
+  AgentRevokedError,
+  AccessRequiredError,
+  ServiceUnreachableError,
+  ApprovalError,
+  InvalidInputError,
+  KeyFileError,
+  StateLockedError,
+} from './client/errors.ts';
+export type { MandateErrorCode, ApprovalOutcome } from './client/errors.ts';
+export { ServiceClient, normalizeServiceUrl } from './client/http.ts';
+export type { FetchLike } from './client/http.ts';
+export { registerAgentAsOwner } from './client/owner.ts';
+export type { RegisteredAgent } from './client/owner.ts';
+export type { AgentStatus, CreatedRequest, PollAnswer, RequestStatus, TokenAnswer } from './client/types.ts';
+export { systemClock } from './clock.ts';
+export type { Clock } from './clock.ts';
+export { AgentKey } from './keys/agent-key.ts';
+export type { PrivateJwk } from './keys/agent-key.ts';
+export { defaultAgentDir, loadKeyFile, saveKeyFile, keyFilePath, isAgentId } from './keys/key-file.ts';
+export type { KeyFileContents } from './keys/key-file.ts';
+export type { Pass } from './passes/pass-keeper.ts';
+export { needsRefresh, refreshDueAt, REFRESH_MARGIN_MS } from './passes/refresh-policy.ts';
+export type { SiteRequestInit, ReplayableBody } from './site-call.ts';
+export { normalizeSiteId, siteIdOfUrl } from './site-id.ts';
+export { FileStateStore } from './state/file-state-store.ts';
+export { MemoryStateStore } from './state/memory-state-store.ts';
+export type { SiteState, StateStore } from './state/state-store.ts';

@@ -1,0 +1,295 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runNode } from '../../server/test/helpers/child-process.ts';
+import { HttpOwner } from '../../server/test/helpers/over-http.ts';
+import { freePort, startServer, type ServerProcess } from '../../server/test/helpers/server-process.ts';
+import { AgentKey } from '../src/keys/agent-key.ts';
+import { TestSite } from './helpers/test-site.ts';
+
+// The real `mandate-agent` bin as a child process, against a real server and the test site; the
+// owner approves over HTTP while the CLI waits. Every output is kept and checked for secrets.
+
+const BIN = fileURLToPath(new URL('../bin/mandate-agent.js', import.meta.url));
+
+type Run = { code: number | null; stdout: string; stderr: string };
+
+describe('mandate-agent CLI', { timeout: 240_000 }, () => {
+  let server: ServerProcess;
+  let owner: HttpOwner;
+  let site: TestSite;
+  let root = '';
+  let dir = ''; // the main agent's directory
+  let agentId = '';
+  const outputs: string[] = [];
+  const secrets = new Set<string>();
+
+  /** Starts the bin; `stderr()` shows what it wrote so far, `done` resolves when it exits. */
+  function start(args: string[], env: Record<string, string> = {}): { stderr: () => string; done: Promise<Run> } {
+    const child = runNode('mandate-agent', [BIN, ...args], { env: { MANDATE_AGENT_DIR: join(root, 'default-dir'), MANDATE_PASSWORD: '', ...env } });
+    const done = child.exited.then((code): Run => {
+      outputs.push(child.stdout(), child.stderr());
+      collectSecrets();
+      return { code, stdout: child.stdout(), stderr: child.stderr() };
+    });
+    return { stderr: child.stderr, done };
+  }
+
+  const cli = (args: string[], env: Record<string, string> = {}): Promise<Run> => start(args, env).done;
+
+  /** Runs the bin and, once it shows it is waiting for the owner, answers as the owner. */
+  async function whileWaiting(args: string[], answer: () => Promise<unknown>): Promise<Run> {
+    const run = start(args);
+    const deadline = Date.now() + 30_000;
+    while (!run.stderr().includes('Waiting for the owner')) {
+      const exited = await Promise.race([run.done, new Promise((r) => setTimeout(r, 50))]);
+      if (exited) return exited as Run; // it never waited: the assertions will say why
+      assert.ok(Date.now() < deadline, `the CLI did not start waiting: ${run.stderr()}`);
+    }
+    await answer();
+    return run.done;
+  }
+
+  /** Every private key and refresh token that any agent directory holds right now. */
+  function collectSecrets(): void {
+    for (const d of readdirSync(root)) {
+      const agentDir = join(root, d);
+      const key = join(agentDir, 'key.json');
+      if (existsSync(key)) {
+        try {
+          secrets.add((JSON.parse(readFileSync(key, 'utf8')) as { private_jwk: { d: string } }).private_jwk.d);
+        } catch { /* a test writes broken files on purpose */ }
+      }
+      const stateDir = join(agentDir, 'state');
+      if (!existsSync(stateDir)) continue;
+      for (const f of readdirSync(stateDir).filter((f) => f.endsWith('.json'))) {
+        secrets.add((JSON.parse(readFileSync(join(stateDir, f), 'utf8')) as { state: { refreshToken: string } }).state.refreshToken);
+      }
+    }
+  }
+
+  const json = (r: Run): Record<string, any> => JSON.parse(r.stdout) as Record<string, any>;
+  const expectCode = (r: Run, code: number) => assert.equal(r.code, code, `exit ${r.code}, expected ${code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+
+  before(async () => {
+    root = mkdtempSync(join(tmpdir(), 'mandate-agent-cli-'));
+    server = await startServer({ name: 'cli test server' });
+    owner = await HttpOwner.signUp(server, server.baseUrl);
+    secrets.add(owner.password);
+    site = await TestSite.start(server.url);
+    dir = join(root, 'main');
+  });
+
+  after(async () => {
+    await site?.stop();
+    await server?.stop();
+    if (root) rmSync(root, { recursive: true, force: true });
+  });
+
+  it('shows help, and refuses bad usage with exit code 2', async () => {
+    const help = await cli(['--help']);
+    expectCode(help, 0);
+    assert.match(help.stdout, /Commands:/);
+    assert.match(help.stdout, /Exit codes/);
+    const requestHelp = await cli(['request', '--help']);
+    expectCode(requestHelp, 0);
+    assert.match(requestHelp.stdout, /--scopes/);
+    expectCode(await cli(['frobnicate']), 2);
+    expectCode(await cli(['request', '--dir', dir, '--scopes', 'list']), 2); // no --site
+    expectCode(await cli(['token', '--site', 'x.example', '--bogus']), 2);
+    const noKey = await cli(['status', '--dir', join(root, 'empty')]);
+    expectCode(noKey, 2);
+    assert.match(noKey.stderr, /mandate-agent init/);
+    expectCode(await cli(['init', '--dir', join(root, 'nopw'), '--service', server.url, '--name', 'X', '--email', owner.email]), 2); // no password, no terminal
+  });
+
+  it('init registers the key with the owner\'s password from MANDATE_PASSWORD (and keeps the key if sign-in fails)', async () => {
+    const wrong = await cli(['init', '--dir', dir, '--service', server.url, '--name', 'CLI bot', '--email', owner.email], { MANDATE_PASSWORD: 'not-the-password' });
+    expectCode(wrong, 1);
+    assert.match(wrong.stderr, /invalid email or password/);
+    const keptD = (JSON.parse(readFileSync(join(dir, 'key.json'), 'utf8')) as { private_jwk: { d: string } }).private_jwk.d;
+
+    const r = await cli(['init', '--dir', dir, '--service', server.url, '--name', 'CLI bot', '--email', owner.email, '--json'], { MANDATE_PASSWORD: owner.password });
+    expectCode(r, 0);
+    const out = json(r);
+    assert.match(out.agent_id, /^ag_/);
+    assert.equal(out.registered, true);
+    assert.equal(out.public_jwk.d, undefined);
+    agentId = out.agent_id;
+    assert.equal(statSync(dir).mode & 0o777, 0o700);
+    assert.equal(statSync(join(dir, 'key.json')).mode & 0o777, 0o600);
+    const saved = JSON.parse(readFileSync(join(dir, 'key.json'), 'utf8')) as { agent_id: string; private_jwk: { d: string } };
+    assert.equal(saved.agent_id, agentId);
+    assert.equal(saved.private_jwk.d, keptD, 'the key of the failed attempt was reused');
+    const agents = await owner.ok<{ id: string; name: string }[]>('GET', '/api/agents');
+    assert.ok(agents.some((a) => a.id === agentId && a.name === 'CLI bot'));
+
+    const again = await cli(['init', '--dir', dir, '--service', server.url, '--name', 'Other']);
+    expectCode(again, 2);
+    assert.match(again.stderr, /already holds the key of agent/);
+  });
+
+  it('init without --email prints the public key and the steps; set-id checks the id before saving it', async () => {
+    const manual = join(root, 'manual');
+    const r = await cli(['init', '--dir', manual, '--service', server.url, '--name', 'Manual bot']);
+    expectCode(r, 0);
+    assert.match(r.stdout, new RegExp(`${server.url}/app`));
+    assert.match(r.stdout, /mandate-agent set-id ag_\.\.\. --dir /);
+    const jwkLine = r.stdout.split('\n').find((l) => l.startsWith('{"kty"')) ?? '';
+    const jwk = JSON.parse(jwkLine) as Record<string, string>;
+    assert.equal(jwk.d, undefined);
+
+    const who = await cli(['whoami', '--dir', manual, '--json']);
+    expectCode(who, 0);
+    assert.equal(json(who).agent_id, null);
+    assert.deepEqual(json(who).public_jwk, jwk);
+    expectCode(await cli(['status', '--dir', manual]), 2); // no agent id yet
+
+    const otherAgent = await owner.createAgent('Someone else', (await AgentKey.generate()).publicJwk);
+    const wrongId = await cli(['set-id', otherAgent, '--dir', manual]);
+    expectCode(wrongId, 1);
+    assert.match(wrongId.stderr, /does not accept this key/);
+    expectCode(await cli(['set-id', 'not-an-id', '--dir', manual]), 2);
+
+    const id = await owner.createAgent('Manual bot', jwk);
+    const set = await cli(['set-id', id, '--dir', manual]);
+    expectCode(set, 0);
+    assert.match(set.stdout, /status: ok/);
+    assert.equal((JSON.parse(readFileSync(join(manual, 'key.json'), 'utf8')) as { agent_id: string }).agent_id, id);
+  });
+
+  it('request --wait shows progress while the owner approves, and exits 0', async () => {
+    let asked: { scopes: string[] } | undefined;
+    const r = await whileWaiting(['request', '--dir', dir, '--site', site.siteId, '--scopes', 'list,pay', '--wait', '--interval', '0.2', '--json'], async () => (asked = await owner.answerNext(agentId, 'initial')));
+    expectCode(r, 0);
+    assert.deepEqual(asked?.scopes, ['list', 'pay']);
+    const out = json(r);
+    assert.equal(out.status, 'approved');
+    assert.deepEqual(out.scopes, ['list', 'pay']);
+    assert.match(out.txn_id, /^t_/);
+    assert.match(r.stderr, /Waiting for the owner to approve access to 127\.0\.0\.1:\d+ on their phone… \d:\d\d left/);
+
+    const dup = await cli(['request', '--dir', dir, '--site', site.siteId, '--scopes', 'list', '--json']);
+    expectCode(dup, 1);
+    assert.deepEqual(json(dup).error, { code: 'service_error', status: 409, detail: 'access already approved', next_step: 'get a pass with POST /api/v1/token' });
+  });
+
+  it('token prints what the pass allows, the pass only with --show, and never the refresh token', async () => {
+    const r = await cli(['token', '--dir', dir, '--site', site.siteId, '--json']);
+    expectCode(r, 0);
+    const out = json(r);
+    assert.deepEqual(out.scope, ['list', 'pay']);
+    assert.equal(out.fetched, true);
+    assert.ok(out.expires_in > 500 && out.expires_in <= 600);
+    assert.equal(out.access_token, undefined);
+    assert.equal(statSync(join(dir, 'state', `${site.siteId}.json`)).mode & 0o777, 0o600);
+
+    const shown = await cli(['token', '--dir', dir, '--site', site.siteId, '--show']);
+    expectCode(shown, 0);
+    assert.match(shown.stdout, /valid for \d+ s \(kept\)/, 'the kept pass was reused');
+    const state = JSON.parse(readFileSync(join(dir, 'state', `${site.siteId}.json`), 'utf8')) as { state: { accessToken: string } };
+    assert.ok(shown.stdout.includes(state.state.accessToken), 'the pass is shown with --show');
+
+    const refreshed = await cli(['token', '--dir', dir, '--site', site.siteId, '--refresh', '--json']);
+    expectCode(refreshed, 0);
+    assert.equal(json(refreshed).fetched, true);
+  });
+
+  it('call sends the pass and a proof, prints the body, and handles a step-up', async () => {
+    const list = await cli(['call', '--dir', dir, `${site.url}/items`]);
+    expectCode(list, 0);
+    assert.deepEqual(JSON.parse(list.stdout), { items: ['a', 'b'], agent: 'CLI bot' });
+    assert.match(list.stderr, /HTTP 200/);
+
+    site.seen.length = 0;
+    const pay = await whileWaiting(['call', '--dir', dir, '-X', 'POST', '--data', '{"amount":"5"}', '--interval', '0.2', '--json', `${site.url}/orders/5/pay`], () => owner.answerNext(agentId, 'stepup'));
+    expectCode(pay, 0);
+    assert.deepEqual(json(pay), { status: 200, content_type: 'application/json', body: { order: '5', done: 'pay' } });
+    assert.deepEqual(site.seen.map((s) => s.status), [403, 200]);
+    assert.match(pay.stderr, /Waiting for the owner to approve "pay order 5" on their phone… \d:\d\d left/);
+
+    const missing = await cli(['call', '--dir', dir, `${site.url}/nothing`]);
+    expectCode(missing, 1);
+    assert.match(missing.stderr, /HTTP 404/);
+
+    const noAction = await cli(['call', '--dir', dir, '-X', 'POST', `${site.url}/orders/9/cancel`]);
+    expectCode(noAction, 1);
+    assert.match(noAction.stderr, /--stepup-action/);
+
+    const unreachable = await cli(['call', '--dir', dir, `http://127.0.0.1:${await freePort()}/items`, '--site', site.siteId]);
+    expectCode(unreachable, 3);
+  });
+
+  it('stepup prints a token the site accepts once', async () => {
+    const r = await whileWaiting(['stepup', '--dir', dir, '--site', site.siteId, '--action', 'pay order 8', '--interval', '0.2', '--json'], () => owner.answerNext(agentId, 'stepup'));
+    expectCode(r, 0);
+    const token = json(r).stepup_token as string;
+    assert.match(token, /^ey/);
+    const withToken = await cli(['call', '--dir', dir, '-X', 'POST', '-H', `X-Service-Stepup: ${token}`, '--no-stepup', `${site.url}/orders/8/pay`]);
+    expectCode(withToken, 0);
+    assert.deepEqual(JSON.parse(withToken.stdout), { order: '8', done: 'pay' });
+    const reused = await cli(['call', '--dir', dir, '-X', 'POST', '-H', `X-Service-Stepup: ${token}`, '--no-stepup', `${site.url}/orders/8/pay`]);
+    expectCode(reused, 1);
+    assert.deepEqual(JSON.parse(reused.stdout), { error: 'stepup_used_or_expired' });
+  });
+
+  it('wait reports a denied request with exit code 1', async () => {
+    const r = await cli(['stepup', '--dir', dir, '--site', site.siteId, '--action', 'pay order 9', '--no-wait', '--json']);
+    expectCode(r, 0);
+    const txn = json(r).txn_id as string;
+    const waited = await whileWaiting(['wait', txn, '--dir', dir, '--interval', '0.2', '--json'], () => owner.answerNext(agentId, 'stepup', 'deny'));
+    expectCode(waited, 1);
+    assert.equal(json(waited).error.code, 'approval_denied');
+  });
+
+  it('notify, report-status and status', async () => {
+    const note = await cli(['notify', 'all done', '--title', 'Shopping', '--kind', 'done', '--dir', dir]);
+    expectCode(note, 0);
+    assert.match(note.stdout, /Note sent/);
+    expectCode(await cli(['report-status', 'checking out', '--site', site.siteId, '--dir', dir]), 0);
+    const activity = await owner.ok<{ items: unknown[] }>('GET', `/api/activity?agent=${agentId}&action=agent.note`);
+    assert.equal(activity.items.length, 1);
+    const status = await cli(['status', '--json'], { MANDATE_AGENT_DIR: dir });
+    expectCode(status, 0);
+    assert.equal(json(status).global_flag, 'ok');
+    assert.equal(json(status).agent_id, agentId);
+  });
+
+  it('refuses a key file others can read, with the fix', async () => {
+    chmodSync(join(dir, 'key.json'), 0o644);
+    const r = await cli(['whoami', '--dir', dir]);
+    chmodSync(join(dir, 'key.json'), 0o600);
+    expectCode(r, 2);
+    assert.match(r.stderr, /too open/);
+    assert.match(r.stderr, /chmod 600 .*key\.json/);
+  });
+
+  it('exits 3 when the service cannot be reached', async () => {
+    const gone = join(root, 'gone');
+    expectCode(await cli(['init', '--dir', gone, '--service', `http://127.0.0.1:${await freePort()}`, '--name', 'Lost']), 0);
+    const r = await cli(['set-id', 'ag_abc', '--dir', gone, '--json']);
+    expectCode(r, 3);
+    assert.equal(json(r).error.code, 'unreachable');
+  });
+
+  it('after the owner revoked the agent, status exits 1 and says so', async () => {
+    await owner.flag(agentId, 'revoked');
+    const r = await cli(['status', '--dir', dir]);
+    expectCode(r, 1);
+    assert.match(r.stderr, /agent revoked by its owner/);
+    const t = await cli(['token', '--dir', dir, '--site', site.siteId, '--refresh', '--json']);
+    expectCode(t, 1);
+    assert.equal(json(t).error.code, 'agent_revoked');
+  });
+
+  it('never printed the private key, a refresh token or the password', () => {
+    collectSecrets();
+    assert.ok(secrets.size >= 4, `only ${secrets.size} secrets collected`);
+    for (const secret of secrets) {
+      for (const out of outputs) assert.ok(!out.includes(secret), `a secret appeared in the output:\n${out}`);
+    }
+  });
+});

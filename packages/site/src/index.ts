@@ -1,0 +1,19 @@
+/**
+ * @mandate/site: verify agent requests at your site, in cloud mode (Mandate checks each request) or
+ * local mode (checked here; Mandate only uses up step-ups). Express: `@mandate/site/express`;
+ * Fastify: `@mandate/site/fastify`; node:http and anything else: this module.
+ */
+export { createVerifier } from './verifier.ts';
+export type { Verifier, VerifierStatus } from './verifier.ts';
+export type { VerifierOptions, FetchLike } from './config.ts';
+export type { HeaderSource, MandateRequest, RouteRequirements, Verified, Refused, VerifyResult, MandateErrorCode, SdkErrorCode, Mode } from './types.ts';
+export { SDK_ERROR_CODES } from './types.ts';
+export { REPORT_KINDS } from './report.ts';
+export type { ReportKind, ReportResult, ReportAccepted, ReportRefused } from './report.ts';
+export { MemoryReplayCache } from './local/replay-cache.ts';
+export type { ReplayCache } from './local/replay-cache.ts';
+export { STEPUP_HEADER, accessTokenOf } from './request.ts';
+export { fromNodeRequest, refusalBody, requireAgent, sendRefusal } from './node.ts';
+export type { NodeRouteOptions, WithMandate } from './node.ts';
+export { VERIFY_ERROR_CODES } from '@mandate/protocol';
+export type { VerifyErrorCode } from '@mandate/protocol';

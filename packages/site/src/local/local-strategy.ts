@@ -1,0 +1,156 @@
+import { type PassClaims, type StepupClaims, VerifiedPassCache, verifyPassAndProof, verifyStepupToken } from '@mandate/protocol';
+import type { VerifierConfig } from '../config.ts';
+import type { PreparedRequest, Strategy } from '../strategy.ts';
+import { ServiceUnavailableError, toError } from '../service-client.ts';
+import type { Verified } from '../types.ts';
+import { JwksCache } from './jwks.ts';
+import { MemoryReplayCache, type ReplayCache } from './replay-cache.ts';
+import { RevocationList, RevocationStaleError } from './revocation-list.ts';
+import { confirmStepup } from './stepup-confirm.ts';
+
+/** The key set is fetched again in the background at least this often, so retired keys leave. */
+const KEYS_MAX_AGE_MS = 10 * 60 * 1000;
+/** After a failed poll, try again sooner than rev_ttl. */
+const RETRY_AFTER_FAILURE_SEC = 10;
+
+/**
+ * Local mode: passes and proofs are checked here by the protocol's one check
+ * (`verifyPassAndProof`) against the published keys, the polled revocation list and a DPoP jti
+ * replay cache; only step-ups go to Mandate. The order matches cloud verify exactly, so both
+ * modes give the same answer: pass and proof, revocation, step-up token checks (only when the
+ * pass has the route's scope), jti consumed, step-up used up at Mandate.
+ */
+export class LocalStrategy implements Strategy {
+  readonly keys: JwksCache;
+  readonly revocation: RevocationList;
+  private readonly replay: ReplayCache;
+  /** A pass's signature is checked once per token; the proof, expiry, revocation and jti on every request. */
+  private readonly passes = new VerifiedPassCache();
+  private firstLoad: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly config: VerifierConfig,
+    replayCache: ReplayCache | undefined,
+  ) {
+    this.keys = new JwksCache(config);
+    this.revocation = new RevocationList(config, this.keys.resolve);
+    this.replay = replayCache ?? new MemoryReplayCache();
+  }
+
+  /** Loads keys and revocation list once and starts polling; rejects when that first load fails (polling goes on). */
+  start(): Promise<void> {
+    if (this.firstLoad === undefined) {
+      this.firstLoad = this.poll();
+      this.firstLoad.then(
+        () => this.schedule(this.config.revTtlSec),
+        () => this.schedule(Math.min(this.config.revTtlSec, RETRY_AFTER_FAILURE_SEC)),
+      );
+    }
+    return this.firstLoad;
+  }
+
+  /** Polls now: keys when missing or old, then the revocation list. */
+  async refresh(): Promise<void> {
+    await this.poll();
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private async poll(): Promise<void> {
+    if (!this.keys.loaded) await this.keys.refresh();
+    else if (this.keys.ageMs() >= KEYS_MAX_AGE_MS) {
+      // The keys held still verify; a failed background refresh must not hold up the revocation list.
+      await this.keys.refresh().catch((e: unknown) => this.config.onError(toError(e)));
+    }
+    const outcome = await this.revocation.refresh();
+    if (outcome === 'ignored_older') {
+      this.config.onError(new Error('GET /api/v1/revocation: a snapshot older than the one held was ignored'));
+    }
+  }
+
+  private schedule(afterSec: number): void {
+    if (this.closed) return;
+    this.timer = setTimeout(() => {
+      this.poll().then(
+        () => this.schedule(this.config.revTtlSec),
+        (e: unknown) => {
+          this.config.onError(toError(e));
+          this.schedule(Math.min(this.config.revTtlSec, RETRY_AFTER_FAILURE_SEC));
+        },
+      );
+    }, afterSec * 1000);
+    this.timer.unref(); // polling never keeps the process alive
+  }
+
+  /** Everything a verdict needs, or the reason there can be none (503). */
+  private async ready() {
+    if (this.firstLoad === undefined) {
+      await this.start().catch((e: unknown) => this.config.onError(toError(e)));
+    }
+    if (!this.keys.loaded) {
+      if (this.keys.mayRefresh()) await this.keys.refresh();
+      if (!this.keys.loaded) throw new ServiceUnavailableError("Mandate's keys are not loaded yet");
+    }
+    const snapshot = this.revocation.freshIndex();
+    if (snapshot === undefined) throw new RevocationStaleError(this.revocation.ageSec(), this.config.maxStaleSec);
+    return snapshot;
+  }
+
+  async verify(p: PreparedRequest): Promise<Verified> {
+    const snapshot = await this.ready();
+    const now = Math.floor(this.config.now() / 1000);
+    const { keys, config } = this;
+    let stepup: StepupClaims | undefined;
+
+    const { claims } = await verifyPassAndProof({
+      accessToken: p.accessToken,
+      dpop: p.dpop,
+      method: p.method,
+      url: p.url,
+      site: config.site,
+      now,
+      keys: keys.resolve,
+      issuer: config.issuer,
+      passCache: this.passes,
+      // Runs after pass and proof verified and before the jti is consumed, as in cloud verify.
+      isRevoked: async (pass: PassClaims) => {
+        const verdict = snapshot.verdict(pass);
+        if (verdict !== null) return verdict;
+        const scopeOk = p.scope === undefined || pass.scope.includes(p.scope);
+        if (scopeOk && p.action !== undefined && p.stepupToken !== undefined) {
+          stepup = await verifyStepupToken(p.stepupToken, {
+            keys: keys.resolve,
+            issuer: config.issuer,
+            now,
+            agentId: pass.sub,
+            jkt: pass.cnf.dpop,
+            site: pass.aud,
+            action: p.action,
+            userId: pass.user,
+          });
+        }
+        return null;
+      },
+      consumeJti: (jti, expiresAtSec) => this.replay.consume(jti, expiresAtSec, now),
+    });
+
+    if (stepup !== undefined && p.action !== undefined && p.stepupToken !== undefined) {
+      await confirmStepup(config, { stepupToken: p.stepupToken, action: p.action, agentId: claims.sub, userId: claims.user });
+    }
+    return {
+      ok: true,
+      agentId: claims.sub,
+      userId: claims.user,
+      site: claims.aud,
+      scopes: claims.scope,
+      userInfo: claims.user_info ?? {},
+      stepup: stepup !== undefined,
+    };
+  }
+}

@@ -1,0 +1,48 @@
+import type { HeaderSource } from './types.ts';
+
+/** The step-up header of decisions §11. */
+export const STEPUP_HEADER = 'x-service-stepup';
+
+/** The same bounds as Mandate's verify endpoint, so both modes refuse oversized input alike. */
+export const MAX_TOKEN_LENGTH = 16 * 1024;
+
+type HeaderValue = { kind: 'none' } | { kind: 'one'; value: string } | { kind: 'many' };
+
+/** One header, case-insensitively; several values (repeated header) are reported as such, never joined. */
+export function header(headers: HeaderSource, name: string): HeaderValue {
+  const lower = name.toLowerCase();
+  let raw: string | string[] | null | undefined;
+  if (typeof Headers !== 'undefined' && headers instanceof Headers) {
+    raw = headers.get(lower);
+  } else {
+    const record = headers as Record<string, string | string[] | undefined>;
+    raw = record[lower];
+    if (raw === undefined) {
+      for (const key of Object.keys(record)) {
+        if (key.toLowerCase() === lower) {
+          raw = record[key];
+          break;
+        }
+      }
+    }
+  }
+  if (raw === undefined || raw === null) return { kind: 'none' };
+  if (Array.isArray(raw)) {
+    if (raw.length === 0) return { kind: 'none' };
+    if (raw.length > 1) return { kind: 'many' };
+    raw = raw[0] ?? '';
+  }
+  const value = raw.trim();
+  return value === '' ? { kind: 'none' } : { kind: 'one', value };
+}
+
+/**
+ * The pass from `Authorization: Bearer <pass>` (or the RFC 9449 scheme `DPoP <pass>`);
+ * undefined when absent or malformed.
+ */
+export function accessTokenOf(headers: HeaderSource): string | undefined {
+  const h = header(headers, 'authorization');
+  if (h.kind !== 'one') return undefined;
+  const m = /^(bearer|dpop)\s+(\S+)$/i.exec(h.value);
+  return m?.[2];
+}

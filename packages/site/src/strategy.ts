@@ -1,0 +1,26 @@
+import type { Verified } from './types.ts';
+
+/** A request that passed the cheap, mode-independent checks: what either mode needs to verify it. */
+export type PreparedRequest = {
+  accessToken: string;
+  dpop: string;
+  /** Only on routes that declare an action; ignored (never sent, never used up) elsewhere. */
+  stepupToken?: string;
+  method: string;
+  /** The full public URL the proof must sign. */
+  url: string;
+  scope?: string;
+  action?: string;
+};
+
+/**
+ * Cloud or local verification. `verify` resolves to a Verified (whose scopes and stepup the caller
+ * still checks against the route) or throws: ProtocolError for a verdict, anything else for "no
+ * verdict" (refused with 503).
+ */
+export interface Strategy {
+  verify(p: PreparedRequest): Promise<Verified>;
+  start(): Promise<void>;
+  refresh(): Promise<void>;
+  close(): void;
+}

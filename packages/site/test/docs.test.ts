@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import ts from 'typescript';
+import { REPO_ROOT, runTs } from '../../server/test/helpers/child-process.ts';
+import { freePort } from '../../server/test/helpers/server-process.ts';
+import { type AgentWithPass, type Mandate, RealClock, agentRequest, agentWithPass, startMandate, stepupFor } from './helpers/mandate.ts';
+
+// docs/sites/sdk.md cannot rot: every block marked `<!-- example: <file>.ts -->` is written to a
+// file as it stands and typechecked; those marked `(run)` are also started as servers, against a
+// real Mandate, and called by an agent (they serve GET /orders with scope orders:read; the step-up
+// example serves POST /orders/:id/pay).
+
+const GUIDE = 'docs/sites/sdk.md';
+type Example = { file: string; run: boolean; code: string };
+
+function examples(): Example[] {
+  const text = readFileSync(join(REPO_ROOT, GUIDE), 'utf8');
+  return [...text.matchAll(/<!-- example: ([\w.-]+\.ts)( \(run\))? -->\n```ts\n([\s\S]*?)```/g)].map((m) => ({ file: m[1] ?? '', run: m[2] !== undefined, code: m[3] ?? '' }));
+}
+
+/** Typechecks the files with the repository's compiler settings; returns the diagnostics as text. */
+function typecheck(dir: string, files: string[]): string[] {
+  const base = ts.readConfigFile(join(REPO_ROOT, 'tsconfig.base.json'), ts.sys.readFile);
+  const parsed = ts.parseJsonConfigFileContent(base.config, ts.sys, dir);
+  const program = ts.createProgram(
+    files.map((f) => join(dir, f)),
+    { ...parsed.options, noEmit: true, typeRoots: [join(REPO_ROOT, 'node_modules/@types')] },
+  );
+  return ts.getPreEmitDiagnostics(program).map((d) => {
+    const where = d.file ? `${d.file.fileName}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1}` : '';
+    return `${where} ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`;
+  });
+}
+
+describe(`${GUIDE} examples`, () => {
+  let dir = '';
+  const all = examples();
+
+  before(() => {
+    // Outside the repository, as a reader's project would be; node_modules links to this checkout's.
+    dir = mkdtempSync(join(tmpdir(), 'mandate-sdk-docs-'));
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module', private: true }));
+    symlinkSync(join(REPO_ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
+    for (const e of all) writeFileSync(join(dir, e.file), e.code);
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('the guide has its examples', () => {
+    assert.deepEqual(
+      all.filter((e) => e.run).map((e) => e.file),
+      ['express.ts', 'fastify.ts', 'node-http.ts', 'express-stepup.ts', 'express-local.ts'],
+    );
+    assert.ok(all.length >= 9, `only ${all.length} examples`);
+  });
+
+  it('every example typechecks (strict, as this repository compiles)', () => {
+    assert.deepEqual(typecheck(dir, all.map((e) => e.file)), []);
+  });
+
+  describe('the server examples run and protect their routes', () => {
+    let m: Mandate;
+    before(async () => {
+      m = await startMandate({ clock: new RealClock() });
+    });
+    after(() => m.close());
+
+    async function call(base: string, a: AgentWithPass | null, method: string, path: string, stepup?: string) {
+      const headers: Record<string, string> = {};
+      if (a) {
+        const r = await agentRequest(m, a, { method, path, base, ...(stepup === undefined ? {} : { stepup }) });
+        for (const [k, v] of Object.entries(r.headers as Record<string, string>)) if (k !== 'host') headers[k] = v;
+      }
+      const res = await fetch(base + path, { method, headers });
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    }
+
+    for (const file of ['express.ts', 'fastify.ts', 'node-http.ts', 'express-stepup.ts', 'express-local.ts']) {
+      it(file, async () => {
+        const port = await freePort();
+        const base = `http://127.0.0.1:${port}`;
+        const server = runTs(join(dir, file), { env: { MANDATE_URL: m.url, SITE_ID: 'shop.example', PUBLIC_BASE_URL: base, PORT: String(port) }, cwd: dir });
+        try {
+          await server.waitFor('shop listening');
+          if (file === 'express-stepup.ts') {
+            const a = await agentWithPass(m, { scopes: ['pay'] });
+            assert.equal((await call(base, a, 'POST', '/orders/7/pay')).status, 404, 'cheap check first');
+            const refused = await call(base, a, 'POST', '/orders/42/pay');
+            assert.deepEqual([refused.status, refused.body['error'], refused.body['action']], [403, 'stepup_required', 'pay order 42']);
+            const paid = await call(base, a, 'POST', '/orders/42/pay', await stepupFor(m, a, 'pay order 42'));
+            assert.deepEqual(paid, { status: 200, body: { paid: '19.90 EUR', agent: a.agent.id, stepup: true } });
+            assert.equal((await call(base, a, 'POST', '/orders/42/pay')).status, 409, 'already paid');
+          } else {
+            const none = await call(base, null, 'GET', '/orders');
+            assert.deepEqual([none.status, none.body['error']], [401, 'invalid_request']);
+            const lacking = await call(base, await agentWithPass(m, { scopes: ['list'] }), 'GET', '/orders');
+            assert.deepEqual([lacking.status, lacking.body['error']], [403, 'insufficient_scope']);
+            const a = await agentWithPass(m, { scopes: ['orders:read'] });
+            const ok = await call(base, a, 'GET', '/orders');
+            assert.deepEqual(ok, { status: 200, body: { orders: [], person: a.agent.owner.user.id, agent: a.agent.id } });
+          }
+        } finally {
+          await server.stop();
+        }
+      });
+    }
+  });
+});

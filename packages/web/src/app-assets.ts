@@ -1,0 +1,105 @@
+// Everything the service serves for the owner app (/app), built once per process at start: the
+// page, one script bundled from the TypeScript in app/client (with @simplewebauthn/browser), the
+// styles, the service worker, the manifest and the icons.
+//
+// Why a bundle made at start rather than plain files: the browser code is TypeScript checked by the
+// same strict `tsc` as the rest of the repository, it imports @simplewebauthn/browser as a typed
+// module, and the page loads one script. esbuild (already present: tsx, which runs the service,
+// uses it) bundles it in well under a second, so there is no build step to run or forget and no
+// generated file in the repository.
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { buildSync } from 'esbuild';
+import { manifest } from './app/manifest.ts';
+
+export interface StaticAsset {
+  body: string | Buffer;
+  /** Content-Type. */
+  type: string;
+  /** Cache-Control. */
+  cache: string;
+  /** A strong ETag of the body (quoted), for If-None-Match. */
+  etag: string;
+}
+
+const APP_DIR = new URL('./app/', import.meta.url);
+const read = (file: string): Buffer => readFileSync(new URL(file, APP_DIR));
+const text = (file: string): string => read(file).toString('utf8');
+const hash = (...parts: (string | Buffer)[]): string => {
+  const h = createHash('sha256');
+  for (const p of parts) h.update(p);
+  return h.digest('base64url');
+};
+
+const JS = 'text/javascript; charset=utf-8';
+// Revalidated at each use (a 304 when unchanged), so a new version is picked up at once.
+const REVALIDATE = 'no-cache';
+
+/** Bundles one entry point of app/ for the browser. `define` replaces build-time constants. */
+function bundle(entry: string, define: Record<string, string> = {}): string {
+  let code: string | undefined;
+  try {
+    const result = buildSync({
+      entryPoints: [fileURLToPath(new URL(entry, APP_DIR))],
+      bundle: true,
+      write: false,
+      format: 'esm',
+      platform: 'browser',
+      target: ['es2020', 'chrome100', 'safari15', 'firefox100'],
+      minify: true,
+      legalComments: 'none',
+      charset: 'utf8',
+      define,
+      logLevel: 'silent',
+    });
+    code = result.outputFiles[0]?.text;
+  } catch (e) {
+    throw new Error(`the owner app (${entry}) could not be built: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  if (code === undefined) throw new Error(`the owner app (${entry}) could not be built: esbuild produced nothing`);
+  return code;
+}
+
+function asset(body: string | Buffer, type: string, cache = REVALIDATE): StaticAsset {
+  return { body, type, cache, etag: `"${hash(body).slice(0, 27)}"` };
+}
+
+function build(): ReadonlyMap<string, StaticAsset> {
+  const script = bundle('./client/main.ts');
+  const css = text('./shell/app.css');
+  const svg = text('./icons/icon.svg');
+  const png192 = read('./icons/icon-192.png');
+  const png512 = read('./icons/icon-512.png');
+  const manifestJson = JSON.stringify(manifest, null, 2);
+  const html = text('./shell/app.html');
+  // One version for the whole shell: it names the script and styles in the page and the worker's cache.
+  const version = hash(script, css, svg, png192, png512, manifestJson, html).slice(0, 12);
+  const shellUrls = ['/app', `/assets/app/app.js?v=${version}`, `/assets/app/app.css?v=${version}`, '/assets/app/icon.svg', '/manifest.webmanifest', '/icon-192.png', '/icon-512.png'];
+  const worker = bundle('./worker/service-worker.ts', { SHELL_VERSION: JSON.stringify(version), SHELL_URLS: JSON.stringify(shellUrls) });
+
+  return new Map([
+    ['/app', asset(html.replaceAll('__VERSION__', version), 'text/html; charset=utf-8')],
+    ['/assets/app/app.js', asset(script, JS)],
+    ['/assets/app/app.css', asset(css, 'text/css; charset=utf-8')],
+    ['/assets/app/icon.svg', asset(svg, 'image/svg+xml', 'public, max-age=86400')],
+    ['/manifest.webmanifest', asset(manifestJson, 'application/manifest+json; charset=utf-8')],
+    ['/sw.js', asset(worker, JS)],
+    ['/icon-192.png', asset(png192, 'image/png', 'public, max-age=86400')],
+    ['/icon-512.png', asset(png512, 'image/png', 'public, max-age=86400')],
+  ]);
+}
+
+let built: ReadonlyMap<string, StaticAsset> | undefined;
+
+/** Path -> asset, built on the first call and kept for the life of the process. */
+export function appAssets(): ReadonlyMap<string, StaticAsset> {
+  built ??= build();
+  return built;
+}
+
+/** Does the client's If-None-Match name this asset's current body? */
+export function isFresh(asset: StaticAsset, ifNoneMatch: string | undefined): boolean {
+  if (!ifNoneMatch) return false;
+  return ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === asset.etag);
+}

@@ -1,0 +1,152 @@
+// The owner app: wiring of views, session and refreshing. Open requests and grants are polled
+// (GET /api/me every few seconds while the app is visible, and at once when it comes back into
+// view): that works the same with one service node or many over one database.
+import { ApiError, api } from './api.ts';
+import { report } from './actions.ts';
+import { byId } from './dom.ts';
+import { reload, registerLoader } from './loaders.ts';
+import { show } from './message.ts';
+import { setUpPwa } from './pwa.ts';
+import { isShown, onShown, showCurrentView, startRouter } from './router.ts';
+import { hooks, session } from './session.ts';
+import type { Me } from './types.ts';
+import { resetGrants, renderGrants } from './views/access.ts';
+import { askForPasskeySession, loadDevices, resetAccount, setUpAccount, showWhoami } from './views/account.ts';
+import { loadActivity, resetActivity, setAgentChoices, setSiteSuggestions, setUpActivity } from './views/activity.ts';
+import { resetAgentForm, setAgentFormEmail, setUpAgentForm } from './views/agent-form.ts';
+import { loadAgents, onAgentsLoaded, resetAgents } from './views/agents.ts';
+import { renderPending, resetRequests, startRequestClock, stopRequestClock } from './views/requests.ts';
+import { setUpSignIn } from './views/sign-in.ts';
+
+const POLL_MS = 3000;
+const RETRY_OFFLINE_MS = 5000;
+
+let pollTimer: ReturnType<typeof setInterval> | undefined;
+let loadingMe: Promise<void> | null = null;
+
+/** GET /api/me: the owner, open requests and grants. One call at a time. */
+function loadMe(): Promise<void> {
+  loadingMe ??= (async () => {
+    try {
+      const me = await api<Me>('GET', '/api/me');
+      if (session.email !== me.email) setAgentFormEmail(me.email);
+      session.email = me.email;
+      showWhoami(me);
+      renderPending(me.pending);
+      renderGrants(me.grants);
+      setSiteSuggestions(me.grants.map((g) => g.site));
+    } finally {
+      loadingMe = null;
+    }
+  })();
+  return loadingMe;
+}
+
+function setOnline(online: boolean): void {
+  byId('offline', HTMLElement).hidden = online;
+}
+
+async function poll(): Promise<void> {
+  if (!session.signedIn || document.visibilityState !== 'visible') return;
+  try {
+    await reload(...(isShown('activity') ? (['me', 'activity'] as const) : (['me'] as const)));
+    setOnline(true);
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 0) setOnline(false);
+    else if (e instanceof ApiError && e.status === 401) await report(e);
+    // Other failures (503 and the like) are retried at the next tick without noise.
+  }
+}
+
+function setView(signedIn: boolean): void {
+  session.signedIn = signedIn;
+  byId('signed-in', HTMLElement).hidden = !signedIn;
+  byId('tabs', HTMLElement).hidden = !signedIn;
+  byId('signed-out', HTMLElement).hidden = signedIn;
+  document.body.classList.toggle('signed-in', signedIn);
+}
+
+function signedOut(reason?: string): void {
+  if (pollTimer) clearInterval(pollTimer);
+  pollTimer = undefined;
+  stopRequestClock();
+  setView(false);
+  session.email = '';
+  resetRequests();
+  resetGrants();
+  resetAgents();
+  resetAgentForm();
+  resetActivity();
+  resetAccount();
+  document.title = 'Mandate';
+  if (reason) show(reason, 'error');
+}
+
+/** After a sign-in (or on opening with a live session): load everything and start refreshing. */
+async function enter(): Promise<void> {
+  await loadMe();
+  setView(true);
+  setOnline(true);
+  await reload('devices', 'agents');
+  showCurrentView();
+  startRequestClock();
+  if (pollTimer) clearInterval(pollTimer);
+  pollTimer = setInterval(() => void poll(), POLL_MS);
+}
+
+/** Opening the app: signed in already, signed out, or offline (then it tries again by itself). */
+async function start(): Promise<void> {
+  try {
+    await enter();
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 401) {
+      signedOut();
+      return;
+    }
+    if (e instanceof ApiError && e.status === 0) {
+      setOnline(false);
+      setTimeout(() => void start(), RETRY_OFFLINE_MS);
+      return;
+    }
+    signedOut();
+    await report(e);
+  }
+}
+
+async function signOut(): Promise<void> {
+  await api('POST', '/api/logout');
+  signedOut();
+  show('Signed out.', 'ok');
+}
+
+hooks.signedOut = signedOut;
+hooks.passkeySessionNeeded = () => {
+  location.hash = 'account';
+  askForPasskeySession();
+};
+
+registerLoader('me', loadMe);
+registerLoader('agents', loadAgents);
+registerLoader('devices', loadDevices);
+registerLoader('activity', loadActivity);
+onAgentsLoaded(setAgentChoices);
+
+const quietly = (work: Promise<void>) => void work.catch((e: unknown) => report(e));
+onShown('requests', () => quietly(reload('me')));
+onShown('access', () => quietly(reload('me')));
+onShown('agents', () => quietly(reload('agents')));
+onShown('activity', () => quietly(reload('activity')));
+onShown('account', () => quietly(reload('devices')));
+
+setUpSignIn(enter);
+setUpAgentForm();
+setUpActivity();
+setUpAccount(signOut);
+startRouter();
+setUpPwa();
+
+document.addEventListener('visibilitychange', () => void poll());
+window.addEventListener('focus', () => void poll());
+window.addEventListener('online', () => void (session.signedIn ? poll() : start()));
+
+void start();

@@ -1,0 +1,33 @@
+// Who is signed in, and the few hooks that let one part of the app ask another to act
+// (sign out on a lost session, offer a passkey sign-in) without importing each other.
+import { ApiError, api } from './api.ts';
+
+export const session = {
+  signedIn: false,
+  email: '',
+  /** Passkeys the owner has; null until the first GET /api/devices answered. */
+  passkeys: null as number | null,
+};
+
+export const hooks = {
+  /** The session is gone: show the sign-in forms with this reason. */
+  signedOut: (_reason?: string): void => undefined,
+  /** Adding or removing a passkey needs a passkey sign-in first. */
+  passkeySessionNeeded: (): void => undefined,
+};
+
+/**
+ * After a 401 while signed in: is the session really gone (rather than, say, a refused passkey)?
+ * If so the app signs out and says why.
+ */
+export async function sessionEnded(e: unknown): Promise<boolean> {
+  if (!(e instanceof ApiError && e.status === 401 && session.signedIn)) return false;
+  try {
+    await api('GET', '/api/me');
+    return false;
+  } catch (again) {
+    if (!(again instanceof ApiError && again.status === 401)) return false;
+    hooks.signedOut('Your session ended. Sign in again.');
+    return true;
+  }
+}

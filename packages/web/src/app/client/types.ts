@@ -1,0 +1,97 @@
+// The JSON shapes of the owner API this app reads (see GET /openapi.json). Kept here, not imported
+// from the server: the app is a client of the public API like any other.
+
+export type RequestKind = 'initial' | 'stepup';
+export type AgentFlag = 'ok' | 'suspicious' | 'revoked';
+
+/** An open request for one of the owner's agents (`pending` of GET /api/me). */
+export interface PendingRequest {
+  id: string;
+  kind: RequestKind | string;
+  agent: string;
+  agent_id: string;
+  site: string;
+  scopes: string[];
+  user_info: string[];
+  action?: string;
+  created_at: string;
+  expires_at: string;
+}
+
+export interface Grant {
+  id: string;
+  agent_id: string;
+  agent_name: string;
+  site: string;
+  scopes: string[];
+  user_info: string[];
+  expires_at: string | null;
+  uses_left: number | null;
+  created_at: string;
+}
+
+export interface Me {
+  id: string;
+  email: string;
+  display_name: string;
+  role: 'user' | 'admin';
+  created_at: string;
+  pending: PendingRequest[];
+  grants: Grant[];
+}
+
+export interface Agent {
+  id: string;
+  name: string;
+  status: 'active' | 'removed';
+  flag: AgentFlag;
+  jkt: string;
+  created_at: string;
+}
+
+/** GET /api/v1/agents/{id}/status: what sites read. */
+export interface AgentStatus {
+  agent_id: string;
+  global_flag: AgentFlag;
+  revoked_sites: string[];
+}
+
+/** GET /api/v1/agents/{id}/reputation. */
+export interface Reputation {
+  agent_id: string;
+  score: number;
+  flag: AgentFlag;
+  age_days: number;
+  reports: Record<string, number>;
+  reporting_sites: number;
+}
+
+/** GET /api/agents/{id}/statuses: what the agent itself reported, per site ('' = general). */
+export interface ReportedStatus {
+  site: string;
+  status: string;
+  reported_at: string;
+}
+
+export interface Device {
+  id: string;
+  name: string;
+  kind: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+export interface ActivityItem {
+  seq: number;
+  action: string;
+  agent_id: string | null;
+  agent_name: string | null;
+  site: string | null;
+  detail: Record<string, unknown>;
+  created_at: string;
+}
+
+export interface ActivityPage {
+  items: ActivityItem[];
+  next_before: number | null;
+}

@@ -1,0 +1,65 @@
+// Each audit record as a sentence: title and one line of detail.
+import { duration, listText } from '../format.ts';
+import type { ActivityItem } from '../types.ts';
+
+/** The actions the service records, for the filter (value, label). */
+export const ACTION_FILTERS: readonly [string, string][] = [
+  ['request.created', 'Access asked'],
+  ['request.approved', 'Access approved'],
+  ['request.denied', 'Access denied'],
+  ['pass.issued', 'Pass issued'],
+  ['grant.revoked', 'Access revoked'],
+  ['grant.user_info_narrowed', 'Sharing narrowed'],
+  ['stepup.requested', 'Action to confirm asked'],
+  ['stepup.approved', 'Action approved'],
+  ['stepup.denied', 'Action denied'],
+  ['stepup.delivered', 'Confirmation collected'],
+  ['stepup.used', 'Confirmation used at a site'],
+  ['agent.created', 'Agent added'],
+  ['agent.removed', 'Agent deleted'],
+  ['agent.flagged', 'Agent revoked or unblocked'],
+  ['agent.note', 'Note from an agent'],
+  ['agent.status', 'Agent status'],
+  ['report.received', 'Report from a site'],
+];
+
+const quoted = (v: unknown): string => (typeof v === 'string' ? `"${v}"` : '');
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+function limitsText(v: unknown): string {
+  if (!v || typeof v !== 'object') return '';
+  const l = v as { expires_in?: unknown; max_uses?: unknown };
+  return [
+    typeof l.expires_in === 'number' ? `ends after ${duration(l.expires_in)}` : '',
+    typeof l.max_uses === 'number' ? `${l.max_uses} passes` : '',
+  ].filter(Boolean).join(', ');
+}
+
+export function activityText(a: ActivityItem): [title: string, extra: string] {
+  const d = a.detail;
+  const who = a.agent_name ?? (str(d.name) || a.agent_id || 'an agent');
+  const at = a.site ? ` at ${a.site}` : '';
+  switch (a.action) {
+    case 'request.created': return [`${who} asked for access${at}`, `${listText(d.scopes)}; about you: ${listText(d.user_info)}`];
+    case 'request.approved': {
+      const lim = limitsText(d.limits);
+      return [`You approved ${who}${at}`, `${listText(d.scopes)}; about you: ${listText(d.user_info)}${lim ? `; ${lim}` : ''}`];
+    }
+    case 'request.denied': return [`You denied ${who}${at}`, listText(d.scopes)];
+    case 'stepup.requested': return [`${who} asked you to confirm ${quoted(d.action)}${at}`, ''];
+    case 'stepup.approved': return [`You approved ${quoted(d.action)} for ${who}${at}`, ''];
+    case 'stepup.denied': return [`You denied ${quoted(d.action)} for ${who}${at}`, ''];
+    case 'stepup.delivered': return [`${who} collected your confirmation of ${quoted(d.action)}`, a.site ?? ''];
+    case 'stepup.used': return [`${a.site ?? 'A site'} accepted your confirmation for ${who}`, listText(d.actions)];
+    case 'pass.issued': return [`${who} got a pass${at}`, typeof d.uses_left === 'number' ? `${d.uses_left} passes left` : ''];
+    case 'grant.revoked': return [`You revoked ${who}'s access${at}`, ''];
+    case 'grant.user_info_narrowed': return [`You narrowed what ${who} may see${at}`, `now: ${listText(d.to)}`];
+    case 'agent.created': return [`You added the agent ${who}`, ''];
+    case 'agent.removed': return [`You deleted the agent ${who}`, ''];
+    case 'agent.flagged': return [d.flag === 'revoked' ? `You revoked ${who}` : `You marked ${who} as ${str(d.flag)}`, ''];
+    case 'agent.note': return [`Note from ${who}${str(d.title) ? `: ${str(d.title)}` : ''}`, str(d.text)];
+    case 'agent.status': return [`${who}${at}: ${str(d.status) || 'status'}`, ''];
+    case 'report.received': return [`${a.site ?? 'A site'} reported ${who}: ${str(d.kind)}`, str(d.detail)];
+    default: return [`${a.action}${a.agent_id ? ` · ${who}` : ''}${at}`, ''];
+  }
+}

@@ -1,0 +1,158 @@
+// One card per open request: who asks, for what, at which site, until when; approve with a passkey
+// (after narrowing) or deny with one tap. The card keeps its state across refreshes.
+import { ApiError, api, seg } from '../api.ts';
+import { report } from '../actions.ts';
+import { button, el } from '../dom.ts';
+import { errorText } from '../errors.ts';
+import { timeLeft, when } from '../format.ts';
+import { reload } from '../loaders.ts';
+import { session } from '../session.ts';
+import type { PendingRequest } from '../types.ts';
+import { approvalAssertion } from '../webauthn.ts';
+import { type Choices, choiceControls, readChoices } from './request-choices.ts';
+
+/** How long an answered card stays to show its outcome before it goes. */
+const OUTCOME_MS = 6000;
+
+export type CardState = 'open' | 'busy' | 'done';
+
+export interface RequestCard {
+  request: PendingRequest;
+  node: HTMLElement;
+  state: CardState;
+  tick(): void;
+  /** Shows the outcome instead of the controls; the card removes itself a little later. */
+  finish(text: string, kind: 'ok' | 'denied' | 'gone'): void;
+  /** Shows or hides the "no passkey yet" notice. */
+  passkeyNotice(show: boolean): void;
+}
+
+function heading(p: PendingRequest): HTMLHeadingElement {
+  const agent = el('strong', { text: p.agent });
+  const site = el('span', { className: 'site', text: p.site });
+  if (p.kind === 'stepup') return el('h3', {}, agent, ' asks you to confirm an action at ', site);
+  if (p.kind === 'initial') return el('h3', {}, agent, ' asks for access to ', site);
+  return el('h3', {}, agent, ` asks (${p.kind}) at `, site);
+}
+
+function outcomeText(p: PendingRequest, status: string, choices: Choices | undefined): string {
+  if (status !== 'approved') return `Denied. ${p.agent} gets nothing from ${p.site}.`;
+  if (p.kind === 'stepup') return `Approved: ${p.agent} may "${p.action ?? ''}" at ${p.site}, once.`;
+  const scopes = choices?.scopes ?? p.scopes;
+  const info = choices?.user_info ?? p.user_info;
+  return `Approved. ${p.agent} may ${scopes.join(', ')} at ${p.site}${info.length ? ` and see ${info.join(', ')}` : ''}.`;
+}
+
+/** The 409s that mean "nothing left to answer here" (rather than "add a passkey first"). */
+const goneText = (e: ApiError): string =>
+  /removed or revoked/i.test(e.detail) ? errorText(e) : 'Already answered on another device, or it expired.';
+
+export function requestCard(p: PendingRequest, onGone: (card: RequestCard) => void): RequestCard {
+  const time = el('span', { className: 'time' });
+  const errorNode = el('p', { className: 'card-error', role: 'alert', hidden: true });
+  const approve = button('Approve', 'approve');
+  const deny = button('Deny', 'secondary deny');
+  const actions = el('div', { className: 'row actions' }, approve, deny);
+  const addPasskey = button('Add a passkey on this device', 'secondary');
+  // The same ceremony as the "add a passkey" notice at the top of the view.
+  addPasskey.addEventListener('click', () => document.getElementById('passkey-setup-button')?.click());
+  const notice = el('div', { className: 'notice no-passkey', hidden: true },
+    el('p', { text: 'Approving needs a passkey, and this account has none yet. Add one, then approve here. You can deny without one.' }),
+    addPasskey);
+  const kindLabel = p.kind === 'stepup' ? 'Confirm an action' : p.kind === 'initial' ? 'Access request' : 'Request';
+  const body: HTMLElement[] = p.kind === 'stepup'
+    ? [el('blockquote', { className: 'action', text: p.action ?? '' }), el('p', { className: 'hint', text: 'Approve only if this is exactly what you want done. It can be used once.' })]
+    : p.kind === 'initial' ? choiceControls(p.scopes, p.user_info) : [];
+  const node = el('article', { className: `card request ${p.kind}`, 'data-txn': p.id, 'aria-busy': 'false', 'aria-label': `${kindLabel} from ${p.agent} at ${p.site}` },
+    el('div', { className: 'card-top' }, el('span', { className: `kind ${p.kind}`, text: kindLabel }), time),
+    heading(p),
+    ...body,
+    el('p', { className: 'meta', text: `Agent ${p.agent_id} · asked ${when(p.created_at)}` }),
+    notice,
+    errorNode,
+    actions);
+
+  const controls = () => [...node.querySelectorAll<HTMLInputElement | HTMLSelectElement | HTMLButtonElement>('input, select, button')];
+
+  const card: RequestCard = {
+    request: p,
+    node,
+    state: 'open',
+    tick() {
+      if (card.state === 'done') return;
+      const left = timeLeft(p.expires_at);
+      time.textContent = left.text;
+      time.classList.toggle('soon', left.soon);
+      if (left.expired && card.state === 'open') card.finish('This request expired before you answered. The agent has to ask again.', 'gone');
+    },
+    finish(text, kind) {
+      if (card.state === 'done') return;
+      card.state = 'done';
+      node.setAttribute('aria-busy', 'false');
+      node.classList.add('done', kind);
+      time.hidden = true;
+      node.replaceChildren(node.children[0] ?? '', node.children[1] ?? '', el('p', { className: `outcome ${kind}`, role: 'status', text }));
+      setTimeout(() => {
+        node.remove();
+        onGone(card);
+      }, OUTCOME_MS);
+    },
+    passkeyNotice(show) {
+      notice.hidden = !show;
+    },
+  };
+
+  function setBusy(on: boolean): void {
+    card.state = on ? 'busy' : 'open';
+    node.setAttribute('aria-busy', String(on));
+    for (const c of controls()) if (c !== addPasskey) c.disabled = on;
+  }
+
+  async function answer(yes: boolean, pressed: HTMLButtonElement): Promise<void> {
+    if (card.state !== 'open') return;
+    errorNode.hidden = true;
+    let choices: Choices | undefined;
+    try {
+      if (yes && p.kind === 'initial') choices = readChoices(node);
+    } catch (e) {
+      await report(e, errorNode);
+      return;
+    }
+    const label = pressed.textContent ?? '';
+    setBusy(true);
+    pressed.textContent = yes ? 'Approving…' : 'Denying…';
+    try {
+      let assertion: unknown;
+      if (yes) {
+        assertion = await approvalAssertion(p.id, () => (pressed.textContent = 'Waiting for your passkey…'));
+        pressed.textContent = 'Approving…';
+      }
+      const body = yes ? { approve: true, assertion, ...(choices ?? {}) } : { approve: false };
+      const { status } = await api<{ status: string }>('POST', `/api/txn/${seg(p.id)}/response`, body);
+      card.finish(outcomeText(p, status, choices), status === 'approved' ? 'ok' : 'denied');
+      reload('me', 'activity').catch(() => undefined);
+    } catch (e) {
+      pressed.textContent = label;
+      setBusy(false);
+      if (e instanceof ApiError && e.status === 409 && !/no passkey/i.test(e.detail)) {
+        card.finish(goneText(e), 'gone');
+        return;
+      }
+      if (e instanceof ApiError && e.status === 404) {
+        card.finish('This request no longer exists.', 'gone');
+        return;
+      }
+      if (e instanceof ApiError && /no passkey/i.test(e.detail)) {
+        card.passkeyNotice(true);
+        return;
+      }
+      await report(e, errorNode);
+    }
+  }
+
+  approve.addEventListener('click', () => void answer(true, approve));
+  deny.addEventListener('click', () => void answer(false, deny));
+  card.passkeyNotice(session.passkeys === 0);
+  card.tick();
+  return card;
+}

@@ -1,0 +1,25 @@
+// Draws the app icons (icon-192.png, icon-512.png) from icon.svg with Debian's Chromium. Run once
+// after changing the SVG, and commit the PNGs:
+//   node --import tsx packages/web/src/app/icons/draw-icons.ts
+// The design is full-bleed with the mark inside the central 80 %, so one picture serves as both an
+// "any" and a "maskable" icon.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { chromium } from 'playwright-core';
+
+const here = (file: string): URL => new URL(file, import.meta.url);
+const svg = readFileSync(here('./icon.svg'), 'utf8');
+
+const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+try {
+  for (const size of [192, 512]) {
+    const page = await browser.newPage({ viewport: { width: size, height: size }, deviceScaleFactor: 1 });
+    const src = `data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')}`;
+    await page.setContent(`<html><body style="margin:0"><img src="${src}" width="${size}" height="${size}" style="display:block"></body></html>`);
+    await page.locator('img').evaluate((img: HTMLImageElement) => img.decode());
+    writeFileSync(here(`./icon-${size}.png`), await page.screenshot({ type: 'png', clip: { x: 0, y: 0, width: size, height: size } }));
+    await page.close();
+    console.log(`icon-${size}.png written`);
+  }
+} finally {
+  await browser.close();
+}

@@ -1,0 +1,112 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { SiteContext } from './context.ts';
+import { buildDocsTree } from './docs/docs-tree.ts';
+import { loadDocSources } from './docs/load-docs.ts';
+import { llmsTxt } from './machine/llms.ts';
+import { robotsTxt } from './machine/robots.ts';
+import { sitemapXml } from './machine/sitemap.ts';
+import { docPage } from './pages/doc-page.ts';
+import { docSectionPage } from './pages/doc-section.ts';
+import { docsIndexPage } from './pages/docs-index.ts';
+import { forShopsPage } from './pages/for-shops.ts';
+import { homePage } from './pages/home.ts';
+import { howItWorksPage } from './pages/how-it-works.ts';
+import { legalPages } from './pages/legal.ts';
+import { notFoundPage } from './pages/not-found.ts';
+
+export interface PublicResponse {
+  status: number;
+  type: string;
+  cache: string;
+  body: string;
+  /** Set on redirects. */
+  location?: string;
+}
+
+export interface PublicSite {
+  /** Every public address and its answer, rendered once at start. */
+  pages: ReadonlyMap<string, PublicResponse>;
+  /** Fastify route patterns whose unknown paths are answered by `fallback` (HTML 404 or a redirect). */
+  fallbackRoutes: readonly string[];
+  fallback(path: string): PublicResponse;
+  /** Absolute URLs listed in the sitemap. */
+  sitemapUrls: readonly string[];
+  /** Doc files left out (bad names, symbolic links); the server logs them. */
+  warnings: readonly string[];
+}
+
+export interface PublicSiteOptions {
+  /** The service's public base URL (BASE_URL). */
+  baseUrl: string;
+  /** The docs folder; by default `docs/` at the repository root. */
+  docsDir?: string;
+}
+
+export const DEFAULT_DOCS_DIR = fileURLToPath(new URL('../../../../docs/', import.meta.url));
+const CSS_PATH = '/assets/public.css';
+const ICON_PATH = '/assets/public-icon.svg';
+
+// Pages may change with any deploy, so caches keep them only briefly; the stylesheet's and icon's
+// URLs carry their content hash, so they may be kept longer.
+const HTML = 'text/html; charset=utf-8';
+const SHORT_CACHE = 'public, max-age=300';
+const ok = (body: string, type = HTML, cache = SHORT_CACHE): PublicResponse => ({ status: 200, type, cache, body });
+
+/**
+ * Renders the public pages of Mandate: `/`, `/how-it-works`, `/for-shops`, `/docs`, `/docs/{section}`,
+ * `/docs/{section}/{page}` (and its `.md` source) for every file in `docs/`, `/legal/{doc}`,
+ * `/robots.txt`, `/sitemap.xml`, `/llms.txt` and the stylesheet. Only these exact addresses exist, so
+ * no request path ever reaches the file system.
+ */
+export function buildPublicSite(opts: PublicSiteOptions): PublicSite {
+  const baseUrl = opts.baseUrl.replace(/\/+$/, '');
+  const css = readFileSync(new URL('./public.css', import.meta.url), 'utf8');
+  const icon = readFileSync(new URL('./icon.svg', import.meta.url), 'utf8');
+  const version = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 12);
+  const cssHref = `${CSS_PATH}?v=${version(css)}`;
+  const iconHref = `${ICON_PATH}?v=${version(icon)}`;
+  const loaded = loadDocSources(opts.docsDir ?? DEFAULT_DOCS_DIR);
+  const ctx: SiteContext = { baseUrl, cssHref, iconHref, docs: buildDocsTree(loaded.sources) };
+
+  const htmlPages = new Map<string, string>([
+    ['/', homePage(ctx)],
+    ['/how-it-works', howItWorksPage(ctx)],
+    ['/for-shops', forShopsPage(ctx)],
+    ['/docs', docsIndexPage(ctx)],
+  ]);
+  for (const section of ctx.docs.sections) {
+    htmlPages.set(section.path, docSectionPage(ctx, section));
+    for (const doc of section.pages) htmlPages.set(doc.path, docPage(ctx, doc));
+  }
+  for (const legal of legalPages(ctx)) htmlPages.set(legal.path, legal.body);
+
+  const sitemapUrls = [...htmlPages.keys()].map((path) => baseUrl + path);
+  const pages = new Map<string, PublicResponse>([...htmlPages].map(([path, body]) => [path, ok(body)]));
+  for (const section of ctx.docs.sections) {
+    for (const doc of section.pages) pages.set(`${doc.path}.md`, ok(doc.markdown, 'text/markdown; charset=utf-8'));
+  }
+  pages.set('/robots.txt', ok(robotsTxt(baseUrl), 'text/plain; charset=utf-8'));
+  pages.set('/sitemap.xml', ok(sitemapXml(sitemapUrls), 'application/xml; charset=utf-8'));
+  pages.set('/llms.txt', ok(llmsTxt(baseUrl, ctx.docs), 'text/plain; charset=utf-8'));
+  pages.set(CSS_PATH, ok(css, 'text/css; charset=utf-8', 'public, max-age=86400'));
+  pages.set(ICON_PATH, ok(icon, 'image/svg+xml', 'public, max-age=86400'));
+
+  const notFound: PublicResponse = { status: 404, type: HTML, cache: 'no-cache', body: notFoundPage(ctx) };
+  return {
+    pages,
+    fallbackRoutes: ['/docs/*', '/legal', '/legal/*'],
+    fallback(url) {
+      // `/docs/agents/` -> `/docs/agents`: only ever to an address of this map, so never an open redirect.
+      const path = url.split('?')[0] ?? '';
+      const bare = path.replace(/\/+$/, '');
+      if (bare !== path && htmlPages.has(bare)) {
+        return { status: 301, type: 'text/plain; charset=utf-8', cache: SHORT_CACHE, body: `moved to ${bare}`, location: bare };
+      }
+      return notFound;
+    },
+    sitemapUrls,
+    warnings: loaded.warnings,
+  };
+}

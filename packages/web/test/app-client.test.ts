@@ -1,0 +1,97 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ApiError, describe as describeError } from '../src/app/client/api.ts';
+import { errorText, needsPasskeySession } from '../src/app/client/errors.ts';
+import { duration } from '../src/app/client/format.ts';
+import { keyBody } from '../src/app/client/views/agent-form.ts';
+import { ACTION_FILTERS, activityText } from '../src/app/client/views/activity-text.ts';
+import type { ActivityItem } from '../src/app/client/types.ts';
+
+// The app's pure rules, without a browser: error sentences, the pasted-key check, activity lines.
+
+describe('error answers become sentences that say what to do', () => {
+  test('the server detail is kept, as a sentence', () => {
+    assert.equal(describeError(400, { detail: 'name must be 1 to 100 characters' }, null).message, 'Name must be 1 to 100 characters.');
+    assert.equal(describeError(409, { detail: 'request is not pending (it is denied)' }, null).message, 'Request is not pending (it is denied).');
+  });
+
+  test('429 says how long to wait, from the body or the Retry-After header', () => {
+    assert.equal(describeError(429, { detail: 'rate limit exceeded', retry_after: 42 }, null).message, 'Too many attempts. Wait 42 s and try again.');
+    assert.equal(describeError(429, null, '7').message, 'Too many attempts. Wait 7 s and try again.');
+    assert.equal(describeError(429, null, null).message, 'Too many attempts. Wait a moment and try again.');
+  });
+
+  test('422 lists the fields and asks for a correction', () => {
+    const { message } = describeError(422, { detail: [{ loc: ['body', 'email'], msg: 'must match format "email"', type: 'format' }] }, null);
+    assert.equal(message, 'email: must match format "email"\nCorrect this and try again.');
+  });
+
+  test('a 5xx or a body without detail never shows raw server text', () => {
+    assert.equal(describeError(503, { detail: 'service unavailable' }, null).message, 'The service is unavailable for a moment. Try again shortly.');
+    assert.equal(describeError(500, null, null).message, 'The service is unavailable for a moment. Try again shortly.');
+    assert.equal(describeError(418, null, null).message, 'The request failed (418). Reload the page and try again.');
+  });
+
+  test('a 404 says it may be gone; a cross-site 403 says to reload; a 403 with next_step is left to the app', () => {
+    assert.match(describeError(404, { detail: 'grant not found' }, null).message, /^Grant not found\. It may have been removed meanwhile/);
+    assert.match(describeError(403, { detail: 'cross-site request refused' }, null).message, /Reload the page and try again\.$/);
+    assert.equal(describeError(403, { detail: 'sign in with one of your passkeys to add or remove passkeys', next_step: 'POST /api/webauthn/login/verify' }, null).message, 'Sign in with one of your passkeys to add or remove passkeys.');
+    assert.equal(needsPasskeySession(new ApiError('x', 403, 'x', 'sign in with a passkey')), true);
+    assert.equal(needsPasskeySession(new ApiError('x', 403, 'x')), false);
+  });
+
+  test('passkey prompt errors are named for people', () => {
+    const cancelled = Object.assign(new Error('The operation either timed out or was not allowed.'), { name: 'NotAllowedError' });
+    assert.match(errorText(cancelled), /^The passkey prompt was cancelled or timed out/);
+    const wrapped = Object.assign(new Error('wrapped'), { cause: Object.assign(new Error('x'), { name: 'InvalidStateError' }) });
+    assert.match(errorText(wrapped), /already holds a passkey/);
+  });
+});
+
+describe('a pasted agent key', () => {
+  const publicJwk = { kty: 'EC', crv: 'P-256', x: 'f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU', y: 'x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0' };
+
+  test('a public JWK is sent as `jwk`, a PEM as `pubkey`', () => {
+    assert.deepEqual(keyBody(`  ${JSON.stringify(publicJwk)}\n`), { jwk: publicJwk });
+    const pem = '-----BEGIN PUBLIC KEY-----\nMFkw...\n-----END PUBLIC KEY-----';
+    assert.deepEqual(keyBody(pem), { pubkey: pem });
+  });
+
+  test('a private key is refused before it leaves the device', () => {
+    assert.throws(() => keyBody(JSON.stringify({ ...publicJwk, d: 'secret' })), (e: unknown) => e instanceof ApiError && /private key/.test(e.message));
+    assert.throws(() => keyBody('-----BEGIN PRIVATE KEY-----\nMIGH...\n-----END PRIVATE KEY-----'), /private key/);
+    assert.throws(() => keyBody('-----BEGIN EC PRIVATE KEY-----\nMHc...\n-----END EC PRIVATE KEY-----'), /private key/);
+  });
+
+  test('nothing, broken JSON or a JSON array get a message that says what to paste', () => {
+    assert.throws(() => keyBody('   '), /Paste the agent's public key/);
+    assert.throws(() => keyBody('{"kty":"EC",'), /not complete/);
+    assert.throws(() => keyBody('[1,2]'), /PEM|JWK/);
+  });
+});
+
+describe('activity lines', () => {
+  const item = (action: string, detail: Record<string, unknown> = {}, site: string | null = 'shop.example'): ActivityItem =>
+    ({ seq: 1, action, agent_id: 'ag_x', agent_name: 'shopper', site, detail, created_at: '2026-01-01T00:00:00.000Z' });
+
+  test('every action the filter offers has its own sentence', () => {
+    for (const [action] of ACTION_FILTERS) {
+      const [title] = activityText(item(action));
+      assert.ok(!title.startsWith(action), `${action} has a sentence: ${title}`);
+    }
+  });
+
+  test('approvals show what was given and the limits', () => {
+    const [title, extra] = activityText(item('request.approved', { scopes: ['list'], user_info: ['user:email'], limits: { expires_in: 86400, max_uses: 5 } }));
+    assert.equal(title, 'You approved shopper at shop.example');
+    assert.equal(extra, 'list; about you: user:email; ends after 1 day, 5 passes');
+  });
+
+  test('an unknown action is still shown, plainly', () => {
+    assert.deepEqual(activityText(item('something.new')), ['something.new · shopper at shop.example', '']);
+  });
+
+  test('durations read as people say them', () => {
+    assert.deepEqual([60, 3600, 7200, 86400, 90].map(duration), ['1 minute', '1 hour', '2 hours', '1 day', '90 s']);
+  });
+});
