@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, existsSync, fstatSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync, constants } from 'node:fs';
+import { chmodSync, closeSync, existsSync, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync, constants } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { KeyFileError } from '../client/errors.ts';
 
@@ -23,7 +23,8 @@ export function ensurePrivateDir(dir: string): void {
 /**
  * Writes `data` to `file` atomically with mode 0600: a temporary file in the same directory is
  * created with that mode (never briefly readable by others), flushed to disk, then renamed over
- * the target. `exclusive` refuses to replace an existing file.
+ * the target. `exclusive` refuses to replace an existing file: the temporary file is then hard-linked
+ * into place, which fails atomically if the target exists (two `init` runs racing cannot both win).
  */
 export function writePrivateFileAtomic(file: string, data: string, opts: { exclusive?: boolean } = {}): void {
   const dir = dirname(file);
@@ -41,9 +42,15 @@ export function writePrivateFileAtomic(file: string, data: string, opts: { exclu
   }
   closeSync(fd);
   try {
-    renameSync(tmp, file);
+    if (opts.exclusive) {
+      linkSync(tmp, file);
+      unlinkSync(tmp);
+    } else {
+      renameSync(tmp, file);
+    }
   } catch (e) {
     unlinkSync(tmp);
+    if (opts.exclusive && (e as NodeJS.ErrnoException).code === 'EEXIST') throw new KeyFileError(`${file} already exists; not overwriting it`);
     throw e;
   }
   syncDir(dir);

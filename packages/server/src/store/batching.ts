@@ -41,7 +41,9 @@ export function batched<I, O>(run: (items: I[]) => Promise<O[]>, o: BatchingOpti
     while (queue.length > 0 && inFlight < maxInFlight) {
       const batch = queue.splice(0, maxBatch);
       inFlight++;
-      run(batch.map((w) => w.item))
+      // Through a promise, so that even a `run` throwing synchronously fails its callers instead of the process.
+      Promise.resolve()
+        .then(() => run(batch.map((w) => w.item)))
         .then(
           (outs) => {
             if (outs.length !== batch.length) throw new Error(`batched statement answered ${outs.length} results for ${batch.length} items`);
