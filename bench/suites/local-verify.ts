@@ -1,5 +1,5 @@
 import { type JSONWebKeySet, importJWK, jwtVerify, decodeProtectedHeader } from 'jose';
-import { RevocationIndex, VerifiedPassCache, keyResolverFromJwks, revocationVerdict, verifyPassAndProof, verifyRevocationSnapshot, type RevocationClaims } from '@mandate/protocol';
+import { RevocationIndex, VerifiedPassCache, keyResolverFromJwks, revocationVerdict, verifyPassAndProof, verifyRevocationSnapshot, type RevocationClaims, type VerifyPassAndProofInput } from '@mandate/protocol';
 import { MemoryReplayCache, createVerifier } from '@mandate/site';
 import { alternateInProcess, runInProcess } from '../lib/in-process.ts';
 import { makeProofs } from '../lib/passes.ts';
@@ -38,42 +38,31 @@ export async function localVerifyRows(o: { mandate: Proc; baseUrl: string; agent
   const settings = { concurrency: o.load.concurrency, ops: opsPerRound, warmup: o.load.warmup };
   const proofsFor = () => makeProofs(o.agent, o.pass, SITE_URL, total);
 
+  // The protocol's local path with the pass cache; its two rows differ only in the revocation check.
+  const protocolRun = (isRevoked: NonNullable<VerifyPassAndProofInput['isRevoked']>) => async () => {
+    const proofs = await proofsFor();
+    return runInProcess({
+      ...settings,
+      op: async (i) => {
+        const t = now();
+        const { claims } = await verifyPassAndProof({
+          accessToken: o.pass, dpop: proofs[i], method: 'GET', url: SITE_URL, site: SITE, now: t, keys: resolver, issuer: o.baseUrl, passCache,
+          isRevoked,
+          consumeJti: (jti, exp) => replay.consume(jti, exp, t),
+        });
+        return claims.sub === o.agent.id;
+      },
+    });
+  };
+
   const [base, sdkRun, cached, walked] = await alternateInProcess(o.load.rounds, [
     () => runInProcess({ ...settings, op: async () => (await jwtVerify(o.pass, passKey, { algorithms: ['ES256'] })).payload.sub === o.agent.id }),
     async () => {
       const proofs = await proofsFor();
       return runInProcess({ ...settings, op: async (i) => (await sdk.verify({ method: 'GET', url: '/orders', headers: { authorization: `DPoP ${o.pass}`, dpop: proofs[i] ?? '' } })).ok });
     },
-    async () => {
-      const proofs = await proofsFor();
-      return runInProcess({
-        ...settings,
-        op: async (i) => {
-          const t = now();
-          const { claims } = await verifyPassAndProof({
-            accessToken: o.pass, dpop: proofs[i], method: 'GET', url: SITE_URL, site: SITE, now: t, keys: resolver, issuer: o.baseUrl, passCache,
-            isRevoked: async (c) => index.verdict(c),
-            consumeJti: (jti, exp) => replay.consume(jti, exp, t),
-          });
-          return claims.sub === o.agent.id;
-        },
-      });
-    },
-    async () => {
-      const proofs = await proofsFor();
-      return runInProcess({
-        ...settings,
-        op: async (i) => {
-          const t = now();
-          const { claims } = await verifyPassAndProof({
-            accessToken: o.pass, dpop: proofs[i], method: 'GET', url: SITE_URL, site: SITE, now: t, keys: resolver, issuer: o.baseUrl, passCache,
-            isRevoked: async (c) => revocationVerdict(c, snapshot),
-            consumeJti: (jti, exp) => replay.consume(jti, exp, t),
-          });
-          return claims.sub === o.agent.id;
-        },
-      });
-    },
+    protocolRun(async (c) => index.verdict(c)),
+    protocolRun(async (c) => revocationVerdict(c, snapshot)),
   ]);
   sdk.close();
   const rss = process.memoryUsage().rss / 1024 / 1024;

@@ -1,4 +1,5 @@
 import { InvalidInputError } from './client/errors.ts';
+import { parseHttpUrl } from './http-url.ts';
 
 // The service's rule for a site id (docs/reference/api.md "Access request"): a lower-case host name
 // of dot-separated labels, optionally with :port. Checked here too because the SDK also uses the
@@ -18,12 +19,6 @@ export function normalizeSiteId(site: string): string {
 
 /** The site id of a URL: its host, with the port only when it is not the scheme's default. */
 export function siteIdOfUrl(url: string): string {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new InvalidInputError(`not a URL: ${JSON.stringify(url)}`);
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new InvalidInputError(`only http and https URLs can be called: ${url}`);
+  const parsed = parseHttpUrl(url, 'only http and https URLs can be called', (message) => new InvalidInputError(message));
   return normalizeSiteId(parsed.host);
 }

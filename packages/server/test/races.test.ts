@@ -91,6 +91,9 @@ for (const backend of ['sqlite', 'postgres'] as const) {
         assert.equal(r.json().detail, 'refresh token already used or invalid');
       }
       assert.equal((await t.services.store.grants.byId(grant.id))?.passesIssued, 2);
+      // The audit trail records exactly the passes issued: the first one and the one winner.
+      const issued = await t.services.store.activity.list(a.owner.user.id, { before: 0, limit: 100, action: 'pass.issued', agentId: a.id });
+      assert.equal(issued.length, 2);
       // The winner's refresh token is the one current token.
       const next = await post('/api/v1/token', { agent_id: a.id, site: 'shop.example', agent_jwt: jwt, refresh_token: winners[0]?.json().refresh_token });
       assert.equal(next.statusCode, 200);

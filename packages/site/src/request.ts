@@ -6,13 +6,16 @@ export const STEPUP_HEADER = 'x-service-stepup';
 /** The same bounds as Mandate's verify endpoint, so both modes refuse oversized input alike. */
 export const MAX_TOKEN_LENGTH = 16 * 1024;
 
+/** Looked up once: reading the global on every header lookup costs more than the lookup. */
+const HeadersClass: typeof Headers | undefined = typeof Headers === 'undefined' ? undefined : Headers;
+
 type HeaderValue = { kind: 'none' } | { kind: 'one'; value: string } | { kind: 'many' };
 
 /** One header, case-insensitively; several values (repeated header) are reported as such, never joined. */
 export function header(headers: HeaderSource, name: string): HeaderValue {
   const lower = name.toLowerCase();
   let raw: string | string[] | null | undefined;
-  if (typeof Headers !== 'undefined' && headers instanceof Headers) {
+  if (HeadersClass !== undefined && headers instanceof HeadersClass) {
     raw = headers.get(lower);
   } else {
     const record = headers as Record<string, string | string[] | undefined>;

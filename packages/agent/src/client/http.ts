@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.ts';
 import { systemClock } from '../clock.ts';
 import { AgentRevokedError, MandateError, ServiceUnreachableError, isRevokedDetail } from './errors.ts';
+import { parseHttpUrl } from '../http-url.ts';
 
 export type FetchLike = (input: string | URL, init?: RequestInit) => Promise<Response>;
 
@@ -27,13 +28,7 @@ type Json = Record<string, unknown>;
 
 /** The service URL without trailing slashes; only http(s) URLs are accepted. */
 export function normalizeServiceUrl(url: string): string {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new TypeError(`not a URL: ${JSON.stringify(url)}`);
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new TypeError(`the service URL must be http or https: ${url}`);
+  const parsed = parseHttpUrl(url, 'the service URL must be http or https', (message) => new TypeError(message));
   if (parsed.username || parsed.password) throw new TypeError('the service URL must not contain credentials');
   return `${parsed.origin}${parsed.pathname}`.replace(/\/+$/, '');
 }

@@ -95,6 +95,11 @@ export function authenticationOptions(input: {
   });
 }
 
+/** What both ceremonies must show: our challenge, our origin, our RP id, and a verified user. */
+function expectedCeremony(rp: RelyingParty, challenge: string) {
+  return { expectedChallenge: challenge, expectedOrigin: rp.origin, expectedRPID: rp.id, requireUserVerification: true };
+}
+
 export async function verifyRegistration(input: {
   rp: RelyingParty;
   challenge: string;
@@ -104,11 +109,8 @@ export async function verifyRegistration(input: {
   try {
     const result = await verifyRegistrationResponse({
       response: input.response,
-      expectedChallenge: input.challenge,
-      expectedOrigin: input.rp.origin,
-      expectedRPID: input.rp.id,
+      ...expectedCeremony(input.rp, input.challenge),
       requireUserPresence: true,
-      requireUserVerification: true,
       supportedAlgorithmIDs: ALGORITHMS,
     });
     if (!result.verified) return { ok: false, reason: 'attestation could not be verified' };
@@ -138,11 +140,8 @@ export async function verifyAuthentication(input: {
   try {
     const result = await verifyAuthenticationResponse({
       response: input.response,
-      expectedChallenge: input.challenge,
-      expectedOrigin: input.rp.origin,
-      expectedRPID: input.rp.id,
+      ...expectedCeremony(input.rp, input.challenge),
       expectedType: 'webauthn.get',
-      requireUserVerification: true,
       credential: {
         id: input.credential.id,
         publicKey: new Uint8Array(Buffer.from(input.credential.publicKey, 'base64url')),

@@ -1,5 +1,5 @@
 import type { JSONWebKeySet } from 'jose';
-import { type KeyResolver, keyResolverFromJwks } from '@mandate/protocol';
+import { type KeyResolver, type VerificationKey, keyResolverFromJwks } from '@mandate/protocol';
 import type { VerifierConfig } from '../config.ts';
 import { ServiceUnavailableError, callService, isRecord } from '../service-client.ts';
 
@@ -13,6 +13,8 @@ import { ServiceUnavailableError, callService, isRecord } from '../service-clien
  */
 export class JwksCache {
   private resolver: KeyResolver | undefined;
+  /** The held set's keys by kid, resolved once when loaded: the per-request lookup is a Map read, no await. */
+  private byKid = new Map<string, VerificationKey>();
   private keyCount = 0;
   /** When the last fetch started (ms); failed fetches count too, so an outage is not hammered. */
   private lastAttemptAt = -Infinity;
@@ -39,7 +41,12 @@ export class JwksCache {
   }
 
   /** The protocol's key lookup over the held set, refreshing (bounded) on an unknown kid. */
-  readonly resolve: KeyResolver = async (kid) => {
+  readonly resolve: KeyResolver = (kid) => {
+    const held = this.byKid.get(kid);
+    return held !== undefined ? Promise.resolve(held) : this.resolveUnknown(kid);
+  };
+
+  private async resolveUnknown(kid: string): Promise<VerificationKey | undefined> {
     const hit = await this.resolver?.(kid);
     if (hit !== undefined) return hit;
     if (this.inflight === undefined) {
@@ -48,7 +55,7 @@ export class JwksCache {
     }
     await this.refresh();
     return this.resolver?.(kid);
-  };
+  }
 
   /** True when the bound allows another fetch now (any fetch, failed ones included, counts). */
   mayRefresh(): boolean {
@@ -70,7 +77,16 @@ export class JwksCache {
     if (res.status !== 200) throw new ServiceUnavailableError(`GET /api/v1/jwks answered ${res.status}`);
     const keys = isRecord(res.body) ? res.body['keys'] : undefined;
     if (!Array.isArray(keys)) throw new ServiceUnavailableError('GET /api/v1/jwks: the answer has no keys list');
-    this.resolver = keyResolverFromJwks(res.body as JSONWebKeySet);
+    const resolver = keyResolverFromJwks(res.body as JSONWebKeySet);
+    const byKid = new Map<string, VerificationKey>();
+    for (const k of keys) {
+      const kid: unknown = isRecord(k) ? k['kid'] : undefined;
+      if (typeof kid !== 'string' || byKid.has(kid)) continue;
+      const key = await resolver(kid);
+      if (key !== undefined) byKid.set(kid, key);
+    }
+    this.resolver = resolver;
+    this.byKid = byKid;
     this.keyCount = keys.length;
     this.loadedAt = this.config.now();
   }

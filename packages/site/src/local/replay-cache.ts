@@ -41,9 +41,12 @@ export class MemoryReplayCache implements ReplayCache {
   async consume(jti: string, expiresAtSec: number, nowSec: number): Promise<boolean> {
     this.purge(nowSec);
     const until = this.seen.get(jti);
-    if (until !== undefined && until > nowSec) return false;
-    if (until === undefined && this.seen.size >= this.maxEntries) throw new ReplayCacheFullError(this.maxEntries);
-    this.seen.delete(jti); // re-inserted at the end, in expiry order
+    if (until !== undefined) {
+      if (until > nowSec) return false;
+      this.seen.delete(jti); // re-inserted at the end, in expiry order
+    } else if (this.seen.size >= this.maxEntries) {
+      throw new ReplayCacheFullError(this.maxEntries);
+    }
     this.seen.set(jti, expiresAtSec);
     return true;
   }

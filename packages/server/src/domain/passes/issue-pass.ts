@@ -45,6 +45,10 @@ export interface PassesDeps {
  * `POST /api/v1/token`: authenticate the agent, find its grant for the site, then spend one use and
  * rotate the refresh token in ONE compare-and-set (GrantsRepo.issuePass), and only then sign.
  * Of concurrent callers holding the same refresh token exactly one gets a pass.
+ *
+ * Commits: the rate counter commits on its own (it must count refused calls too, and a 429 writes
+ * nothing else); the compare-and-set and the `pass.issued` record commit together, so a use is
+ * never spent without its record and no record exists for a lost race.
  */
 export class Passes {
   constructor(private readonly d: PassesDeps) {}
@@ -62,31 +66,40 @@ export class Passes {
     assertGrantUsable(grant, now, withoutRefresh);
 
     const refreshToken = randomToken();
-    const updated = await this.d.store.grants.issuePass(grant.id, {
-      now,
-      newRefreshHash: sha256Hex(refreshToken),
-      ...(req.refreshToken === undefined ? {} : { expectedRefreshHash: sha256Hex(req.refreshToken) }),
+    const issued = await this.d.store.transaction(async (repos) => {
+      const updated = await repos.grants.issuePass(grant.id, {
+        now,
+        newRefreshHash: sha256Hex(refreshToken),
+        ...(req.refreshToken === undefined ? {} : { expectedRefreshHash: sha256Hex(req.refreshToken) }),
+      });
+      // Nothing was written: the transaction commits empty and the caller learns why below.
+      if (!updated) return undefined;
+      // Read through `repos` (this transaction's connection), never `this.d.store`: on SQLite the
+      // transaction holds the only connection, so a read outside it would wait for it forever.
+      const [user, revSeq] = await Promise.all([repos.users.byId(updated.userId), new RevocationSequence(repos.counters).current()]);
+      const claims = passClaims({ issuer: this.d.issuer, agent, grant: updated, user, now, jti: randomToken(16), revSeq });
+      // Last in the transaction: the record takes the owner's sequence row, shared by all of the
+      // owner's agents, so that lock is held only for the commit.
+      await this.d.activity.record({
+        userId: updated.userId,
+        action: 'pass.issued',
+        agentId: agent.id,
+        site: updated.site,
+        detail: { grant: updated.id, expires_in: claims.exp - claims.iat, uses_left: updated.usesLeft, refreshed: !withoutRefresh },
+        ip: req.ip ?? null,
+      }, repos.activity);
+      return { updated, claims };
     });
-    if (!updated) {
+    if (!issued) {
       // Lost a race or held a stale refresh token: say which, from the grant as it is now.
       assertGrantUsable(await this.d.store.grants.byId(grant.id), now, withoutRefresh);
       throw refreshInvalid();
     }
 
-    const [user, revSeq] = await Promise.all([
-      this.d.store.users.byId(updated.userId),
-      new RevocationSequence(this.d.store.counters).current(),
-    ]);
-    const claims = passClaims({ issuer: this.d.issuer, agent, grant: updated, user, now, jti: randomToken(16), revSeq });
+    // Signed after the commit: signing may read the key table through the store's own connection
+    // (see the note above), and the claims are fixed already.
+    const { updated, claims } = issued;
     const accessToken = await this.d.keys.sign(claims, PASS_TYP);
-    await this.d.activity.record({
-      userId: updated.userId,
-      action: 'pass.issued',
-      agentId: agent.id,
-      site: updated.site,
-      detail: { grant: updated.id, expires_in: claims.exp - claims.iat, uses_left: updated.usesLeft, refreshed: !withoutRefresh },
-      ip: req.ip ?? null,
-    });
     return {
       accessToken,
       expiresIn: claims.exp - claims.iat,

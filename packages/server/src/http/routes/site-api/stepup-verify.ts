@@ -1,9 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
-import { failure } from '../../../domain/verification/answers.ts';
-import { ERROR_TABLE, VerifyFailureOut, describeValidation, verifyErrorHandler } from './verify-answers.ts';
+import { ERROR_TABLE, postVerifyEndpoint } from './verify-answers.ts';
 
 const StepupVerifyIn = Type.Object({
   stepup_token: Type.String({ minLength: 1, maxLength: 16384, description: 'the `X-Service-Stepup` header' }),
@@ -33,16 +31,7 @@ another user is then refused with \`stepup_invalid\` before it is used up. (With
 
 ${ERROR_TABLE}`;
 
-export async function stepupVerifyRoutes(base: FastifyInstance, s: Services): Promise<void> {
-  const app = base.withTypeProvider<TypeBoxTypeProvider>();
-
-  app.post('/api/v1/stepup/verify', {
-    attachValidation: true,
-    errorHandler: verifyErrorHandler,
-    schema: { summary: 'Use up a step-up token (local mode)', description: DESCRIPTION, tags: ['site'], body: StepupVerifyIn, response: { 200: Type.Union([StepupVerifyOk, VerifyFailureOut]) } },
-  }, async (request) => {
-    if (request.validationError) return failure('invalid_request', describeValidation(request.validationError.validation));
-    const b = request.body;
-    return s.localStepup.verify({ stepupToken: b.stepup_token, site: b.site, action: b.action, agentId: b.agent_id, userId: b.user_id, ip: request.ip });
-  });
+export async function stepupVerifyRoutes(app: FastifyInstance, s: Services): Promise<void> {
+  postVerifyEndpoint(app, { url: '/api/v1/stepup/verify', summary: 'Use up a step-up token (local mode)', description: DESCRIPTION, body: StepupVerifyIn, ok: StepupVerifyOk }, (b, ip) =>
+    s.localStepup.verify({ stepupToken: b.stepup_token, site: b.site, action: b.action, agentId: b.agent_id, userId: b.user_id, ip }));
 }

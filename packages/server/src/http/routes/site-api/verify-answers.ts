@@ -1,8 +1,8 @@
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { Type } from '@sinclair/typebox';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { VERIFY_ERROR_CODES } from '@mandate/protocol';
 import { AppError } from '../../../domain/errors.ts';
-import { failure } from '../../../domain/verification/answers.ts';
+import { failure, type VerifyFailure } from '../../../domain/verification/answers.ts';
 
 export const VerifyFailureOut = Type.Object({
   valid: Type.Literal(false),
@@ -45,4 +45,25 @@ export function describeValidation(errors: readonly { instancePath: string; mess
   if (!first) return 'the request is malformed';
   const where = first.instancePath ? `body${first.instancePath.replace(/\//g, '.')}` : 'body';
   return `${where} ${first.message ?? 'is invalid'}`;
+}
+
+/**
+ * Registers one of the verify endpoints (site API, always HTTP 200): a body that does not match
+ * `body` is an `invalid_request` answer; anything else goes to `answer`, with the caller's IP.
+ */
+export function postVerifyEndpoint<In extends TSchema, Ok extends TSchema>(
+  app: FastifyInstance,
+  route: { url: string; summary: string; description: string; body: In; ok: Ok },
+  answer: (body: Static<In>, ip: string) => Promise<Static<Ok> | VerifyFailure>,
+): void {
+  app.post(route.url, {
+    attachValidation: true,
+    errorHandler: verifyErrorHandler,
+    schema: { summary: route.summary, description: route.description, tags: ['site'], body: route.body, response: { 200: Type.Union([route.ok, VerifyFailureOut]) } },
+  }, async (request) => {
+    if (request.validationError) return failure('invalid_request', describeValidation(request.validationError.validation));
+    // Validated against `route.body` (no validationError); the typed callers see Static<In>, which
+    // TypeBox's type provider cannot work out for a generic schema.
+    return answer(request.body as Static<In>, request.ip);
+  });
 }

@@ -1,9 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
-import { failure } from '../../../domain/verification/answers.ts';
-import { ERROR_TABLE, VerifyFailureOut, describeValidation, verifyErrorHandler } from './verify-answers.ts';
+import { ERROR_TABLE, postVerifyEndpoint } from './verify-answers.ts';
 
 const VerifyIn = Type.Object({
   access_token: Type.String({ minLength: 1, maxLength: 16384, description: 'the pass from `Authorization: Bearer` (or `DPoP`)' }),
@@ -37,17 +35,9 @@ call uses up nothing, with one exception: when the step-up token turns out to be
 
 ${ERROR_TABLE}`;
 
-export async function verifyRoutes(base: FastifyInstance, s: Services): Promise<void> {
-  const app = base.withTypeProvider<TypeBoxTypeProvider>();
-
-  app.post('/api/v1/verify', {
-    attachValidation: true,
-    errorHandler: verifyErrorHandler,
-    schema: { summary: 'Verify a pass and DPoP proof (cloud mode)', description: DESCRIPTION, tags: ['site'], body: VerifyIn, response: { 200: Type.Union([VerifyOk, VerifyFailureOut]) } },
-  }, async (request) => {
-    if (request.validationError) return failure('invalid_request', describeValidation(request.validationError.validation));
-    const b = request.body;
-    return s.verifier.verify({
+export async function verifyRoutes(app: FastifyInstance, s: Services): Promise<void> {
+  postVerifyEndpoint(app, { url: '/api/v1/verify', summary: 'Verify a pass and DPoP proof (cloud mode)', description: DESCRIPTION, body: VerifyIn, ok: VerifyOk }, (b, ip) =>
+    s.verifier.verify({
       accessToken: b.access_token,
       dpop: b.dpop,
       method: b.method,
@@ -55,7 +45,6 @@ export async function verifyRoutes(base: FastifyInstance, s: Services): Promise<
       stepupToken: b.stepup_token,
       site: b.site,
       action: b.action,
-      ip: request.ip,
-    });
-  });
+      ip,
+    }));
 }
