@@ -9,9 +9,30 @@ import { ProtocolError } from './errors.ts';
  * terms. Only http and https are meaningful request targets; anything else is refused.
  */
 export function normalizeHtu(url: string): string {
+  return parsedHtu(url).htu;
+}
+
+/** The lower-cased host name (no port) of a request URL that normalizeHtu accepts. */
+export function htuHostname(url: string): string {
+  return parsedHtu(url).hostname;
+}
+
+type ParsedHtu = { htu: string; hostname: string };
+
+/**
+ * A verifier sees the same few URLs (a site's endpoints, and the same in every proof) on every
+ * request, and the URL parser costs more than the rest of the comparison: the last answers are kept,
+ * keyed by the exact input string. Only accepted URLs are kept, at most MAX_REMEMBERED.
+ */
+const MAX_REMEMBERED = 1024;
+const remembered = new Map<string, ParsedHtu>();
+
+function parsedHtu(url: string): ParsedHtu {
   if (typeof url !== 'string' || url.length === 0 || url.length > 8192) {
     throw new ProtocolError('invalid_request', 'the URL is missing or too long');
   }
+  const hit = remembered.get(url);
+  if (hit !== undefined) return hit;
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -25,7 +46,10 @@ export function normalizeHtu(url: string): string {
     throw new ProtocolError('invalid_request', 'the URL has no host');
   }
   // `host` carries the port only when it is not the scheme's default.
-  return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
+  const answer = { htu: `${parsed.protocol}//${parsed.host}${parsed.pathname}`, hostname: parsed.hostname };
+  if (remembered.size >= MAX_REMEMBERED) remembered.delete(remembered.keys().next().value as string);
+  remembered.set(url, answer);
+  return answer;
 }
 
 /**

@@ -4,7 +4,7 @@ import { PASS_TYP } from './claims.ts';
 import { verifyDpopProof } from './dpop.ts';
 import type { VerifyErrorCode } from './errors.ts';
 import { ProtocolError } from './errors.ts';
-import { normalizeHtu } from './htu.ts';
+import { htuHostname } from './htu.ts';
 import type { ServiceKeys } from './keys.ts';
 import { LIMITS } from './limits.ts';
 import { isNonEmptyString } from './shape.ts';
@@ -40,8 +40,8 @@ function expectedAudience(site: string | undefined, url: string | undefined): st
     return site;
   }
   if (url === undefined) throw new ProtocolError('invalid_request', 'site or url is required');
-  // normalizeHtu vets the URL (http/https, parsable, has a host); the URL parser lower-cases hosts.
-  return new URL(normalizeHtu(url)).hostname;
+  // Vets the URL as normalizeHtu does (http/https, parsable, has a host); the URL parser lower-cases hosts.
+  return htuHostname(url);
 }
 
 /**

@@ -20,6 +20,7 @@ import { reportsRepo } from './repos/reports.ts';
 import { agentStatusesRepo } from './repos/agent-statuses.ts';
 import { activityRepo } from './repos/activity.ts';
 import { leasesRepo } from './repos/leases.ts';
+import type { HotPath } from './hot-path.ts';
 
 function repos(db: Db): Repos {
   return {
@@ -44,24 +45,31 @@ function repos(db: Db): Repos {
 
 /**
  * The one Store implementation: Kysely compiles the same queries for SQLite and PostgreSQL, and
- * every statement used here (ON CONFLICT, RETURNING) means the same on both.
+ * every statement used here (ON CONFLICT, RETURNING) means the same on both. `hot`, when given,
+ * runs cloud verify's two statements outside transactions (hot-path.ts).
  */
-export function kyselyStore(db: Kysely<Database>, dialect: Dialect): Store {
+export function kyselyStore(db: Kysely<Database>, dialect: Dialect, hot?: HotPath): Store {
+  const singleUse = singleUseRepo(db);
+  const agents = agentsRepo(db);
+  const hotAgents: AgentsRepo = hot ? { ...agents, withGrants: hot.withGrants, withGrant: async (agentId, grantId) => (await hot.withGrants([{ agentId, grantId }]))[0] } : agents;
   return {
     ...repos(db),
     // Outside transactions, single-use keys are written in group commits (single-use-batching.ts);
     // on PostgreSQL a few statements may run at once, leaving the rest of the pool to other queries.
-    singleUse: batchingSingleUse(singleUseRepo(db), { maxInFlight: dialect === 'postgres' ? 4 : 1 }),
+    singleUse: batchingSingleUse(hot ? { ...singleUse, consumeMany: hot.consumeMany } : singleUse, { maxInFlight: dialect === 'postgres' ? 4 : 1 }),
     // Cloud verify's revocation read, batched the same way on PostgreSQL, where concurrent verifies
     // then share one round trip (measured: 1.7 x the throughput). On SQLite a read is a call into the
     // same process, cheaper than the batching around it.
-    agents: dialect === 'postgres' ? withBatchedGrantReads(agentsRepo(db)) : agentsRepo(db),
+    agents: dialect === 'postgres' ? withBatchedGrantReads(hotAgents) : hotAgents,
     dialect,
     transaction: (work) => db.transaction().execute((trx) => work(repos(trx))),
     async ping() {
       await sql`select 1`.execute(db);
     },
-    close: () => db.destroy(),
+    async close() {
+      await hot?.close();
+      await db.destroy();
+    },
   };
 }
 

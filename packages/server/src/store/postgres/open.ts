@@ -4,6 +4,7 @@ import type { Store } from '../ports.ts';
 import type { Database } from '../schema.ts';
 import { kyselyStore } from '../kysely-store.ts';
 import { migrate } from '../migrations/index.ts';
+import { postgresHotPath } from './hot-path.ts';
 
 const INT8_OID = 20;
 
@@ -26,5 +27,5 @@ export async function openPostgresStore(url: string, poolSize = 10): Promise<Sto
   pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   await migrate(db as Kysely<unknown>, 'postgres');
-  return kyselyStore(db, 'postgres');
+  return kyselyStore(db, 'postgres', postgresHotPath(pool));
 }

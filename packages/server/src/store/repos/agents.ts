@@ -44,21 +44,7 @@ export function agentsRepo(db: Db): AgentsRepo {
     const values: Record<string, unknown> = {};
     agentIds.forEach((id, i) => (values[`a${i}`] = id));
     grantIds.forEach((id, i) => (values[`g${i}`] = id));
-    const agents = new Map<string, AgentStanding>();
-    const grants = new Map<string, GrantStanding>();
-    for (const r of await run(values)) {
-      const { grant_id, grant_agent_id, grant_site, grant_status } = r;
-      if (!agents.has(r.id)) agents.set(r.id, { id: r.id, name: r.name, status: r.status as AgentStatus, flag: r.flag as AgentFlag });
-      if (grant_id !== null && grant_agent_id !== null && grant_site !== null && grant_status !== null) {
-        grants.set(grant_id, { id: grant_id, agentId: grant_agent_id, site: grant_site, status: grant_status as GrantStatus });
-      }
-    }
-    return pairs.map(({ agentId, grantId }) => {
-      const agent = agents.get(agentId);
-      if (agent === undefined) return undefined;
-      const grant = grants.get(grantId);
-      return { agent, grant: grant?.agentId === agentId ? grant : undefined };
-    });
+    return standingsFor(await run(values), pairs);
   };
   return {
     async create(a) {
@@ -122,6 +108,37 @@ export function agentsRepo(db: Db): AgentsRepo {
       return rows.map(toRecord);
     },
   };
+}
+
+/** A row of cloud verify's read: an agent, joined with one of the grants asked for (or nulls). */
+export interface StandingRow {
+  id: string;
+  name: string;
+  status: string;
+  flag: string;
+  grant_id: string | null;
+  grant_agent_id: string | null;
+  grant_site: string | null;
+  grant_status: string | null;
+}
+
+/** The answers of AgentsRepo.withGrants, in the order of `pairs`, from the rows of its read. */
+export function standingsFor(rows: readonly StandingRow[], pairs: readonly { agentId: string; grantId: string }[]): Awaited<ReturnType<AgentsRepo['withGrants']>> {
+  const agents = new Map<string, AgentStanding>();
+  const grants = new Map<string, GrantStanding>();
+  for (const r of rows) {
+    const { grant_id, grant_agent_id, grant_site, grant_status } = r;
+    if (!agents.has(r.id)) agents.set(r.id, { id: r.id, name: r.name, status: r.status as AgentStatus, flag: r.flag as AgentFlag });
+    if (grant_id !== null && grant_agent_id !== null && grant_site !== null && grant_status !== null) {
+      grants.set(grant_id, { id: grant_id, agentId: grant_agent_id, site: grant_site, status: grant_status as GrantStatus });
+    }
+  }
+  return pairs.map(({ agentId, grantId }) => {
+    const agent = agents.get(agentId);
+    if (agent === undefined) return undefined;
+    const grant = grants.get(grantId);
+    return { agent, grant: grant?.agentId === agentId ? grant : undefined };
+  });
 }
 
 /** `prefix0`, `prefix1`, ... : parameter names of a prepared query. */

@@ -3,7 +3,7 @@ import { type Db, affected } from './db.ts';
 import { prepared } from './prepared.ts';
 
 /** One row per (namespace, key), sorted: concurrent statements then lock keys in the same order and cannot deadlock. */
-function distinctSorted(items: readonly SingleUseItem[]): SingleUseItem[] {
+export function distinctSorted(items: readonly SingleUseItem[]): SingleUseItem[] {
   const byId = new Map<string, SingleUseItem>();
   for (const item of items) {
     const id = idOf(item);
@@ -12,7 +12,7 @@ function distinctSorted(items: readonly SingleUseItem[]): SingleUseItem[] {
   return [...byId.values()].sort((a, b) => cmp(a.namespace, b.namespace) || cmp(a.key, b.key));
 }
 
-const idOf = (i: { namespace: string; key: string }): string => JSON.stringify([i.namespace, i.key]);
+export const idOf = (i: { namespace: string; key: string }): string => JSON.stringify([i.namespace, i.key]);
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Statements for this many rows at most are kept compiled; larger calls are compiled each time. */

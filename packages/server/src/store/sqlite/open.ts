@@ -7,6 +7,7 @@ import type { Database } from '../schema.ts';
 import { kyselyStore } from '../kysely-store.ts';
 import { migrate } from '../migrations/index.ts';
 import { withStatementCache } from './statement-cache.ts';
+import { sqliteHotPath } from './hot-path.ts';
 
 /** Opens (creating if needed) the embedded database `mandate.db` in `dataDir`, in WAL mode. */
 export async function openSqliteStore(dataDir: string, fileName = 'mandate.db'): Promise<Store> {
@@ -20,5 +21,6 @@ export async function openSqliteStore(dataDir: string, fileName = 'mandate.db'):
   database.pragma('busy_timeout = 5000');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
   await migrate(db as Kysely<unknown>, 'sqlite');
-  return kyselyStore(db, 'sqlite');
+  // An in-memory database is private to its connection: there the hot path stays on Kysely's.
+  return kyselyStore(db, 'sqlite', path === ':memory:' ? undefined : sqliteHotPath(path));
 }
