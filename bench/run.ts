@@ -8,6 +8,7 @@
 import { writeFileSync } from 'node:fs';
 import { decodeProtectedHeader, type JWK } from 'jose';
 import { USAGE, parseArgs, sizeLabel, type Options } from './lib/args.ts';
+import { enableIsolation } from './lib/isolation.ts';
 import { explainHotQueries, formatPlans } from './lib/explain.ts';
 import { fetchPass } from './lib/passes.ts';
 import { freePort, startBaseline, startMandate, type Proc } from './lib/processes.ts';
@@ -28,6 +29,8 @@ try {
   console.error(e instanceof Error ? e.message : String(e));
   process.exit(e instanceof Error && e.message === USAGE ? 0 : 2);
 }
+
+if (options.isolate) enableIsolation();
 
 const output: string[] = [];
 const print = (text: string) => {
@@ -155,7 +158,7 @@ async function benchStore(backend: Backend, first: boolean): Promise<Row[]> {
 }
 
 const started = Date.now();
-print(`# Mandate benchmark\n\nnode ${process.version}, ${(await import('node:os')).cpus().length} CPUs, stores: ${options.stores.join(', ')}, sizes: ${options.sizes.map(sizeLabel).join(', ') || 'none'}, concurrency ${options.concurrency}, ${options.requests} verify requests over ${options.rounds} rounds`);
+print(`# Mandate benchmark\n\nnode ${process.version}, ${(await import('node:os')).cpus().length} CPUs, stores: ${options.stores.join(', ')}, sizes: ${options.sizes.map(sizeLabel).join(', ') || 'none'}, concurrency ${options.concurrency}, ${options.requests} verify requests over ${options.rounds} rounds${options.isolate ? '; isolated: serving process on CPU 0, load generator and PostgreSQL backends on the other CPUs' : ''}`);
 for (const [k, backend] of options.stores.entries()) await benchStore(backend, k === 0);
 print(`\nTotal time: ${((Date.now() - started) / 1000).toFixed(0)} s`);
 if (options.out !== undefined) writeFileSync(options.out, `${output.join('\n')}\n`);

@@ -9,6 +9,8 @@ export interface Options {
   rounds: number;
   suites: Set<Suite>;
   out: string | undefined;
+  /** --isolate: serving process on CPU 0, load generator and database backends on the others (lib/isolation.ts). */
+  isolate: boolean;
 }
 
 export const SUITES = ['cloud', 'local', 'token', 'scale'] as const;
@@ -22,6 +24,8 @@ export const USAGE = `npm run bench -- [options]
   --requests N                   measured verify requests per scenario, over all rounds (default 12000)
   --rounds N                     baseline and measured scenario take turns N times (default 4)
   --out FILE                     also write the tables (Markdown) to FILE
+  --isolate                      serving process on CPU 0; load generator and PostgreSQL backends on the
+                                 other CPUs (emulates a service with its own machine; needs taskset)
   --quick                        small numbers for a smoke run: --sizes 1k --requests 2000 --rounds 2`;
 
 function size(text: string): number {
@@ -39,7 +43,7 @@ function positive(name: string, text: string | undefined): number {
 }
 
 export function parseArgs(argv: readonly string[]): Options {
-  const o: Options = { stores: ['sqlite', 'postgres'], sizes: [1e3, 1e5], concurrency: 32, requests: 12_000, rounds: 4, suites: new Set(SUITES), out: undefined };
+  const o: Options = { stores: ['sqlite', 'postgres'], sizes: [1e3, 1e5], concurrency: 32, requests: 12_000, rounds: 4, suites: new Set(SUITES), out: undefined, isolate: false };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = () => {
@@ -70,6 +74,7 @@ export function parseArgs(argv: readonly string[]): Options {
       case '--requests': o.requests = positive(flag, value()); break;
       case '--rounds': o.rounds = positive(flag, value()); break;
       case '--out': o.out = value(); break;
+      case '--isolate': o.isolate = true; break;
       case '--quick': o.sizes = [1e3]; o.requests = 2000; o.rounds = 2; break;
       case '--help': case '-h': throw new Error(USAGE);
       default: throw new Error(`unknown option ${flag}\n${USAGE}`);

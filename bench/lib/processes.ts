@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { servingCommand } from './isolation.ts';
 
 /** Server processes for the benchmarks: started on a free port, healthy before they are returned. */
 
@@ -35,7 +36,8 @@ export function freePort(): Promise<number> {
 
 /** Runs a TypeScript entry point under tsx (`node --import tsx <script>`) with `env` laid over ours. */
 export async function startProcess(o: { name: string; script: string; env: Record<string, string>; healthPath: string; port: number; nodeArgs?: string[] }): Promise<Proc> {
-  const child: ChildProcess = spawn(process.execPath, [...(o.nodeArgs ?? []), '--import', 'tsx', o.script], {
+  const [command, args] = servingCommand(process.execPath, [...(o.nodeArgs ?? []), '--import', 'tsx', o.script]);
+  const child: ChildProcess = spawn(command, args, {
     cwd: REPO_ROOT,
     env: { ...process.env, ...o.env },
     stdio: ['ignore', 'pipe', 'pipe'],

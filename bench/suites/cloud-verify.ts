@@ -1,6 +1,7 @@
 import { type LoadResult, combineRounds, runLoad } from '../lib/load.ts';
 import { makeProofs } from '../lib/passes.ts';
 import { type Proc, postgresCpuMs } from '../lib/processes.ts';
+import { pinDatabaseBackends } from '../lib/isolation.ts';
 import { SITE, SITE_URL, type BenchAgent } from '../lib/seed.ts';
 import { type Row, ratio, rowOf } from '../lib/table.ts';
 
@@ -17,6 +18,7 @@ const isValid = (status: number, body: string): boolean => status === 200 && bod
 
 /** A phase of load on one process, with the CPU that process (and PostgreSQL) spent on it. */
 export async function measured(proc: Proc, run: () => Promise<LoadResult>): Promise<{ result: LoadResult; cpuMs: number; dbCpuMs: number }> {
+  pinDatabaseBackends();
   const before = proc.cpuMs();
   const dbBefore = postgresCpuMs();
   const result = await run();
