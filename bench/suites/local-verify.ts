@@ -1,3 +1,4 @@
+import { KeyObject, verify as nodeVerify } from 'node:crypto';
 import { type JSONWebKeySet, importJWK, jwtVerify, decodeProtectedHeader } from 'jose';
 import { RevocationIndex, VerifiedPassCache, keyResolverFromJwks, revocationVerdict, verifyPassAndProof, verifyRevocationSnapshot, type RevocationClaims, type VerifyPassAndProofInput } from '@mandate/protocol';
 import { MemoryReplayCache, createVerifier } from '@mandate/site';
@@ -21,6 +22,15 @@ export async function localVerifyRows(o: { mandate: Proc; baseUrl: string; agent
   const passJwk = jwks.keys.find((k) => k.kid === passKid);
   if (passJwk === undefined) throw new Error('the pass key is not published');
   const passKey = await importJWK(passJwk, 'ES256');
+  // The strictest baseline: the bare primitive the SDK's proof check uses (node:crypto's thread-pool
+  // verify with a ready KeyObject), signature only, no JWT parsing or claim checks.
+  const passKeyObject = passKey instanceof Uint8Array ? undefined : KeyObject.from(passKey);
+  const lastDot = o.pass.lastIndexOf('.');
+  const passSigningInput = Buffer.from(o.pass.slice(0, lastDot), 'ascii');
+  const passSignature = Buffer.from(o.pass.slice(lastDot + 1), 'base64url');
+  const primitiveVerify = () =>
+    new Promise<boolean>((resolve, reject) =>
+      nodeVerify('sha256', passSigningInput, { key: passKeyObject!, dsaEncoding: 'ieee-p1363' }, passSignature, (e, ok) => (e ? reject(e) : resolve(ok))));
 
   const sdk = createVerifier({ mode: 'local', serviceUrl: o.mandate.origin, issuer: o.baseUrl, site: SITE, publicBaseUrl: 'https://shop.example', onError: () => {} });
   await sdk.start();
@@ -55,7 +65,7 @@ export async function localVerifyRows(o: { mandate: Proc; baseUrl: string; agent
     });
   };
 
-  const [base, sdkRun, cached, walked] = await alternateInProcess(o.load.rounds, [
+  const [base, sdkRun, cached, walked, primitive] = await alternateInProcess(o.load.rounds, [
     () => runInProcess({ ...settings, op: async () => (await jwtVerify(o.pass, passKey, { algorithms: ['ES256'] })).payload.sub === o.agent.id }),
     async () => {
       const proofs = await proofsFor();
@@ -63,6 +73,7 @@ export async function localVerifyRows(o: { mandate: Proc; baseUrl: string; agent
     },
     protocolRun(async (c) => index.verdict(c)),
     protocolRun(async (c) => revocationVerdict(c, snapshot)),
+    () => runInProcess({ ...settings, op: primitiveVerify }),
   ]);
   sdk.close();
   const rss = process.memoryUsage().rss / 1024 / 1024;
@@ -72,6 +83,7 @@ export async function localVerifyRows(o: { mandate: Proc; baseUrl: string; agent
     rowOf('local verify: site SDK as shipped', o.note, sdkRun!.result, { rssMiB: rss, cpuUs: sdkRun!.cpuUs, ratio: ratio(sdkRun!.result.perSec, base!.result.perSec) }),
     rowOf(`local verify: pass cache + indexed list (${entries} entries)`, o.note, cached!.result, { rssMiB: rss, cpuUs: cached!.cpuUs, ratio: ratio(cached!.result.perSec, base!.result.perSec) }),
     rowOf(`local verify: pass cache + list walked (${entries} entries)`, o.note, walked!.result, { rssMiB: rss, cpuUs: walked!.cpuUs, ratio: ratio(walked!.result.perSec, base!.result.perSec) }),
+    rowOf('stricter baseline: 1 ES256 node:crypto verify, signature only', o.note, primitive!.result, { rssMiB: rss, cpuUs: primitive!.cpuUs, ratio: `SDK: ${(sdkRun!.result.perSec / primitive!.result.perSec).toFixed(2)} x this` }),
   ];
   for (const [name, r] of [['sdk', sdkRun], ['cached', cached], ['walked', walked]] as const) {
     if (r && r.result.errors > 0) console.error(`local verify (${name}): ${r.result.errors} failed verifications`);
