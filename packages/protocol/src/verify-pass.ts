@@ -89,6 +89,12 @@ export type VerifyPassAndProofInput = {
   now: number;
   keys: ServiceKeys;
   issuer: string;
+  /** See VerifyPassOptions.passCache: the pass's signature is checked once per token, the proof on every call. */
+  passCache?: VerifiedPassCache;
+} & (SeparateSteps | CombinedStep);
+
+/** Revocation, then the jti: a request refused as revoked leaves its proof unspent. */
+type SeparateSteps = {
   /**
    * Records a DPoP jti; true if it was new, false if already seen (across all nodes). Called
    * last, only for an otherwise valid request. The key is the jti string itself.
@@ -96,8 +102,19 @@ export type VerifyPassAndProofInput = {
   consumeJti: (jti: string, expiresAtSec: number) => Promise<boolean>;
   /** Revocation hook: 'agent_revoked' / 'grant_revoked', or null when the pass may be used. */
   isRevoked?: (claims: PassClaims) => Promise<VerifyErrorCode | null>;
-  /** See VerifyPassOptions.passCache: the pass's signature is checked once per token, the proof on every call. */
-  passCache?: VerifiedPassCache;
+  checkAndConsume?: undefined;
+};
+
+type CombinedStep = {
+  /**
+   * Revocation and jti in one step, for a store that answers both in one round trip (cloud verify).
+   * Called last, for an otherwise valid request. The jti may then be spent although the pass is
+   * refused as revoked; an agent makes a new proof for every request anyway, and the proof is bound
+   * (`ath`) to the refused pass. Revocation is answered first, then replay.
+   */
+  checkAndConsume: (claims: PassClaims, jti: string, expiresAtSec: number) => Promise<{ verdict: VerifyErrorCode | null; fresh: boolean }>;
+  consumeJti?: undefined;
+  isRevoked?: undefined;
 };
 
 export type VerifiedRequest = { claims: PassClaims; proof: { jti: string; jkt: string } };
@@ -105,7 +122,8 @@ export type VerifiedRequest = { claims: PassClaims; proof: { jti: string; jkt: s
 /**
  * THE check shared by cloud verify and the local verifier: pass, then proof bound to the pass
  * key, then revocation, then jti consumption. Consuming last means a request that fails any
- * check does not burn its jti (the agent may retry with a corrected request).
+ * other check does not burn its jti (the agent may retry with a corrected request); with
+ * `checkAndConsume`, revocation and consumption are one step.
  */
 export async function verifyPassAndProof(i: VerifyPassAndProofInput): Promise<VerifiedRequest> {
   if (!isNonEmptyString(i.method) || !isNonEmptyString(i.url)) {
@@ -128,13 +146,19 @@ export async function verifyPassAndProof(i: VerifyPassAndProofInput): Promise<Ve
     jkt: claims.cnf.dpop,
   });
 
+  // Retained past the whole ±120 s acceptance window of this proof.
+  const jtiExpiresAt = Math.floor(i.now) + LIMITS.dpopJtiRetentionSec;
+  if (i.checkAndConsume !== undefined) {
+    const { verdict, fresh } = await i.checkAndConsume(claims, proof.jti, jtiExpiresAt);
+    if (verdict !== null) throw new ProtocolError(verdict);
+    if (!fresh) throw new ProtocolError('dpop_replay');
+    return { claims, proof: { jti: proof.jti, jkt: proof.jkt } };
+  }
   if (i.isRevoked !== undefined) {
     const verdict = await i.isRevoked(claims);
     if (verdict !== null) throw new ProtocolError(verdict);
   }
-
-  // Retained past the whole ±120 s acceptance window of this proof.
-  const fresh = await i.consumeJti(proof.jti, Math.floor(i.now) + LIMITS.dpopJtiRetentionSec);
+  const fresh = await i.consumeJti(proof.jti, jtiExpiresAt);
   if (!fresh) throw new ProtocolError('dpop_replay');
   return { claims, proof: { jti: proof.jti, jkt: proof.jkt } };
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { exportJWK, generateKeyPair } from 'jose';
-import type { PassClaims, VerifyPassAndProofInput, VerifyPassOptions } from '../src/index.ts';
+import type { PassClaims, VerifyErrorCode, VerifyPassAndProofInput, VerifyPassOptions } from '../src/index.ts';
 import {
   createAgentJwt,
   createDpopProof,
@@ -42,8 +42,11 @@ function opts(over: Partial<VerifyPassOptions> = {}): VerifyPassOptions {
   return { keys: svc.resolver, issuer: ISSUER, now: NOW, site: SITE, ...over };
 }
 
+/** The input with separate revocation and jti steps (the local verifier's way). */
+type SeparateInput = Extract<VerifyPassAndProofInput, { consumeJti: unknown }>;
+
 /** A request whose replay store is a Set, as a single node would keep it. */
-function request(accessToken: unknown, dpop: unknown, seen: Set<string>, over: Partial<VerifyPassAndProofInput> = {}): VerifyPassAndProofInput {
+function request(accessToken: unknown, dpop: unknown, seen: Set<string>, over: Partial<SeparateInput> = {}): SeparateInput {
   return {
     accessToken,
     dpop,
@@ -310,5 +313,42 @@ describe('verifyPassAndProof', () => {
     }
     await rejectsWith(verifyPassAndProof(request(token, await proofFor(token), new Set(), { url: '' })), 'invalid_request');
     await rejectsWith(verifyPassAndProof(request(undefined, await proofFor(token), new Set())), 'invalid_token');
+  });
+
+  describe('with checkAndConsume (revocation and jti in one step)', () => {
+    const combined = (token: string, dpop: string, step: (claims: PassClaims, jti: string, exp: number) => Promise<{ verdict: VerifyErrorCode | null; fresh: boolean }>): VerifyPassAndProofInput => ({
+      accessToken: token, dpop, method: 'POST', url: URL_, site: SITE, now: NOW, keys: svc.resolver, issuer: ISSUER, checkAndConsume: step,
+    });
+
+    it('gets the pass claims, the jti and an expiry at least 250 s ahead; a fresh jti and no verdict accept', async () => {
+      const token = await mintPass(svc, agent);
+      const calls: [string, string, number][] = [];
+      const r = await verifyPassAndProof(combined(token, await proofFor(token, { jti: 'combined-jti-1' }), async (claims, jti, exp) => {
+        calls.push([claims.cnf.dpop, jti, exp]);
+        return { verdict: null, fresh: true };
+      }));
+      assert.equal(r.proof.jti, 'combined-jti-1');
+      assert.deepEqual(calls, [[agent.jkt, 'combined-jti-1', NOW + 250]]);
+    });
+
+    it('a verdict refuses with its code, before replay; a used jti is dpop_replay', async () => {
+      const token = await mintPass(svc, agent);
+      await rejectsWith(verifyPassAndProof(combined(token, await proofFor(token), async () => ({ verdict: 'grant_revoked', fresh: false }))), 'grant_revoked');
+      await rejectsWith(verifyPassAndProof(combined(token, await proofFor(token), async () => ({ verdict: 'agent_revoked', fresh: true }))), 'agent_revoked');
+      await rejectsWith(verifyPassAndProof(combined(token, await proofFor(token), async () => ({ verdict: null, fresh: false }))), 'dpop_replay');
+    });
+
+    it('is not called when the pass or the proof fails', async () => {
+      const token = await mintPass(svc, agent);
+      let called = false;
+      const step = async () => {
+        called = true;
+        return { verdict: null, fresh: true };
+      };
+      await rejectsWith(verifyPassAndProof(combined(token, await proofFor(token, { htm: 'GET' }), step)), 'dpop_method_mismatch');
+      await rejectsWith(verifyPassAndProof(combined(token, await proofFor(token, {}, other), step)), 'dpop_key_mismatch');
+      await rejectsWith(verifyPassAndProof(combined(`${token}x`, await proofFor(token), step)), 'invalid_token');
+      assert.equal(called, false);
+    });
   });
 });

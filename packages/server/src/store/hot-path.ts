@@ -1,4 +1,4 @@
-import type { AgentsRepo, SingleUseRepo } from './ports.ts';
+import type { AgentsRepo, SingleUseRepo, VerifyLookup, VerifyLookupResult } from './ports.ts';
 
 /**
  * The two statements cloud verify runs on every request, outside any transaction: the revocation
@@ -11,5 +11,7 @@ import type { AgentsRepo, SingleUseRepo } from './ports.ts';
 export interface HotPath {
   withGrants: AgentsRepo['withGrants'];
   consumeMany: SingleUseRepo['consumeMany'];
+  /** Store.verifyLookup for a batch (answers in order), when the dialect does both in one statement. */
+  verifyLookups?: (batch: readonly VerifyLookup[]) => Promise<VerifyLookupResult[]>;
   close(): Promise<void>;
 }

@@ -402,8 +402,29 @@ export interface Repos {
   leases: LeasesRepo;
 }
 
+/** One cloud verification's store work: the pass's agent with its grant, and the proof's jti. */
+export interface VerifyLookup {
+  agentId: string;
+  grantId: string;
+  jti: SingleUseItem;
+  now: number;
+}
+
+export interface VerifyLookupResult {
+  /** As AgentsRepo.withGrant, read from committed data. */
+  standing: AgentWithGrant | undefined;
+  /** As SingleUseRepo.consume: true for the first caller only, across all nodes. */
+  fresh: boolean;
+}
+
 export interface Store extends Repos {
   readonly dialect: Dialect;
+  /**
+   * Cloud verify's read and write together, outside any transaction: on PostgreSQL one statement
+   * (one round trip) for a whole batch of concurrent verifications. The jti is consumed whatever the
+   * standing says; the caller judges the standing.
+   */
+  verifyLookup(q: VerifyLookup): Promise<VerifyLookupResult>;
   /** Runs `work` in one database transaction. Do not nest. */
   transaction<T>(work: (repos: Repos) => Promise<T>): Promise<T>;
   /** Throws when the database cannot be reached. */

@@ -151,6 +151,40 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       assert.deepEqual(concurrent.map((r) => r && [r.agent.id, r.grant?.id]), [[agent.id, grant.id], [other.id, undefined], undefined]);
     });
 
+    it("verify lookup: the agent with its grant, and the proof's jti consumed once across concurrent calls", async () => {
+      const u = await newUser();
+      const agent: AgentRecord = {
+        id: uniq('ag_'), userId: u.id, name: 'Bot', publicJwk: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' }, jkt: 'j',
+        status: 'active', flag: 'ok', flagRevSeq: null, createdAt: 5, removedAt: null, unblockedAt: null, unblockedRevSeq: null,
+      };
+      await store.agents.create(agent);
+      const grant: GrantRecord = {
+        id: uniq('gr_'), userId: u.id, agentId: agent.id, site: 'shop.example', scopes: ['list'], userInfo: [], status: 'active',
+        createdAt: 1, expiresAt: null, usesLeft: null, refreshHash: null, passesIssued: 0, revokedAt: null, revSeq: null, supersededAt: null,
+      };
+      await store.grants.create(grant);
+      const lookup = (key: string, agentId = agent.id, grantId = grant.id, now = 1000) => store.verifyLookup({ agentId, grantId, jti: { namespace: 'dpop', key, expiresAt: 5000 }, now });
+      const standing = { agent: { id: agent.id, name: 'Bot', status: 'active', flag: 'ok' }, grant: { id: grant.id, agentId: agent.id, site: 'shop.example', status: 'active' } };
+      const jti = uniq('jti');
+      assert.deepEqual(await lookup(jti), { standing, fresh: true });
+      assert.deepEqual(await lookup(jti), { standing, fresh: false });
+      // Unknown agent or grant: no standing, and the jti is consumed all the same (the caller refuses).
+      const other = uniq('jti');
+      assert.deepEqual(await lookup(other, 'ag_missing'), { standing: undefined, fresh: true });
+      assert.deepEqual(await lookup(other), { standing, fresh: false });
+      assert.deepEqual(await lookup(uniq('jti'), agent.id, 'gr_missing'), { standing: { agent: standing.agent, grant: undefined }, fresh: true });
+      // Expired entries are taken over.
+      assert.equal((await lookup(jti, agent.id, grant.id, 6000)).fresh, true);
+      // 30 concurrent lookups of one jti (batched together or not): exactly one is fresh; each reads the standing.
+      const raced = uniq('jti');
+      const all = await Promise.all(Array.from({ length: 30 }, () => lookup(raced)));
+      assert.equal(all.filter((r) => r.fresh).length, 1);
+      assert.ok(all.every((r) => r.standing?.grant?.status === 'active'));
+      // A committed revocation is read by the next lookup.
+      await store.grants.revoke(grant.id, 7, 3);
+      assert.equal((await lookup(uniq('jti'))).standing?.grant?.status, 'revoked');
+    });
+
     it('rate counters count every concurrent hit within a window', async () => {
       const key = uniq('rl');
       const hits = await Promise.all(Array.from({ length: 30 }, () => store.rateCounters.hit(key, 60_000, 120_500)));

@@ -4,7 +4,7 @@ import type { AgentStanding, Store } from '../../store/ports.ts';
 import type { Activity } from '../activity/activity.ts';
 import { type Clock, seconds } from '../clock.ts';
 import { type VerifyFailure, asFailure } from './answers.ts';
-import { checkPassRevocation } from './revocation-check.ts';
+import { checkPassRevocation, revocationVerdict } from './revocation-check.ts';
 import { consumeStepup } from './stepup-consume.ts';
 
 export interface VerifyRequest {
@@ -43,11 +43,14 @@ export interface VerifierDeps {
 
 /**
  * `POST /api/v1/verify` (cloud mode). Steps, cheapest and non-consuming first:
- * 1. pass + DPoP proof (the protocol's one check), revocation read from the store;
+ * 1. pass + DPoP proof (the protocol's one check);
  * 2. the step-up token, if sent, checked against the pass (same agent, key, person, site; action);
- * 3. the DPoP jti consumed; 4. the step-up jti consumed.
+ * 3. revocation read and the DPoP jti consumed, in one store round trip (Store.verifyLookup);
+ * 4. the step-up jti consumed.
  * Steps 1-2 run before anything is consumed, so a request refused there leaves its proof and its
- * step-up token usable; a replayed proof (3) never burns a step-up token.
+ * step-up token usable (for a refused step-up token, revocation is read alone: it answers first). A
+ * pass refused as revoked in step 3 spends its proof, which is bound to that pass; a replayed proof
+ * (3) never burns a step-up token.
  */
 export class CloudVerifier {
   /**
@@ -78,15 +81,29 @@ export class CloudVerifier {
         keys: this.d.keys.resolver,
         issuer: this.d.issuer,
         passCache: this.passCache,
-        // Runs after the pass and proof verified, before the jti is consumed.
-        isRevoked: async (passClaims) => {
-          const revocation = await checkPassRevocation(this.d.store, passClaims);
-          if (revocation.verdict !== null) return revocation.verdict;
+        // Runs after the pass and proof verified: revocation and the jti in one store round trip.
+        checkAndConsume: async (passClaims, jti, expiresAtSec) => {
+          if (req.stepupToken !== undefined) {
+            try {
+              stepup = await this.checkStepup(req.stepupToken, passClaims, req.action, now);
+            } catch (e) {
+              // Nothing is spent for an unusable step-up token; revocation still answers first.
+              const revocation = await checkPassRevocation(this.d.store, passClaims);
+              if (revocation.verdict !== null) return { verdict: revocation.verdict, fresh: false };
+              throw e;
+            }
+          }
+          const { standing, fresh } = await this.d.store.verifyLookup({
+            agentId: passClaims.sub,
+            grantId: passClaims.grant,
+            jti: { namespace: 'dpop', key: jti, expiresAt: expiresAtSec * 1000 },
+            now: nowMs,
+          });
+          const revocation = revocationVerdict(standing, passClaims);
+          if (revocation.verdict !== null) return { verdict: revocation.verdict, fresh };
           agent = revocation.agent;
-          if (req.stepupToken !== undefined) stepup = await this.checkStepup(req.stepupToken, passClaims, req.action, now);
-          return null;
+          return { verdict: null, fresh };
         },
-        consumeJti: (jti, expiresAtSec) => this.d.store.singleUse.consume('dpop', jti, expiresAtSec * 1000, nowMs),
       });
       if (!agent) throw new ProtocolError('agent_revoked');
       if (stepup) await consumeStepup(this.d, stepup, nowMs, req.ip ?? null);

@@ -1,6 +1,6 @@
 import type { PassClaims, VerifyErrorCode } from '@mandate/protocol';
 import { isAgentBlocked } from '../agents/blocked.ts';
-import type { AgentStanding, Repos } from '../../store/ports.ts';
+import type { AgentStanding, AgentWithGrant, Repos } from '../../store/ports.ts';
 
 export type RevocationVerdict = { verdict: VerifyErrorCode; agent?: undefined } | { verdict: null; agent: AgentStanding };
 
@@ -17,7 +17,11 @@ export type RevocationVerdict = { verdict: VerifyErrorCode; agent?: undefined } 
  * arrives late by design, which decisions §6 does not allow.
  */
 export async function checkPassRevocation(repos: Pick<Repos, 'agents'>, claims: PassClaims): Promise<RevocationVerdict> {
-  const found = await repos.agents.withGrant(claims.sub, claims.grant);
+  return revocationVerdict(await repos.agents.withGrant(claims.sub, claims.grant), claims);
+}
+
+/** The rule of checkPassRevocation over an agent and grant already read. */
+export function revocationVerdict(found: AgentWithGrant | undefined, claims: PassClaims): RevocationVerdict {
   if (!found || isAgentBlocked(found.agent)) return { verdict: 'agent_revoked' };
   const { agent, grant } = found;
   if (!grant || grant.status !== 'active' || grant.agentId !== agent.id || grant.site !== claims.aud) {

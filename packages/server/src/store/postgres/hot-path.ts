@@ -20,6 +20,23 @@ ON CONFLICT (namespace, key) DO UPDATE SET expires_at = excluded.expires_at WHER
 RETURNING namespace, key`,
 };
 
+// Both at once for a batch of verifications (Store.verifyLookup): one round trip, one statement. The
+// jti part is CONSUME; the standings part is READ_STANDINGS. A data-modifying CTE runs exactly once.
+const VERIFY_LOOKUPS: pg.QueryConfig = {
+  name: 'mandate_verify_lookups',
+  text: `WITH won AS (
+  INSERT INTO single_use (namespace, key, expires_at)
+  SELECT * FROM unnest($3::text[], $4::text[], $5::bigint[])
+  ON CONFLICT (namespace, key) DO UPDATE SET expires_at = excluded.expires_at WHERE single_use.expires_at <= $6
+  RETURNING namespace, key
+), standings AS (
+  SELECT a.id, a.name, a.status, a.flag, g.id AS grant_id, g.agent_id AS grant_agent_id, g.site AS grant_site, g.status AS grant_status
+  FROM agents a LEFT JOIN grants g ON g.agent_id = a.id AND g.id = ANY($2::text[]) WHERE a.id = ANY($1::text[])
+)
+SELECT (SELECT coalesce(json_agg(json_build_array(namespace, key)), '[]'::json) FROM won) AS won,
+       (SELECT coalesce(json_agg(standings), '[]'::json) FROM standings) AS standings`,
+};
+
 /** Cloud verify's statements as named prepared statements on the store's pool (see HotPath). */
 export function postgresHotPath(pool: pg.Pool): HotPath {
   return {
@@ -42,6 +59,29 @@ export function postgresHotPath(pool: pg.Pool): HotPath {
       const first = new Set(won.map(idOf));
       // Only the first listing of a key may report it; a repeat in the same call is a replay.
       return items.map((i) => first.delete(idOf(i)));
+    },
+    async verifyLookups(batch) {
+      if (batch.length === 0) return [];
+      const pairs = batch.map((q) => ({ agentId: q.agentId, grantId: q.grantId }));
+      const keys = distinctSorted(batch.map((q) => q.jti));
+      const { rows } = await pool.query<{ won: [string, string][]; standings: StandingRow[] }>({
+        ...VERIFY_LOOKUPS,
+        values: [
+          [...new Set(pairs.map((x) => x.agentId))],
+          [...new Set(pairs.map((x) => x.grantId))],
+          keys.map((k) => k.namespace),
+          keys.map((k) => k.key),
+          keys.map((k) => k.expiresAt),
+          // Expired entries are taken over against the earliest clock of the batch (single-use-batching.ts).
+          Math.min(...batch.map((q) => q.now)),
+        ],
+      });
+      const row = rows[0];
+      if (row === undefined) throw new Error('verify lookup answered no row');
+      const standings = standingsFor(row.standings, pairs);
+      const first = new Set(row.won.map(([namespace, key]) => idOf({ namespace, key })));
+      // Only the first listing of a key may report it; a repeat in the same batch is a replay.
+      return batch.map((q, i) => ({ standing: standings[i], fresh: first.delete(idOf(q.jti)) }));
     },
     // The pool belongs to the store; it is ended with it.
     async close() {},
