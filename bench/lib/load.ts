@@ -44,6 +44,8 @@ export interface LoadResult {
   firstError?: string;
   /** Every measured latency, sorted (ms): rounds are pooled from these. */
   latencies: number[];
+  /** After combineRounds: each round's throughput, in the order run. */
+  roundRates?: number[];
 }
 
 export async function runLoad(o: LoadOptions): Promise<LoadResult> {
@@ -139,6 +141,7 @@ export function combineRounds(rounds: readonly LoadResult[]): LoadResult {
     errors: rounds.reduce((n, r) => n + r.errors, 0),
     seconds: rounds.reduce((n, r) => n + r.seconds, 0),
     perSec: median(rates),
+    roundRates: rounds.map((r) => r.perSec),
     p50Ms: percentile(latencies, 0.5),
     p99Ms: percentile(latencies, 0.99),
     latencies,

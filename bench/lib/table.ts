@@ -1,4 +1,4 @@
-import type { LoadResult } from './load.ts';
+import { type LoadResult, median } from './load.ts';
 
 /** One line of a result table; NaN where a figure does not apply. */
 export interface Row {
@@ -35,4 +35,15 @@ export function formatTable(title: string, rows: readonly Row[]): string {
   return [`\n### ${title}\n`, line(HEAD), rule, ...body.map(line)].join('\n');
 }
 
-export const ratio = (value: number, base: number): string => `${(value / base).toFixed(2)} x baseline`;
+/**
+ * Throughput of `value` over its baseline's. With rounds taken in turns (baseline, then scenario), the
+ * median of the ratios of each round to the baseline round just before it, with their range: a
+ * machine that slows down or speeds up between rounds moves both sides of a pair alike.
+ */
+export function ratio(value: LoadResult, base: LoadResult): string {
+  const a = value.roundRates ?? [];
+  const b = base.roundRates ?? [];
+  if (a.length < 2 || a.length !== b.length) return `${(value.perSec / base.perSec).toFixed(2)} x baseline`;
+  const paired = a.map((v, i) => v / (b[i] ?? NaN)).sort((x, y) => x - y);
+  return `${median(paired).toFixed(2)} x baseline (rounds ${paired[0]?.toFixed(2)}-${paired[paired.length - 1]?.toFixed(2)})`;
+}

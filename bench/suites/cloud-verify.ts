@@ -77,7 +77,7 @@ export async function cloudVerifyRows(o: { mandate: Proc; baseline: Proc; agent:
   }
   return [
     rowOf('baseline: bare Fastify + 1 ES256 jwtVerify', o.store, base.result, { rssMiB: o.baseline.rssMiB(), cpuUs: base.cpuUs }),
-    rowOf(o.label ?? 'cloud verify POST /api/v1/verify', o.store, verify.result, { rssMiB: o.mandate.rssMiB(), cpuUs: verify.cpuUs, ratio: ratio(verify.result.perSec, base.result.perSec), ...dbCpu(o.store, verify.dbCpuUs) }),
+    rowOf(o.label ?? 'cloud verify POST /api/v1/verify', o.store, verify.result, { rssMiB: o.mandate.rssMiB(), cpuUs: verify.cpuUs, ratio: ratio(verify.result, base.result), ...dbCpu(o.store, verify.dbCpuUs) }),
   ];
 }
 

@@ -80,9 +80,9 @@ export async function localVerifyRows(o: { mandate: Proc; baseUrl: string; agent
   const entries = snapshot.revoked_agents.length + snapshot.revoked_grants.length;
   const rows = [
     rowOf('baseline: 1 ES256 jwtVerify (in-process)', o.note, base!.result, { rssMiB: rss, cpuUs: base!.cpuUs }),
-    rowOf('local verify: site SDK as shipped', o.note, sdkRun!.result, { rssMiB: rss, cpuUs: sdkRun!.cpuUs, ratio: ratio(sdkRun!.result.perSec, base!.result.perSec) }),
-    rowOf(`local verify: pass cache + indexed list (${entries} entries)`, o.note, cached!.result, { rssMiB: rss, cpuUs: cached!.cpuUs, ratio: ratio(cached!.result.perSec, base!.result.perSec) }),
-    rowOf(`local verify: pass cache + list walked (${entries} entries)`, o.note, walked!.result, { rssMiB: rss, cpuUs: walked!.cpuUs, ratio: ratio(walked!.result.perSec, base!.result.perSec) }),
+    rowOf('local verify: site SDK as shipped', o.note, sdkRun!.result, { rssMiB: rss, cpuUs: sdkRun!.cpuUs, ratio: ratio(sdkRun!.result, base!.result) }),
+    rowOf(`local verify: pass cache + indexed list (${entries} entries)`, o.note, cached!.result, { rssMiB: rss, cpuUs: cached!.cpuUs, ratio: ratio(cached!.result, base!.result) }),
+    rowOf(`local verify: pass cache + list walked (${entries} entries)`, o.note, walked!.result, { rssMiB: rss, cpuUs: walked!.cpuUs, ratio: ratio(walked!.result, base!.result) }),
     rowOf('stricter baseline: 1 ES256 node:crypto verify, signature only', o.note, primitive!.result, { rssMiB: rss, cpuUs: primitive!.cpuUs, ratio: `SDK: ${(sdkRun!.result.perSec / primitive!.result.perSec).toFixed(2)} x this` }),
   ];
   for (const [name, r] of [['sdk', sdkRun], ['cached', cached], ['walked', walked]] as const) {

@@ -31,7 +31,9 @@ one-time step-up (used up by a successful call; a step-up token that is sent but
 Audience: with \`site\`, the pass's \`aud\` must equal it; without, it must equal the host of \`url\`.
 
 **Always HTTP 200**, also for a malformed body: failure is \`{valid: false, error, error_description}\`. A failed
-call uses up nothing, with one exception: when the step-up token turns out to be already used, the DPoP proof is spent.
+call uses up nothing, with two exceptions, where the DPoP proof is spent: a pass refused as revoked (\`agent_revoked\`,
+\`grant_revoked\`: revocation and the jti are one store round trip; the proof is bound to that pass), and a step-up
+token that turns out to be already used.
 
 ${ERROR_TABLE}`;
 
