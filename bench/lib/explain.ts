@@ -6,6 +6,8 @@ import type { Database } from '../../packages/server/src/store/schema.ts';
 import { agentsRepo } from '../../packages/server/src/store/repos/agents.ts';
 import { grantsRepo } from '../../packages/server/src/store/repos/grants.ts';
 import { activityRepo } from '../../packages/server/src/store/repos/activity.ts';
+import { READ_STANDING } from '../../packages/server/src/store/sqlite/hot-path.ts';
+import { VERIFY_LOOKUPS } from '../../packages/server/src/store/postgres/hot-path.ts';
 import type { BenchDb } from './stores.ts';
 
 /**
@@ -41,8 +43,13 @@ export async function explainHotQueries(bench: BenchDb, a: HotQueryArgs): Promis
   const db = bench.backend === 'sqlite'
     ? new Kysely<Database>({ dialect: new SqliteDialect({ database: (sqlite = new SQLite(join(bench.dataDir, 'mandate.db'), { readonly: true })) }), log })
     : new Kysely<Database>({ dialect: new PostgresDialect({ pool: (pool = new pg.Pool({ connectionString: bench.databaseUrl, max: 1 })) }), log });
+  // Cloud verify runs its read on the driver directly (store/*/hot-path.ts): that SQL is explained as
+  // sent; on PostgreSQL it is one statement with the jti insert (EXPLAIN does not run it).
+  const hot: { sql: string; parameters: unknown[] } = sqlite
+    ? { sql: READ_STANDING, parameters: [a.grantId, a.agentId] }
+    : { sql: VERIFY_LOOKUPS.text, parameters: [[a.agentId], [a.grantId], ['dpop'], ['explain-jti'], [a.now + 250_000], a.now] };
   const calls: [string, () => Promise<unknown>][] = [
-    ['verify: agent + grant (withGrant)', () => agentsRepo(db).withGrant(a.agentId, a.grantId)],
+    ['verify: agent + grant (+ jti on PostgreSQL), as cloud verify sends it', async () => captured.push(hot)],
     ['activity: first page', () => activityRepo(db).list(a.userId, { before: 0, limit: 51 })],
     ['activity: deep page (before = middle)', () => activityRepo(db).list(a.userId, { before: a.middleSeq, limit: 51 })],
     ['activity: one agent (1 record in 100)', () => activityRepo(db).list(a.userId, { before: 0, limit: 51, agentId: a.filterAgent })],

@@ -22,7 +22,8 @@ RETURNING namespace, key`,
 
 // Both at once for a batch of verifications (Store.verifyLookup): one round trip, one statement. The
 // jti part is CONSUME; the standings part is READ_STANDINGS. A data-modifying CTE runs exactly once.
-const VERIFY_LOOKUPS: pg.QueryConfig = {
+/** Exported for the benchmark's query plans. */
+export const VERIFY_LOOKUPS: pg.QueryConfig = {
   name: 'mandate_verify_lookups',
   text: `WITH won AS (
   INSERT INTO single_use (namespace, key, expires_at)
