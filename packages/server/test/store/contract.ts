@@ -24,6 +24,17 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       return user;
     };
 
+    /** An active agent record of `u` (not stored). */
+    const agentOf = (u: { id: string }): AgentRecord => ({
+      id: uniq('ag_'), userId: u.id, name: 'Bot', publicJwk: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' }, jkt: 'j',
+      status: 'active', flag: 'ok', flagRevSeq: null, createdAt: 5, removedAt: null, unblockedAt: null, unblockedRevSeq: null,
+    });
+    /** An active grant of `agent` for shop.example (not stored). */
+    const grantOf = (agent: AgentRecord): GrantRecord => ({
+      id: uniq('gr_'), userId: agent.userId, agentId: agent.id, site: 'shop.example', scopes: ['list'], userInfo: [], status: 'active',
+      createdAt: 1, expiresAt: null, usesLeft: null, refreshHash: null, passesIssued: 0, revokedAt: null, revSeq: null, supersededAt: null,
+    });
+
     it('pings', async () => {
       await store.ping();
     });
@@ -120,17 +131,11 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
 
     it("reads an agent with one of its grants in one query (cloud verify's revocation read)", async () => {
       const u = await newUser();
-      const agent: AgentRecord = {
-        id: uniq('ag_'), userId: u.id, name: 'Bot', publicJwk: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' }, jkt: 'j',
-        status: 'active', flag: 'ok', flagRevSeq: null, createdAt: 5, removedAt: null, unblockedAt: null, unblockedRevSeq: null,
-      };
+      const agent = agentOf(u);
       const other = { ...agent, id: uniq('ag_') };
       await store.agents.create(agent);
       await store.agents.create(other);
-      const grant: GrantRecord = {
-        id: uniq('gr_'), userId: u.id, agentId: agent.id, site: 'shop.example', scopes: ['list'], userInfo: [], status: 'active',
-        createdAt: 1, expiresAt: null, usesLeft: null, refreshHash: null, passesIssued: 0, revokedAt: null, revSeq: null, supersededAt: null,
-      };
+      const grant = grantOf(agent);
       await store.grants.create(grant);
       const standing = (a: AgentRecord) => ({ id: a.id, name: a.name, status: a.status, flag: a.flag });
       assert.deepEqual(await store.agents.withGrant(agent.id, grant.id), { agent: standing(agent), grant: { id: grant.id, agentId: agent.id, site: 'shop.example', status: 'active' } });
@@ -153,15 +158,9 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
 
     it("verify lookup: the agent with its grant, and the proof's jti consumed once across concurrent calls", async () => {
       const u = await newUser();
-      const agent: AgentRecord = {
-        id: uniq('ag_'), userId: u.id, name: 'Bot', publicJwk: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' }, jkt: 'j',
-        status: 'active', flag: 'ok', flagRevSeq: null, createdAt: 5, removedAt: null, unblockedAt: null, unblockedRevSeq: null,
-      };
+      const agent = agentOf(u);
       await store.agents.create(agent);
-      const grant: GrantRecord = {
-        id: uniq('gr_'), userId: u.id, agentId: agent.id, site: 'shop.example', scopes: ['list'], userInfo: [], status: 'active',
-        createdAt: 1, expiresAt: null, usesLeft: null, refreshHash: null, passesIssued: 0, revokedAt: null, revSeq: null, supersededAt: null,
-      };
+      const grant = grantOf(agent);
       await store.grants.create(grant);
       const lookup = (key: string, agentId = agent.id, grantId = grant.id, now = 1000) => store.verifyLookup({ agentId, grantId, jti: { namespace: 'dpop', key, expiresAt: 5000 }, now });
       const standing = { agent: { id: agent.id, name: 'Bot', status: 'active', flag: 'ok' }, grant: { id: grant.id, agentId: agent.id, site: 'shop.example', status: 'active' } };
@@ -203,10 +202,7 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
 
     it('stores agents and lists the revoked ones', async () => {
       const u = await newUser();
-      const agent: AgentRecord = {
-        id: uniq('ag_'), userId: u.id, name: 'Bot', publicJwk: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' }, jkt: 'j',
-        status: 'active', flag: 'ok', flagRevSeq: null, createdAt: 5, removedAt: null, unblockedAt: null, unblockedRevSeq: null,
-      };
+      const agent = agentOf(u);
       await store.agents.create(agent);
       assert.deepEqual(await store.agents.byId(agent.id), agent);
       assert.equal((await store.agents.listRevoked(9)).some((a) => a.id === agent.id), false);
