@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { AgentsRepo, Dialect, Repos, Store } from './ports.ts';
 import type { Database } from './schema.ts';
-import type { Db } from './repos/db.ts';
+import { type Db, SQLITE_PURGE_CHUNK } from './repos/db.ts';
 import { usersRepo } from './repos/users.ts';
 import { sessionsRepo } from './repos/sessions.ts';
 import { passkeysRepo } from './repos/passkeys.ts';
@@ -22,7 +22,8 @@ import { activityRepo } from './repos/activity.ts';
 import { leasesRepo } from './repos/leases.ts';
 import type { HotPath } from './hot-path.ts';
 
-function repos(db: Db): Repos {
+function repos(db: Db, dialect: Dialect): Repos {
+  const purgeChunk = dialect === 'sqlite' ? SQLITE_PURGE_CHUNK : undefined;
   return {
     users: usersRepo(db),
     sessions: sessionsRepo(db),
@@ -30,8 +31,8 @@ function repos(db: Db): Repos {
     challenges: challengesRepo(db),
     agents: agentsRepo(db),
     signingKeys: signingKeysRepo(db),
-    singleUse: singleUseRepo(db),
-    rateCounters: rateCountersRepo(db),
+    singleUse: singleUseRepo(db, purgeChunk),
+    rateCounters: rateCountersRepo(db, purgeChunk),
     counters: countersRepo(db),
     outbox: outboxRepo(db),
     authzRequests: authzRequestsRepo(db),
@@ -49,7 +50,7 @@ function repos(db: Db): Repos {
  * runs cloud verify's statements outside transactions (hot-path.ts).
  */
 export function kyselyStore(db: Kysely<Database>, dialect: Dialect, hot?: HotPath): Store {
-  const singleUse = singleUseRepo(db);
+  const singleUse = singleUseRepo(db, dialect === 'sqlite' ? SQLITE_PURGE_CHUNK : undefined);
   const agents = agentsRepo(db);
   const hotAgents: AgentsRepo = hot ? { ...agents, withGrants: hot.withGrants, withGrant: async (agentId, grantId) => (await hot.withGrants([{ agentId, grantId }]))[0] } : agents;
   // Outside transactions, single-use keys are written in group commits (single-use-batching.ts);
@@ -69,12 +70,12 @@ export function kyselyStore(db: Kysely<Database>, dialect: Dialect, hot?: HotPat
         return { standing, fresh };
       };
   return {
-    ...repos(db),
+    ...repos(db, dialect),
     singleUse: batchedSingleUse,
     agents: readAgents,
     verifyLookup,
     dialect,
-    transaction: (work) => db.transaction().execute((trx) => work(repos(trx))),
+    transaction: (work) => db.transaction().execute((trx) => work(repos(trx, dialect))),
     async ping() {
       await sql`select 1`.execute(db);
     },

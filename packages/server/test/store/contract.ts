@@ -184,6 +184,20 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       assert.equal((await lookup(uniq('jti'))).standing?.grant?.status, 'revoked');
     });
 
+    it('purges every expired single-use key and rate counter, however many (in chunks on SQLite), and nothing live', async () => {
+      const old = Array.from({ length: 4500 }, () => uniq('old'));
+      assert.equal((await store.singleUse.consumeMany(old.map((key) => ({ namespace: 'dpop', key, expiresAt: 2_000_000 })), 0)).filter(Boolean).length, 4500);
+      const live = uniq('live');
+      assert.equal(await store.singleUse.consume('dpop', live, 9_000_000, 0), true);
+      assert.ok((await store.singleUse.purgeExpired(3_000_000)) >= 4500);
+      assert.equal(await store.singleUse.purgeExpired(3_000_000), 0, 'nothing expired is left');
+      assert.equal(await store.singleUse.consume('dpop', live, 9_000_000, 3_000_000), false, 'the live key is kept');
+      const counters = Array.from({ length: 2500 }, () => uniq('rl-old'));
+      for (let i = 0; i < counters.length; i += 500) await Promise.all(counters.slice(i, i + 500).map((k) => store.rateCounters.hit(k, 60_000, 1_000)));
+      assert.ok((await store.rateCounters.purgeExpired(3_000_000)) >= 2500);
+      assert.equal(await store.rateCounters.purgeExpired(3_000_000), 0);
+    });
+
     it('rate counters count every concurrent hit within a window', async () => {
       const key = uniq('rl');
       const hits = await Promise.all(Array.from({ length: 30 }, () => store.rateCounters.hit(key, 60_000, 120_500)));

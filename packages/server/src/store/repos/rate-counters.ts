@@ -1,8 +1,9 @@
 import { sql } from 'kysely';
 import type { RateCountersRepo } from '../ports.ts';
-import { type Db, affected } from './db.ts';
+import { type Db, affected, purgeInChunks } from './db.ts';
 
-export function rateCountersRepo(db: Db): RateCountersRepo {
+/** `purgeChunk`: expired rows deleted per statement at most (SQLITE_PURGE_CHUNK); all at once when absent. */
+export function rateCountersRepo(db: Db, purgeChunk?: number): RateCountersRepo {
   return {
     async hit(key, windowMs, now) {
       const windowStart = now - (now % windowMs);
@@ -15,8 +16,13 @@ export function rateCountersRepo(db: Db): RateCountersRepo {
         .executeTakeFirstOrThrow();
       return { count: Number(r.count), resetAt };
     },
-    async purgeExpired(now) {
-      return affected(await db.deleteFrom('rate_counters').where('expires_at', '<=', now).executeTakeFirst());
-    },
+    purgeExpired: (now) =>
+      purgeInChunks(purgeChunk, async (limit) => {
+        const expired = db.selectFrom('rate_counters').select(['key', 'window_start']).where('expires_at', '<=', now);
+        const q = limit === undefined
+          ? db.deleteFrom('rate_counters').where('expires_at', '<=', now)
+          : db.deleteFrom('rate_counters').where((eb) => eb(eb.refTuple('key', 'window_start'), 'in', expired.limit(limit).$asTuple('key', 'window_start')));
+        return affected(await q.executeTakeFirst());
+      }),
   };
 }

@@ -1,5 +1,5 @@
 import type { SingleUseItem, SingleUseRepo } from '../ports.ts';
-import { type Db, affected } from './db.ts';
+import { type Db, affected, purgeInChunks } from './db.ts';
 import { prepared } from './prepared.ts';
 
 /** One row per (namespace, key), sorted: concurrent statements then lock keys in the same order and cannot deadlock. */
@@ -18,7 +18,8 @@ const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 /** Statements for this many rows at most are kept compiled; larger calls are compiled each time. */
 const MAX_PREPARED_ROWS = 256;
 
-export function singleUseRepo(db: Db): SingleUseRepo {
+/** `purgeChunk`: expired rows deleted per statement at most (SQLITE_PURGE_CHUNK); all at once when absent. */
+export function singleUseRepo(db: Db, purgeChunk?: number): SingleUseRepo {
   // The primary key (namespace, key) decides the race: the INSERT of exactly one caller returns a
   // row. An entry that has expired is taken over by an UPDATE guarded on its old expiry, which
   // again only one caller can win. In a multi-row statement each row is decided on its own.
@@ -61,9 +62,14 @@ export function singleUseRepo(db: Db): SingleUseRepo {
       // Only the first listing of a key may report it; a repeat in the same call is a replay.
       return items.map((i) => won.delete(idOf(i)));
     },
-    async purgeExpired(now) {
-      return affected(await db.deleteFrom('single_use').where('expires_at', '<=', now).executeTakeFirst());
-    },
+    purgeExpired: (now) =>
+      purgeInChunks(purgeChunk, async (limit) => {
+        const expired = db.selectFrom('single_use').select(['namespace', 'key']).where('expires_at', '<=', now);
+        const q = limit === undefined
+          ? db.deleteFrom('single_use').where('expires_at', '<=', now)
+          : db.deleteFrom('single_use').where((eb) => eb(eb.refTuple('namespace', 'key'), 'in', expired.limit(limit).$asTuple('namespace', 'key')));
+        return affected(await q.executeTakeFirst());
+      }),
   };
   return repo;
 }
