@@ -188,6 +188,18 @@ describe('local mode', () => {
       assert.equal(outcome(await v.verify(await request(k1, agent))), 'ok');
     });
 
+    it('a snapshot signed ahead of our clock ages from when it was accepted: a clock difference does not stretch max_stale', async () => {
+      const agent = await stubAgent();
+      await serveSnapshot(nowSec() + 30, 1); // the service's clock 30 s ahead (within the accepted skew)
+      const v = verifier({ revTtlSec: 10, maxStaleSec: 40 });
+      await v.start();
+      stub.routes.set('/api/v1/revocation', { status: 500, body: { detail: 'boom' } });
+      nowMs += 40_000;
+      assert.equal(outcome(await v.verify(await request(k1, agent))), 'ok');
+      nowMs += 1_000;
+      assert.equal(outcome(await v.verify(await request(k1, agent))), '503 revocation_stale', 'refused at max_stale after acceptance, not 30 s later');
+    });
+
     it('polls in the background every revTtlSec until closed', async () => {
       const v = verifier({ revTtlSec: 0.02 });
       await v.start();

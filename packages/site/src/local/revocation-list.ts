@@ -30,11 +30,15 @@ const nowSec = (config: Pick<VerifierConfig, 'now'>): number => Math.floor(confi
  * The signed revocation snapshot (`GET /api/v1/revocation`), held in memory. Only its signed
  * content is used. Its age is judged by the signed `iat` (Mandate's clock), so neither a replayed
  * old answer nor a string of `304`s can keep it fresh: once it is older than half of `max_stale` we
- * stop sending `If-None-Match` and get a freshly signed one. A snapshot with a lower `rev_seq` than
+ * stop sending `If-None-Match` and get a freshly signed one. A snapshot signed "in the future" (the
+ * service's clock ahead of ours, within the accepted skew) ages from the moment we accepted it, so a
+ * clock difference never stretches `max_stale`. A snapshot with a lower `rev_seq` than
  * the one held (or the same `rev_seq`, signed earlier) is ignored: revocations never go backwards.
  */
 export class RevocationList {
   private held: RevocationClaims | undefined;
+  /** Our clock (s) when `held` was accepted. */
+  private heldSince = 0;
   /** The held snapshot indexed once when accepted: verdicts in constant time, not a walk per request. */
   private index: RevocationIndex | undefined;
   private etag: string | undefined;
@@ -56,9 +60,9 @@ export class RevocationList {
     return this.held !== undefined && age <= this.config.maxStaleSec ? this.held : undefined;
   }
 
-  /** Seconds since the held snapshot was signed; Infinity when none is held. */
+  /** Seconds since the held snapshot was signed (or accepted, if that is earlier); Infinity when none is held. */
   ageSec(): number {
-    return this.held === undefined ? Infinity : nowSec(this.config) - this.held.iat;
+    return this.held === undefined ? Infinity : nowSec(this.config) - Math.min(this.held.iat, this.heldSince);
   }
 
   get revSeq(): number | undefined {
@@ -92,6 +96,7 @@ export class RevocationList {
       return 'ignored_older';
     }
     this.held = claims;
+    this.heldSince = nowSec(this.config);
     this.index = new RevocationIndex(claims);
     this.etag = res.headers.get('etag') ?? undefined;
     this.stats.accepted++;
