@@ -32,6 +32,28 @@ describe('key storage', () => {
     assert.equal(mode(dir), 0o700);
   });
 
+  it('refuses an existing directory that group or others may write to, or that is not a directory, and says how to fix it', () => {
+    for (const open of [0o777, 0o770, 0o702, 0o720]) {
+      const dir = fresh();
+      ensurePrivateDir(dir);
+      chmodSync(dir, open);
+      assert.throws(() => writePrivateFileAtomic(join(dir, 'secret.json'), 'x'), (e: unknown) => {
+        assert.ok(e instanceof KeyFileError);
+        assert.match(e.message, /too open/);
+        assert.match(inspect(e), new RegExp(`chmod 700 ${dir}`));
+        return true;
+      });
+      assert.deepEqual(readdirSync(dir), [], 'nothing written');
+    }
+    const readable = fresh();
+    ensurePrivateDir(readable);
+    chmodSync(readable, 0o755); // readable by others: the files themselves are 0600
+    writePrivateFileAtomic(join(readable, 'secret.json'), 'x');
+    const notDir = join(fresh(), 'file');
+    writePrivateFileAtomic(notDir, 'x');
+    assert.throws(() => ensurePrivateDir(notDir), KeyFileError);
+  });
+
   it('writes secret files with mode 0600, atomically, leaving no temporary file', () => {
     const dir = fresh();
     const file = join(dir, 'secret.json');

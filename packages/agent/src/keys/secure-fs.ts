@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, existsSync, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync, constants } from 'node:fs';
+import { chmodSync, closeSync, existsSync, fstatSync, fsyncSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync, constants } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { KeyFileError } from '../client/errors.ts';
 
@@ -12,12 +12,36 @@ import { KeyFileError } from '../client/errors.ts';
 export const PRIVATE_DIR_MODE = 0o700;
 export const PRIVATE_FILE_MODE = 0o600;
 
-/** Creates `dir` (and parents) with mode 0700 when missing. An existing directory is left as it is. */
+/**
+ * Creates `dir` (and parents) with mode 0700 when missing. An existing directory is used only if it is
+ * ours and nobody else can write to it (as ssh refuses a group-writable ~/.ssh): whoever can write there
+ * can replace the key or the refresh tokens by renaming files over them.
+ */
 export function ensurePrivateDir(dir: string): void {
-  if (existsSync(dir)) return;
+  if (existsSync(dir)) {
+    checkPrivateDir(dir);
+    return;
+  }
   mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
   // mkdir's mode passes through the umask; set it exactly.
   chmodSync(dir, PRIVATE_DIR_MODE);
+}
+
+/** Refuses a directory that is not a directory, belongs to another user, or that group or others may write to. */
+export function checkPrivateDir(dir: string): void {
+  const st = lstatSync(dir);
+  if (!st.isDirectory()) throw new KeyFileError(`${dir} is not a directory`, 'point --dir (or MANDATE_AGENT_DIR) at a directory of your own');
+  const uid = process.getuid?.();
+  if (uid !== undefined && st.uid !== uid) {
+    throw new KeyFileError(`${dir} belongs to another user (uid ${st.uid}); the agent's key and tokens must be in a directory of your own`, 'point --dir (or MANDATE_AGENT_DIR) at a directory of your own');
+  }
+  const mode = st.mode & 0o777;
+  if ((mode & 0o022) !== 0) {
+    throw new KeyFileError(
+      `permissions ${mode.toString(8).padStart(4, '0')} for ${dir} are too open: others could replace the key or the tokens in it`,
+      `chmod 700 ${dir}`,
+    );
+  }
 }
 
 /**
