@@ -5,35 +5,30 @@ import { distinctSorted, idOf } from '../repos/single-use.ts';
 
 // One statement text whatever the number of items (arrays instead of one placeholder per value), so
 // that each connection prepares it once (a named statement) and PostgreSQL plans it once.
-const READ_STANDINGS: pg.QueryConfig = {
-  name: 'mandate_verify_standings',
-  text: `SELECT a.id, a.name, a.status, a.flag, g.id AS grant_id, g.agent_id AS grant_agent_id, g.site AS grant_site, g.status AS grant_status
-FROM agents a LEFT JOIN grants g ON g.agent_id = a.id AND g.id = ANY($2::text[]) WHERE a.id = ANY($1::text[])`,
-};
 
-// As repos/single-use.ts: the primary key decides each key; an expired entry is taken over.
-const CONSUME: pg.QueryConfig = {
-  name: 'mandate_single_use_consume',
-  text: `INSERT INTO single_use (namespace, key, expires_at)
-SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
-ON CONFLICT (namespace, key) DO UPDATE SET expires_at = excluded.expires_at WHERE single_use.expires_at <= $4
-RETURNING namespace, key`,
-};
+/** The agents with the grants asked for (AgentsRepo.withGrants), from two text[] parameters. */
+const standingsSql = (agentIds: string, grantIds: string) =>
+  `SELECT a.id, a.name, a.status, a.flag, g.id AS grant_id, g.agent_id AS grant_agent_id, g.site AS grant_site, g.status AS grant_status
+FROM agents a LEFT JOIN grants g ON g.agent_id = a.id AND g.id = ANY(${grantIds}::text[]) WHERE a.id = ANY(${agentIds}::text[])`;
 
-// Both at once for a batch of verifications (Store.verifyLookup): one round trip, one statement. The
-// jti part is CONSUME; the standings part is READ_STANDINGS. A data-modifying CTE runs exactly once.
-/** Exported for the benchmark's query plans. */
+/** As repos/single-use.ts: the primary key decides each key; an expired entry (as of `now`) is taken over. */
+const consumeSql = (namespaces: string, keys: string, expiries: string, now: string) =>
+  `INSERT INTO single_use (namespace, key, expires_at)
+SELECT * FROM unnest(${namespaces}::text[], ${keys}::text[], ${expiries}::bigint[])
+ON CONFLICT (namespace, key) DO UPDATE SET expires_at = excluded.expires_at WHERE single_use.expires_at <= ${now}
+RETURNING namespace, key`;
+
+const READ_STANDINGS: pg.QueryConfig = { name: 'mandate_verify_standings', text: standingsSql('$1', '$2') };
+
+const CONSUME: pg.QueryConfig = { name: 'mandate_single_use_consume', text: consumeSql('$1', '$2', '$3', '$4') };
+
+/**
+ * Both at once for a batch of verifications (Store.verifyLookup): one round trip, one statement (a
+ * data-modifying CTE runs exactly once). Exported for the benchmark's query plans.
+ */
 export const VERIFY_LOOKUPS: pg.QueryConfig = {
   name: 'mandate_verify_lookups',
-  text: `WITH won AS (
-  INSERT INTO single_use (namespace, key, expires_at)
-  SELECT * FROM unnest($3::text[], $4::text[], $5::bigint[])
-  ON CONFLICT (namespace, key) DO UPDATE SET expires_at = excluded.expires_at WHERE single_use.expires_at <= $6
-  RETURNING namespace, key
-), standings AS (
-  SELECT a.id, a.name, a.status, a.flag, g.id AS grant_id, g.agent_id AS grant_agent_id, g.site AS grant_site, g.status AS grant_status
-  FROM agents a LEFT JOIN grants g ON g.agent_id = a.id AND g.id = ANY($2::text[]) WHERE a.id = ANY($1::text[])
-)
+  text: `WITH won AS (${consumeSql('$3', '$4', '$5', '$6')}), standings AS (${standingsSql('$1', '$2')})
 SELECT (SELECT coalesce(json_agg(json_build_array(namespace, key)), '[]'::json) FROM won) AS won,
        (SELECT coalesce(json_agg(standings), '[]'::json) FROM standings) AS standings`,
 };
