@@ -1,6 +1,6 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
@@ -52,6 +52,14 @@ describe('key storage', () => {
     const notDir = join(fresh(), 'file');
     writePrivateFileAtomic(notDir, 'x');
     assert.throws(() => ensurePrivateDir(notDir), KeyFileError);
+    // A symbolic link to a private directory is fine: the directory it leads to is checked.
+    const target = fresh();
+    ensurePrivateDir(target);
+    const link = join(root, `link${n++}`);
+    symlinkSync(target, link);
+    writePrivateFileAtomic(join(link, 'secret.json'), 'x');
+    chmodSync(target, 0o777);
+    assert.throws(() => writePrivateFileAtomic(join(link, 'other.json'), 'x'), /too open/);
   });
 
   it('writes secret files with mode 0600, atomically, leaving no temporary file', () => {

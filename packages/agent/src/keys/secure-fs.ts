@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, existsSync, fstatSync, fsyncSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync, constants } from 'node:fs';
+import { chmodSync, closeSync, existsSync, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync, constants } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { KeyFileError } from '../client/errors.ts';
 
@@ -29,7 +29,8 @@ export function ensurePrivateDir(dir: string): void {
 
 /** Refuses a directory that is not a directory, belongs to another user, or that group or others may write to. */
 export function checkPrivateDir(dir: string): void {
-  const st = lstatSync(dir);
+  // Followed if a symbolic link: what matters is the directory the files land in.
+  const st = statSync(dir);
   if (!st.isDirectory()) throw new KeyFileError(`${dir} is not a directory`, 'point --dir (or MANDATE_AGENT_DIR) at a directory of your own');
   const uid = process.getuid?.();
   if (uid !== undefined && st.uid !== uid) {
