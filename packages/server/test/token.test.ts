@@ -161,6 +161,24 @@ describe('POST /api/v1/token', () => {
     assert.equal((await requestToken(t, agent, 'shop.example', 'made-up-token')).statusCode, 401);
   });
 
+  it('spends nothing when no signing key can be read: the same refresh token works once the key is back', async () => {
+    const agent = await createAgent(t);
+    await createGrant(t, agent);
+    const p1 = await getPass(t, agent);
+    const keys = t.services.keys;
+    const signer = keys.signer.bind(keys);
+    keys.signer = async () => {
+      throw new Error('the signing key cannot be decrypted');
+    };
+    try {
+      assert.equal((await requestToken(t, agent, 'shop.example', p1.refresh_token)).statusCode, 500);
+    } finally {
+      keys.signer = signer;
+    }
+    const p2 = await getPass(t, agent, 'shop.example', p1.refresh_token);
+    assert.notEqual(p2.refresh_token, p1.refresh_token);
+  });
+
   it("does not accept one site's refresh token for another site", async () => {
     const agent = await createAgent(t);
     await createGrant(t, agent, { site: 'a.example' });

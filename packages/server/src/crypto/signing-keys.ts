@@ -64,9 +64,19 @@ export class SigningKeys {
   }
 
   async sign(payload: JWTPayload, typ: string): Promise<string> {
+    return (await this.signer())(payload, typ);
+  }
+
+  /**
+   * The current key, ready to sign: finding it and reading its private part (decrypting it) happen
+   * here, so a caller that must not spend anything it cannot answer for (pass issuance) gets this
+   * before it commits, and signing afterwards only computes.
+   */
+  async signer(): Promise<(payload: JWTPayload, typ: string) => Promise<string>> {
     const key = await this.current();
     key.privateKey ??= (await importJWK(this.privateJwk(key.record), 'ES256')) as CryptoKey;
-    return signServiceToken(key.privateKey, { kid: key.kid, typ }, payload);
+    const privateKey = key.privateKey;
+    return (payload, typ) => signServiceToken(privateKey, { kid: key.kid, typ }, payload);
   }
 
   /** The published key set: current keys and retired ones still inside their grace window. */

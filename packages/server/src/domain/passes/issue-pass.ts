@@ -43,7 +43,8 @@ export interface PassesDeps {
 
 /**
  * `POST /api/v1/token`: authenticate the agent, find its grant for the site, then spend one use and
- * rotate the refresh token in ONE compare-and-set (GrantsRepo.issuePass), and only then sign.
+ * rotate the refresh token in ONE compare-and-set (GrantsRepo.issuePass), and only then sign (with a
+ * key made ready before the compare-and-set, so that nothing is spent when no key can be read).
  * Of concurrent callers holding the same refresh token exactly one gets a pass.
  *
  * Commits: the rate counter commits on its own (it must count refused calls too, and a 429 writes
@@ -65,6 +66,9 @@ export class Passes {
     const grant = await this.d.store.grants.activeFor(agent.id, site);
     assertGrantUsable(grant, now, withoutRefresh);
 
+    // The signing key is made ready before anything is spent: a key that cannot be read (a wrong
+    // KEY_ENCRYPTION_KEY, a database error) fails the call while the refresh token still works.
+    const sign = await this.d.keys.signer();
     const refreshToken = randomToken();
     const issued = await this.d.store.transaction(async (repos) => {
       const updated = await repos.grants.issuePass(grant.id, {
@@ -96,10 +100,10 @@ export class Passes {
       throw refreshInvalid();
     }
 
-    // Signed after the commit: signing may read the key table through the store's own connection
-    // (see the note above), and the claims are fixed already.
+    // Signed after the commit, with the key made ready before it (signing only computes now); the
+    // claims are fixed already.
     const { updated, claims } = issued;
-    const accessToken = await this.d.keys.sign(claims, PASS_TYP);
+    const accessToken = await sign(claims, PASS_TYP);
     return {
       accessToken,
       expiresIn: claims.exp - claims.iat,
