@@ -6,7 +6,7 @@ import type { Database } from '../../packages/server/src/store/schema.ts';
 import { agentsRepo } from '../../packages/server/src/store/repos/agents.ts';
 import { grantsRepo } from '../../packages/server/src/store/repos/grants.ts';
 import { activityRepo } from '../../packages/server/src/store/repos/activity.ts';
-import { READ_STANDING } from '../../packages/server/src/store/sqlite/hot-path.ts';
+import { READ_STANDING } from '../../packages/server/src/store/sqlite/hot-statements.ts';
 import { VERIFY_LOOKUPS } from '../../packages/server/src/store/postgres/hot-path.ts';
 import type { BenchDb } from './stores.ts';
 

@@ -35,10 +35,10 @@ export function freePort(): Promise<number> {
 }
 
 /** Runs a TypeScript entry point under tsx (`node --import tsx <script>`) with `env` laid over ours. */
-export async function startProcess(o: { name: string; script: string; env: Record<string, string>; healthPath: string; port: number; nodeArgs?: string[] }): Promise<Proc> {
+export async function startProcess(o: { name: string; script: string; env: Record<string, string>; healthPath: string; port: number; nodeArgs?: string[]; cwd?: string }): Promise<Proc> {
   const [command, args] = servingCommand(process.execPath, [...(o.nodeArgs ?? []), '--import', 'tsx', o.script]);
   const child: ChildProcess = spawn(command, args, {
-    cwd: REPO_ROOT,
+    cwd: o.cwd ?? REPO_ROOT,
     env: { ...process.env, ...o.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -135,8 +135,9 @@ function rssMiB(pid: number): number {
 }
 
 /** The Mandate server (`packages/server/src/main.ts`) over the given store; `env` adds settings (for A/B experiments). */
-export async function startMandate(o: { name?: string; databaseUrl: string; dataDir: string; baseUrl: string; port: number; logLevel?: string; env?: Record<string, string> }): Promise<Proc> {
+export async function startMandate(o: { name?: string; databaseUrl: string; dataDir: string; baseUrl: string; port: number; logLevel?: string; env?: Record<string, string>; cwd?: string }): Promise<Proc> {
   return startProcess({
+    ...(o.cwd === undefined ? {} : { cwd: o.cwd }),
     name: o.name ?? 'mandate',
     script: 'packages/server/src/main.ts',
     port: o.port,

@@ -59,7 +59,7 @@ export async function verifyDpopSignature(proof: unknown): Promise<VerifiedDpopS
 
   let payloadBytes: Uint8Array | null;
   try {
-    payloadBytes = await verifyEs256Compact(proof, parts.header, checked.keyObject);
+    payloadBytes = verifyEs256Compact(proof, parts.header, checked.keyObject);
   } catch {
     payloadBytes = null;
   }

@@ -17,15 +17,17 @@ function isPublicP256(key: KeyObject): boolean {
 
 /**
  * The signature check of an ES256 compact JWS, for the one JWS verified on every request: the DPoP
- * proof. It runs on node:crypto's one-shot verify with a callback, which checks the signature on the
- * libuv thread pool like WebCrypto does (the primitive jose uses), with less work on the event loop
- * around it (measured: bench/README.md). jose's compactVerify would parse and vet the header a second
- * time; here the caller has done that already (splitCompact: three base64url segments, a JSON
- * object header with alg ES256) and this function adds what jose would still check: no `crit` (no
- * JWS extension is understood here, RFC 7515 §4.1.11), exactly 64 signature bytes, a public P-256
- * key. Returns the payload bytes, or null when the signature does not verify.
+ * proof. It runs on node:crypto's synchronous one-shot verify: the least CPU per check. Handing the
+ * check to the libuv thread pool (node:crypto with a callback, or WebCrypto, which jose uses) costs a
+ * thread wake-up and a return trip through the event loop per signature, which on a busy machine cost
+ * more CPU than it saves on the event loop (measured: bench/README.md, "Fast path"). jose's
+ * compactVerify would parse and vet the header a second time; here the caller has done that already
+ * (splitCompact: three base64url segments, a JSON object header with alg ES256) and this function
+ * adds what jose would still check: no `crit` (no JWS extension is understood here, RFC 7515
+ * §4.1.11), exactly 64 signature bytes, a public P-256 key. Returns the payload bytes, or null when
+ * the signature does not verify.
  */
-export async function verifyEs256Compact(token: string, header: JsonObject, key: KeyObject | CryptoKey): Promise<Uint8Array | null> {
+export function verifyEs256Compact(token: string, header: JsonObject, key: KeyObject | CryptoKey): Uint8Array | null {
   if (header['alg'] !== 'ES256' || header['crit'] !== undefined) return null;
   const keyObject = key instanceof KeyObject ? key : KeyObject.from(key);
   if (!isPublicP256(keyObject)) return null;
@@ -35,7 +37,6 @@ export async function verifyEs256Compact(token: string, header: JsonObject, key:
   const signature = Buffer.from(token.slice(lastDot + 1), 'base64url');
   if (signature.length !== SIGNATURE_BYTES) return null;
   const signingInput = Buffer.from(token.slice(0, lastDot), 'ascii');
-  const ok = await new Promise<boolean>((resolve, reject) =>
-    nodeVerify('sha256', signingInput, { key: keyObject, dsaEncoding: 'ieee-p1363' }, signature, (err, valid) => (err ? reject(err) : resolve(valid))));
+  const ok = nodeVerify('sha256', signingInput, { key: keyObject, dsaEncoding: 'ieee-p1363' }, signature);
   return ok ? Buffer.from(token.slice(firstDot + 1, lastDot), 'base64url') : null;
 }

@@ -60,11 +60,12 @@ export function kyselyStore(db: Kysely<Database>, dialect: Dialect, hot?: HotPat
   // then share one round trip (measured: 1.7 x the throughput). On SQLite a read is a call into the
   // same process, cheaper than the batching around it.
   const readAgents = dialect === 'postgres' ? withBatchedGrantReads(hotAgents) : hotAgents;
-  // Where the dialect does the read and the jti in one statement, concurrent verifications share it;
-  // elsewhere the read, then the (group-committed) jti. One statement in flight per node: the
-  // verifications arriving meanwhile make the next batch larger, fewer statements in all (measured
-  // on PostgreSQL, three alternating runs each: 0.67-0.70 x baseline with 1, 0.60-0.64 with 2,
-  // 0.58-0.60 with 4, and a third less database CPU per verification than with 4).
+  // Where the dialect does the read and the jti in one step (PostgreSQL: one statement; SQLite: one
+  // transaction on the hot path's worker thread), concurrent verifications share it; elsewhere (an
+  // in-memory SQLite database) the read, then the (group-committed) jti. One step in flight per
+  // node: the verifications arriving meanwhile make the next batch larger, fewer statements in all
+  // (measured on PostgreSQL, three alternating runs each: 0.67-0.70 x baseline with 1, 0.60-0.64
+  // with 2, 0.58-0.60 with 4, and a third less database CPU per verification than with 4).
   const verifyLookup: Store['verifyLookup'] = hot?.verifyLookups
     ? batched(hot.verifyLookups, { maxInFlight: 1 })
     : async (q) => {

@@ -1,0 +1,137 @@
+/**
+ * A/B comparison of server variants for cloud verify: one store, one baseline, and one Mandate process
+ * per variant (same store, same BASE_URL, each with its own environment), taking turns round by round.
+ * Usage: node --import tsx bench/ab.ts --store sqlite --rounds 10 --requests 3000 A: B:EXP_X=1
+ */
+import { decodeProtectedHeader, type JWK } from 'jose';
+import { createBenchDb, type Backend } from './lib/stores.ts';
+import { freePort, startBaseline, startMandate, type Proc } from './lib/processes.ts';
+import { SITE, SITE_URL, seedAgents, seedOwner } from './lib/seed.ts';
+import { fetchPass, makeProofs } from './lib/passes.ts';
+import { median, runLoad } from './lib/load.ts';
+import { measured } from './suites/cloud-verify.ts';
+import { readFileSync, readdirSync } from 'node:fs';
+
+/** CPU ticks of a process: [main thread, other threads]. */
+function threadTicks(pid: number): [number, number] {
+  let main = 0;
+  let rest = 0;
+  for (const t of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const st = readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8');
+      const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+      const ticks = Number(f[11]) + Number(f[12]);
+      if (Number(t) === pid) main += ticks;
+      else rest += ticks;
+    } catch {
+      // gone
+    }
+  }
+  return [main, rest];
+}
+function machineIdle(): [number, number] {
+  const f = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').split(/\s+/).slice(1).map(Number);
+  const total = f.reduce((a, b) => a + b, 0);
+  return [f[3] ?? 0, total];
+}
+
+const argv = process.argv.slice(2);
+const opt = (name: string, def: string) => {
+  const i = argv.indexOf(name);
+  if (i < 0) return def;
+  const v = argv[i + 1] ?? def;
+  argv.splice(i, 2);
+  return v;
+};
+const backend = opt('--store', 'sqlite') as Backend;
+const rounds = Number(opt('--rounds', '8'));
+const requests = Number(opt('--requests', '3000'));
+const concurrency = Number(opt('--concurrency', '32'));
+const variants = argv.map((a) => {
+  const [nameAt, ...envs] = a.split(':');
+  const [name, cwd] = (nameAt ?? a).split('@');
+  const env: Record<string, string> = {};
+  for (const kv of envs.join(':').split(',').filter(Boolean)) {
+    const [k, v] = kv.split('=');
+    env[k ?? ''] = v ?? '';
+  }
+  return { name: name ?? a, env, cwd };
+});
+
+const db = await createBenchDb(backend);
+const store = await db.openStore();
+const now = Date.now();
+const owner = await seedOwner(store, now);
+const [agent] = await seedAgents(store, owner, 1, now);
+await store.close();
+if (!agent) throw new Error('no agent');
+const baseUrl = 'http://localhost:9';
+const procs: Proc[] = [];
+try {
+  for (const v of variants) procs.push(await startMandate({ name: v.name, databaseUrl: db.databaseUrl, dataDir: db.dataDir, baseUrl, port: await freePort(), env: v.env, ...(v.cwd ? { cwd: v.cwd } : {}) }));
+  const first = procs[0];
+  if (!first) throw new Error('no variant');
+  const pass = (await fetchPass(first.origin, agent, SITE)).access_token;
+  const jwks = (await (await fetch(`${first.origin}/api/v1/jwks`)).json()) as { keys: (JWK & { kid: string })[] };
+  const jwk = jwks.keys.find((k) => k.kid === decodeProtectedHeader(pass).kid);
+  const baseline = await startBaseline({ jwk: jwk as object, port: await freePort() });
+  procs.push(baseline);
+  const warmup = 500;
+  const rates: number[][] = variants.map(() => []);
+  const cpu: number[] = variants.map(() => 0);
+  const ratios: number[][] = variants.map(() => []);
+  let baseCpu = 0;
+  const baseRates: number[] = [];
+  const detail = new Map<string, number[]>();
+  const drive = async (p: Proc, path: string) => {
+    const proofs = await makeProofs(agent, pass, SITE_URL, warmup + requests);
+    const bodies = proofs.map((dpop) => JSON.stringify({ access_token: pass, dpop, method: 'GET', url: SITE_URL, site: SITE }));
+    let t0: [number, number] = [0, 0];
+    let g0: [number, number] = [0, 0];
+    let i0: [number, number] = [0, 0];
+    const m = await measured(p, () => runLoad({ origin: p.origin, concurrency, requests, warmup, next: (i) => {
+      if (i === warmup) { t0 = threadTicks(p.pid); g0 = threadTicks(process.pid); i0 = machineIdle(); }
+      return { method: 'POST', path, body: bodies[i] ?? '' };
+    }, ok: (s, b) => s === 200 && b.includes('"valid":true') }));
+    const t1 = threadTicks(p.pid);
+    const g1 = threadTicks(process.pid);
+    const i1 = machineIdle();
+    const us = (ticks: number) => (ticks * 10_000) / requests;
+    const d = [us(t1[0] - t0[0]), us(t1[1] - t0[1]), us(g1[0] + g1[1] - g0[0] - g0[1]), (100 * (i1[0] - i0[0])) / Math.max(1, i1[1] - i0[1])];
+    const acc = detail.get(p.name) ?? [0, 0, 0, 0, 0];
+    detail.set(p.name, [...d.map((x, k) => x + (acc[k] ?? 0)), (acc[4] ?? 0) + 1]);
+    return m;
+  };
+  for (let r = 0; r < rounds; r++) {
+    const b = await drive(baseline, '/verify');
+    baseRates.push(b.result.perSec);
+    baseCpu += b.cpuMs;
+    const line = [`round ${r}: base ${b.result.perSec.toFixed(0)}`];
+    // Variants in a rotating order, so none always runs right after the baseline.
+    for (let k = 0; k < variants.length; k++) {
+      const i = (k + r) % variants.length;
+      const p = procs[i] as Proc;
+      const m = await drive(p, '/api/v1/verify');
+      if (m.result.errors) console.error(`${variants[i]?.name}: ${m.result.errors} errors: ${m.result.firstError}`);
+      rates[i]?.push(m.result.perSec);
+      ratios[i]?.push(m.result.perSec / b.result.perSec);
+      cpu[i] = (cpu[i] ?? 0) + m.cpuMs;
+      line.push(`${variants[i]?.name} ${m.result.perSec.toFixed(0)}`);
+    }
+    console.error(line.join(', '));
+  }
+  const sorted = (a: number[]) => [...a].sort((x, y) => x - y);
+  for (const p of procs) if (process.env.AB_LOGS) console.log(p.name, p.logs().split('\n').filter((l) => l.includes('worker:')).slice(-6).join('\n'));
+  console.log(`baseline: ${median(sorted(baseRates)).toFixed(0)}/s, CPU ${((baseCpu * 1000) / (rounds * requests)).toFixed(0)} µs/op`);
+  variants.forEach((v, i) => {
+    const rs = sorted(ratios[i] ?? []);
+    console.log(`${v.name.padEnd(12)} ${median(sorted(rates[i] ?? [])).toFixed(0)}/s  ratio median ${median(rs).toFixed(3)} (${rs[0]?.toFixed(2)}-${rs[rs.length - 1]?.toFixed(2)})  CPU ${(((cpu[i] ?? 0) * 1000) / (rounds * requests)).toFixed(0)} µs/op`);
+  });
+  for (const [name, d] of detail) {
+    const n = d[4] ?? 1;
+    console.log(`${name.padEnd(12)} server main ${((d[0] ?? 0) / n).toFixed(0)} µs/op, other threads ${((d[1] ?? 0) / n).toFixed(0)}, generator ${((d[2] ?? 0) / n).toFixed(0)}, machine idle ${((d[3] ?? 0) / n).toFixed(0)} %`);
+  }
+} finally {
+  for (const p of procs) await p.stop();
+  await db.drop();
+}
