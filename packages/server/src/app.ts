@@ -118,9 +118,9 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   installNulGuard(app);
   installErrorHandling(app, config.bodyLimitBytes);
   installSecurityHeaders(app, config.baseUrl.startsWith('https:'));
-  app.addHook('onSend', async (request, reply, payload) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);
-    return payload;
+    done(null, payload);
   });
   await app.register(cookie);
   await app.register(swagger, {
