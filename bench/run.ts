@@ -103,6 +103,9 @@ async function benchStore(backend: Backend, first: boolean): Promise<Row[]> {
     if (options.suites.has('cloud')) {
       log(`${backend}: cloud verify`);
       rows.push(...(await cloudVerifyRows({ ...servers, agent: verifyAgent, pass: servers.pass, store: backend, load })));
+      if (options.saturation > 0 && options.saturation !== load.concurrency) {
+        rows.push(...(await cloudVerifyRows({ ...servers, agent: verifyAgent, pass: servers.pass, store: backend, load: { ...load, concurrency: options.saturation } })));
+      }
     }
     if (options.suites.has('token')) {
       log(`${backend}: pass issuance`);
@@ -136,7 +139,7 @@ async function benchStore(backend: Backend, first: boolean): Promise<Row[]> {
           const middleSeq = Math.ceil(records / 2);
           servers = await startServers(db, holder);
           log(`${backend}: ${label}`);
-          const scaleLoad: LoadSettings = { ...load, requests: Math.ceil(load.requests / 2), rounds: Math.max(2, Math.ceil(load.rounds / 2)) };
+          const scaleLoad: LoadSettings = { ...load, concurrency: options.saturation || load.concurrency, requests: Math.ceil(load.requests / 2), rounds: Math.max(2, Math.ceil(load.rounds / 2)) };
           scaleRows.push(...(await cloudVerifyRows({ ...servers, agent: verifyAgent, pass: servers.pass, store: backend, load: scaleLoad, label: `cloud verify, ${label}, ${sizeLabel(REVOCATION_ENTRIES)} revoked` })));
           const readLoad: LoadSettings = { concurrency: Math.min(8, load.concurrency), requests: 400, warmup: 40, rounds: 1 };
           scaleRows.push(...(await readRows({ mandate: servers.mandate, store: backend, sessionToken: owner.sessionToken, middleSeq, filterAgent: verifyAgent.id, load: readLoad, sizeLabel: label })));
@@ -158,7 +161,7 @@ async function benchStore(backend: Backend, first: boolean): Promise<Row[]> {
 }
 
 const started = Date.now();
-print(`# Mandate benchmark\n\nnode ${process.version}, ${(await import('node:os')).cpus().length} CPUs, stores: ${options.stores.join(', ')}, sizes: ${options.sizes.map(sizeLabel).join(', ') || 'none'}, concurrency ${options.concurrency}, ${options.requests} verify requests over ${options.rounds} rounds${options.isolate ? '; isolated: serving process on CPU 0, load generator and PostgreSQL backends on the other CPUs' : ''}`);
+print(`# Mandate benchmark\n\nnode ${process.version}, ${(await import('node:os')).cpus().length} CPUs, stores: ${options.stores.join(', ')}, sizes: ${options.sizes.map(sizeLabel).join(', ') || 'none'}, concurrency ${options.concurrency}${options.saturation > 0 ? ` (cloud verify also at ${options.saturation})` : ''}, ${options.requests} verify requests over ${options.rounds} rounds${options.isolate ? '; isolated: serving process on CPU 0, load generator and PostgreSQL backends on the other CPUs' : ''}`);
 for (const [k, backend] of options.stores.entries()) await benchStore(backend, k === 0);
 print(`\nTotal time: ${((Date.now() - started) / 1000).toFixed(0)} s`);
 if (options.out !== undefined) writeFileSync(options.out, `${output.join('\n')}\n`);

@@ -5,6 +5,11 @@ export interface Options {
   /** Stored agents (and grants) of the scale runs; empty: no scale run. */
   sizes: number[];
   concurrency: number;
+  /**
+   * Cloud verify is also measured with this many requests in flight (0: not): enough that both
+   * servers are bound by CPU, not by the latency of one request (bench/README.md, "Concurrency").
+   */
+  saturation: number;
   requests: number;
   rounds: number;
   suites: Set<Suite>;
@@ -21,6 +26,8 @@ export const USAGE = `npm run bench -- [options]
   --sizes 1k,100k,1M             scale runs: stored agents+grants (and activity records); none = skip (default 1k,100k)
   --suites cloud,local,token,scale  what to run (default all)
   --concurrency N                concurrent requests of the load generator (default 32)
+  --saturation N                 cloud verify (and the scale runs' verify) also at N in flight, where both
+                                 servers are bound by CPU; 0 = not (default 128)
   --requests N                   measured verify requests per scenario, over all rounds (default 12000)
   --rounds N                     baseline and measured scenario take turns N times (default 4)
   --out FILE                     also write the tables (Markdown) to FILE
@@ -43,7 +50,7 @@ function positive(name: string, text: string | undefined): number {
 }
 
 export function parseArgs(argv: readonly string[]): Options {
-  const o: Options = { stores: ['sqlite', 'postgres'], sizes: [1e3, 1e5], concurrency: 32, requests: 12_000, rounds: 4, suites: new Set(SUITES), out: undefined, isolate: false };
+  const o: Options = { stores: ['sqlite', 'postgres'], sizes: [1e3, 1e5], concurrency: 32, saturation: 128, requests: 12_000, rounds: 4, suites: new Set(SUITES), out: undefined, isolate: false };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = () => {
@@ -71,6 +78,11 @@ export function parseArgs(argv: readonly string[]): Options {
         break;
       }
       case '--concurrency': o.concurrency = positive(flag, value()); break;
+      case '--saturation': {
+        const v = value();
+        o.saturation = v === '0' ? 0 : positive(flag, v);
+        break;
+      }
       case '--requests': o.requests = positive(flag, value()); break;
       case '--rounds': o.rounds = positive(flag, value()); break;
       case '--out': o.out = value(); break;

@@ -75,9 +75,10 @@ export async function cloudVerifyRows(o: { mandate: Proc; baseline: Proc; agent:
   for (const [name, r] of [['baseline', base.result], ['verify', verify.result]] as const) {
     if (r.firstError !== undefined) console.error(`${name}: ${r.errors} unexpected answers, first: ${r.firstError}`);
   }
+  const inFlight = `, ${o.load.concurrency} in flight`;
   return [
-    rowOf('baseline: bare Fastify + 1 ES256 jwtVerify', o.store, base.result, { rssMiB: o.baseline.rssMiB(), cpuUs: base.cpuUs }),
-    rowOf(o.label ?? 'cloud verify POST /api/v1/verify', o.store, verify.result, { rssMiB: o.mandate.rssMiB(), cpuUs: verify.cpuUs, ratio: ratio(verify.result, base.result), ...dbCpu(o.store, verify.dbCpuUs) }),
+    rowOf(`baseline: bare Fastify + 1 ES256 jwtVerify${inFlight}`, o.store, base.result, { rssMiB: o.baseline.rssMiB(), cpuUs: base.cpuUs }),
+    rowOf(`${o.label ?? 'cloud verify POST /api/v1/verify'}${inFlight}`, o.store, verify.result, { rssMiB: o.mandate.rssMiB(), cpuUs: verify.cpuUs, ratio: ratio(verify.result, base.result), ...dbCpu(o.store, verify.dbCpuUs) }),
   ];
 }
 

@@ -4,7 +4,7 @@ import { DPOP_TYP } from './claims.ts';
 import { ProtocolError } from './errors.ts';
 import { htuIs, normalizeHtu } from './htu.ts';
 import { decodeJsonBytes, splitCompact } from './jws.ts';
-import { verifyEs256Compact } from './es256.ts';
+import { type SignatureCheck, verifyEs256Compact } from './es256.ts';
 import type { EcP256PublicJwk } from './jwk.ts';
 import { type ProofKey, proofKey } from './proof-key-cache.ts';
 import { LIMITS } from './limits.ts';
@@ -41,7 +41,7 @@ function jtiOk(jti: string): boolean {
  * jti (and ath when present). Exported because RFC 9449 token-request proofs (no `ath`) stop
  * here; access to a resource must go through verifyDpopProof. Throws ProtocolError('invalid_dpop').
  */
-export async function verifyDpopSignature(proof: unknown): Promise<VerifiedDpopSignature> {
+export async function verifyDpopSignature(proof: unknown, check: SignatureCheck = 'thread-pool'): Promise<VerifiedDpopSignature> {
   const parts = splitCompact(proof, MAX_PROOF_LENGTH);
   if (parts === null || typeof proof !== 'string') throw invalid('is not a well-formed JWS');
   const { typ, alg, jwk: headerJwk } = parts.header;
@@ -59,7 +59,7 @@ export async function verifyDpopSignature(proof: unknown): Promise<VerifiedDpopS
 
   let payloadBytes: Uint8Array | null;
   try {
-    payloadBytes = verifyEs256Compact(proof, parts.header, checked.keyObject);
+    payloadBytes = await verifyEs256Compact(proof, parts.header, checked.keyObject, check);
   } catch {
     payloadBytes = null;
   }
@@ -92,6 +92,8 @@ export type DpopExpectation = {
   now: number;
   /** The thumbprint the pass is bound to (cnf.dpop); checked when given. */
   jkt?: string;
+  /** Where the proof's signature is checked (es256.ts); on the thread pool when absent. */
+  signatureCheck?: SignatureCheck;
 };
 
 export type VerifiedDpopProof = { jti: string; iat: number; jkt: string; jwk: EcP256PublicJwk };
@@ -118,7 +120,7 @@ export async function verifyDpopProof(proof: unknown, expect: DpopExpectation): 
   }
   const expectedHtu = normalizeHtu(expect.url); // a bad request URL is the caller's error, whatever the proof says
 
-  const { claims, jwk, jkt } = await verifyDpopSignature(proof);
+  const { claims, jwk, jkt } = await verifyDpopSignature(proof, expect.signatureCheck);
   if (claims.ath === undefined) throw invalid('has no ath (required with an access token)');
   if (expect.jkt !== undefined && jkt !== expect.jkt) {
     throw new ProtocolError('dpop_key_mismatch');

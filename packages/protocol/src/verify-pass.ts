@@ -11,6 +11,7 @@ import { isNonEmptyString } from './shape.ts';
 import { verifyServiceTokenWithKey } from './service-token.ts';
 import { toResolver } from './keys.ts';
 import type { VerifiedPassCache } from './verified-pass-cache.ts';
+import type { SignatureCheck } from './es256.ts';
 
 export type VerifyPassOptions = {
   keys: ServiceKeys;
@@ -91,6 +92,8 @@ export type VerifyPassAndProofInput = {
   issuer: string;
   /** See VerifyPassOptions.passCache: the pass's signature is checked once per token, the proof on every call. */
   passCache?: VerifiedPassCache;
+  /** Where the proof's signature is checked (es256.ts); on the thread pool when absent. */
+  proofSignatureCheck?: SignatureCheck;
 } & (SeparateSteps | CombinedStep);
 
 /** Revocation, then the jti: a request refused as revoked leaves its proof unspent. */
@@ -144,6 +147,7 @@ export async function verifyPassAndProof(i: VerifyPassAndProofInput): Promise<Ve
     accessToken: i.accessToken,
     now: i.now,
     jkt: claims.cnf.dpop,
+    ...(i.proofSignatureCheck === undefined ? {} : { signatureCheck: i.proofSignatureCheck }),
   });
 
   // Retained past the whole ±120 s acceptance window of this proof.

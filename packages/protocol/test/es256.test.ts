@@ -2,11 +2,12 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { generateKeyPair } from 'jose';
 import type { CryptoKey } from 'jose';
-import { verifyEs256Compact } from '../src/es256.ts';
+import { type SignatureCheck, verifyEs256Compact as verifyOn } from '../src/es256.ts';
 import { splitCompact } from '../src/jws.ts';
 import { b64json, signRaw } from './helpers.ts';
 
-// The DPoP signature check on WebCrypto must refuse everything jose's compactVerify refused for it.
+// The DPoP signature check on node:crypto must refuse everything jose's compactVerify refused for it,
+// on the thread pool and inline alike.
 
 let privateKey: CryptoKey;
 let publicKey: CryptoKey;
@@ -21,10 +22,11 @@ const header = (token: string) => {
   return parts.header;
 };
 
-describe('verifyEs256Compact', () => {
+for (const check of ['thread-pool', 'inline'] as SignatureCheck[]) describe(`verifyEs256Compact (${check})`, () => {
+  const verifyEs256Compact = (token: string, h: Parameters<typeof verifyOn>[1], key: Parameters<typeof verifyOn>[2]) => verifyOn(token, h, key, check);
   it('returns the payload bytes of a valid ES256 JWS', async () => {
     const token = await signRaw({ alg: 'ES256', typ: 'dpop+jwt' }, { jti: 'abcdefgh' }, privateKey);
-    const payload = verifyEs256Compact(token, header(token), publicKey);
+    const payload = await verifyEs256Compact(token, header(token), publicKey);
     assert.deepEqual(JSON.parse(Buffer.from(payload ?? []).toString('utf8')), { jti: 'abcdefgh' });
   });
 
@@ -32,11 +34,11 @@ describe('verifyEs256Compact', () => {
     const token = await signRaw({ alg: 'ES256', typ: 'dpop+jwt' }, { jti: 'abcdefgh' }, privateKey);
     const [h, , s] = token.split('.');
     const otherPayload = `${h}.${b64json({ jti: 'ijklmnop' })}.${s}`;
-    assert.equal(verifyEs256Compact(otherPayload, header(otherPayload), publicKey), null);
+    assert.equal(await verifyEs256Compact(otherPayload, header(otherPayload), publicKey), null);
     const otherHeader = `${b64json({ alg: 'ES256', typ: 'JWT' })}.${token.split('.')[1]}.${s}`;
-    assert.equal(verifyEs256Compact(otherHeader, header(otherHeader), publicKey), null);
+    assert.equal(await verifyEs256Compact(otherHeader, header(otherHeader), publicKey), null);
     const other = (await generateKeyPair('ES256')).publicKey;
-    assert.equal(verifyEs256Compact(token, header(token), other), null);
+    assert.equal(await verifyEs256Compact(token, header(token), other), null);
   });
 
   it('refuses a signature that is not 64 bytes', async () => {
@@ -45,21 +47,21 @@ describe('verifyEs256Compact', () => {
     const raw = Buffer.from(s, 'base64url');
     for (const sig of [raw.subarray(0, 63), Buffer.concat([raw, Buffer.from([0])]), Buffer.alloc(0)]) {
       const t = `${h}.${p}.${sig.toString('base64url')}`;
-      assert.equal(verifyEs256Compact(t, { alg: 'ES256' }, publicKey), null);
+      assert.equal(await verifyEs256Compact(t, { alg: 'ES256' }, publicKey), null);
     }
   });
 
   it('refuses any crit header (no JWS extension is understood), and an alg other than ES256', async () => {
     const withCrit = await signRaw({ alg: 'ES256', typ: 'dpop+jwt', crit: ['b64'], b64: true }, { jti: 'abcdefgh' }, privateKey);
-    assert.equal(verifyEs256Compact(withCrit, header(withCrit), publicKey), null);
+    assert.equal(await verifyEs256Compact(withCrit, header(withCrit), publicKey), null);
     const token = await signRaw({ alg: 'ES256', typ: 'dpop+jwt' }, { jti: 'abcdefgh' }, privateKey);
-    assert.equal(verifyEs256Compact(token, { ...header(token), alg: 'ES384' }, publicKey), null);
+    assert.equal(await verifyEs256Compact(token, { ...header(token), alg: 'ES384' }, publicKey), null);
   });
 
   it('refuses keys that are not public P-256 ECDSA keys', async () => {
     const token = await signRaw({ alg: 'ES256', typ: 'dpop+jwt' }, { jti: 'abcdefgh' }, privateKey);
-    assert.equal(verifyEs256Compact(token, header(token), privateKey), null);
+    assert.equal(await verifyEs256Compact(token, header(token), privateKey), null);
     const p384 = (await generateKeyPair('ES384')).publicKey;
-    assert.equal(verifyEs256Compact(token, header(token), p384), null);
+    assert.equal(await verifyEs256Compact(token, header(token), p384), null);
   });
 });

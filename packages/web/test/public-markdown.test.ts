@@ -109,6 +109,8 @@ describe('the docs folder', () => {
     write('Bad Section/page.md', '# Not served\n');
     write('stray.md', '# Not in a section\n');
     symlinkSync('/etc/passwd', join(dir, 'guides', 'evil.md'));
+    // A shortcut at the top for readers of the repository (as docs/scaling.md): no page, no warning.
+    symlinkSync(join('agents', 'quickstart.md'), join(dir, 'shortcut.md'));
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -117,6 +119,7 @@ describe('the docs folder', () => {
     assert.deepEqual(loaded.sources.map((s) => `${s.section}/${s.page}`).sort(), ['agents/quickstart', 'guides/brand-new']);
     const warnings = loaded.warnings.join('\n');
     for (const left of ['Upper-Case.md', 'under_score.md', 'Bad Section', 'stray.md', 'evil.md']) assert.ok(warnings.includes(left), `no warning for ${left}`);
+    assert.ok(!warnings.includes('shortcut.md'), 'a top-level symbolic link is a shortcut, not a mistake');
     assert.doesNotMatch(loaded.sources.map((s) => s.markdown).join(''), /root:/);
   });
 
@@ -132,7 +135,7 @@ describe('the docs folder', () => {
     assert.match(site.pages.get('/sitemap.xml')?.body ?? '', /<loc>https:\/\/m\.example\/docs\/guides\/brand-new<\/loc>/);
     assert.match(site.pages.get('/llms.txt')?.body ?? '', /^- \[A brand new guide\]\(https:\/\/m\.example\/docs\/guides\/brand-new\.md\): Written after the code\.$/m);
     assert.equal(site.pages.get('/docs/guides/brand-new.md')?.type, 'text/markdown; charset=utf-8');
-    for (const missing of ['/docs/guides/evil', '/docs/guides/Upper-Case', '/docs/guides/under_score', '/docs/stray']) {
+    for (const missing of ['/docs/guides/evil', '/docs/guides/Upper-Case', '/docs/guides/under_score', '/docs/stray', '/docs/shortcut']) {
       assert.equal(site.pages.get(missing), undefined, missing);
       assert.equal(site.fallback(missing).status, 404);
     }

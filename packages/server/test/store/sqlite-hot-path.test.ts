@@ -5,9 +5,13 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { AgentRecord, GrantRecord, Store } from '../../src/store/ports.ts';
 import { openSqliteStore } from '../../src/store/sqlite/open.ts';
+import { startVerifyWorker, verifyWorker } from '../../src/store/sqlite/hot-path.ts';
+import type { Worker } from 'node:worker_threads';
+import SQLite from 'better-sqlite3';
 
-// Cloud verify's statements run on a second connection to the same file (store/sqlite/hot-path.ts).
-// These are the ways that could go wrong which the contract suite does not reach.
+// Cloud verify's statements run on connections of their own to the same file, its writes on a worker
+// thread (store/sqlite/hot-path.ts, verify-worker.ts). These are the ways that could go wrong which
+// the contract suite does not reach.
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -85,5 +89,39 @@ describe('SQLite hot path (second connection)', () => {
     assert.equal(await status(), 'active', 'nor after its rollback');
     await store.grants.revoke(grant.id, 8, 4);
     assert.equal(await status(), 'revoked', 'a committed revocation is seen at once');
+  });
+
+  it('answers a consumption only once it is committed: another connection sees it at once', async () => {
+    const key = 'jti-committed-before-answer';
+    assert.equal(await store.singleUse.consume('dpop', key, Date.now() + 60_000, Date.now()), true);
+    const other = new SQLite(join(dir, 'mandate.db'), { readonly: true });
+    try {
+      assert.equal(other.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM single_use WHERE key = ?').get(key)?.n, 1);
+    } finally {
+      other.close();
+    }
+  });
+
+  it('a worker that stops fails the batches it held, and the next batch runs on a new one', async () => {
+    const started: Worker[] = [];
+    const client = verifyWorker({ path: join(dir, 'mandate.db'), busyTimeoutMs: 5000 }, (input) => {
+      const w = startVerifyWorker(input);
+      started.push(w);
+      return w;
+    });
+    try {
+      const item = (key: string) => ({ namespace: 'dpop', key, expiresAt: Date.now() + 60_000 });
+      // Stopped while it starts (loading takes far longer than this), with a batch sent: its caller
+      // is refused (never told "first"), nothing hangs.
+      const inFlight = client.send({ items: [item('w-1')], now: Date.now() });
+      await started[0]?.terminate();
+      await assert.rejects(inFlight, /verify worker stopped/);
+      // The next batch starts a new worker; the refused one was never written.
+      assert.deepEqual((await client.send({ items: [item('w-1'), item('w-2'), item('w-2')], now: Date.now() })).won, [true, true, false]);
+      assert.equal(started.length, 2, 'a new worker took over');
+    } finally {
+      await client.close();
+    }
+    await assert.rejects(client.send({ items: [], now: Date.now() }), /closed/);
   });
 });

@@ -81,6 +81,9 @@ export class CloudVerifier {
         keys: this.d.keys.resolver,
         issuer: this.d.issuer,
         passCache: this.passCache,
+        // A service node does little but verify, on every core it has: the check costs the least CPU
+        // on the event loop itself (es256.ts).
+        proofSignatureCheck: 'inline',
         // Runs after the pass and proof verified: revocation and the jti in one store round trip.
         checkAndConsume: async (passClaims, jti, expiresAtSec) => {
           if (req.stepupToken !== undefined) {

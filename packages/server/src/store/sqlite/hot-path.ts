@@ -65,11 +65,14 @@ const WORKER_BOOT = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))
 
 type Pending = { resolve: (r: { won: boolean[]; rows: StandingRow[] }) => void; reject: (e: Error) => void };
 
+/** Starts verify-worker.ts on `input` (tests start it through their own function, to stop it). */
+export const startVerifyWorker = (input: WorkerInput): Worker => new Worker(WORKER_BOOT, { eval: true, workerData: input });
+
 /**
  * The main thread's side of verify-worker.ts: one request per batch, answered in any order by id. A
  * worker that stops fails every batch in flight, and the next batch starts a new one.
  */
-function verifyWorker(input: WorkerInput) {
+export function verifyWorker(input: WorkerInput, spawn = startVerifyWorker) {
   const pending = new Map<number, Pending>();
   let nextId = 1;
   let worker: Worker | undefined;
@@ -88,7 +91,7 @@ function verifyWorker(input: WorkerInput) {
     return p;
   };
   const start = (): Worker => {
-    const w = new Worker(WORKER_BOOT, { eval: true, workerData: input });
+    const w = spawn(input);
     w.unref();
     w.on('message', (reply: WorkerReply) => {
       const p = settle(w, reply.id);

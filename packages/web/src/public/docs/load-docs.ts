@@ -28,7 +28,9 @@ export function loadDocSources(docsDir: string): LoadedDocs {
     const section = sectionEntry.name;
     if (section.startsWith('.')) continue;
     if (!sectionEntry.isDirectory()) {
-      if (section.endsWith('.md')) warnings.push(`docs/${section}: not inside a section folder, not served`);
+      // A symbolic link at the top (docs/scaling.md) is a shortcut for readers of the repository to a
+      // page that is served from its section; anything else there is a mistake worth a warning.
+      if (section.endsWith('.md') && !sectionEntry.isSymbolicLink()) warnings.push(`docs/${section}: not inside a section folder, not served`);
       continue;
     }
     if (!DOC_NAME.test(section)) {
