@@ -21,12 +21,34 @@ function isPublicP256(key: KeyObject): boolean {
  *   WebCrypto (what jose uses). The event loop only hands it over (measured alone: 11.5 µs of event
  *   loop against 55 µs of CPU), so one process checks signatures on several cores. The default: a
  *   site's process (the site SDK's local mode) keeps its event loop for its own work.
- * - `inline`: the synchronous one-shot verify, on the calling thread: the least CPU per check. The
- *   hand-over to the pool costs thread wake-ups and a return trip through the event loop, which on a
- *   machine whose cores are all busy cost more than the check (cloud verify: 0.73 against 0.68 x
- *   baseline, and about 75 µs less CPU per verification; bench/README.md).
+ * - `inline`: the synchronous one-shot verify, on the calling thread: the least CPU per check, all
+ *   of it on the event loop.
+ * - a SignatureChecker: the caller's own, e.g. the service's signature thread, which takes a batch
+ *   of checks per message (server/src/crypto/signature-worker.ts). A hand-over per signature (the
+ *   thread pool) costs thread wake-ups and a return trip through the event loop; per batch it is
+ *   shared (measured in bench/README.md).
  */
-export type SignatureCheck = 'thread-pool' | 'inline';
+export type SignatureCheck = 'thread-pool' | 'inline' | SignatureChecker;
+
+/**
+ * A check done elsewhere: `signingInput` is the JWS's `header.payload`, `signature` its third
+ * segment (base64url, 64 bytes once decoded), `key` the public key's coordinates. Resolves true when
+ * the signature verifies; rejects only when it could not check (never for a bad signature).
+ */
+export type SignatureChecker = (signingInput: string, signature: string, key: { x: string; y: string }) => Promise<boolean>;
+
+/** The coordinates of proof keys, exported once per key object (proof keys are cached: proof-key-cache.ts). */
+const coordinates = new WeakMap<KeyObject, { x: string; y: string }>();
+
+function coordinatesOf(key: KeyObject): { x: string; y: string } {
+  let c = coordinates.get(key);
+  if (c === undefined) {
+    const jwk = key.export({ format: 'jwk' });
+    c = { x: String(jwk.x), y: String(jwk.y) };
+    coordinates.set(key, c);
+  }
+  return c;
+}
 
 /**
  * The signature check of an ES256 compact JWS, for the one JWS verified on every request: the DPoP
@@ -45,11 +67,16 @@ export async function verifyEs256Compact(token: string, header: JsonObject, key:
   if (firstDot <= 0 || lastDot <= firstDot) return null;
   const signature = Buffer.from(token.slice(lastDot + 1), 'base64url');
   if (signature.length !== SIGNATURE_BYTES) return null;
-  const signingInput = Buffer.from(token.slice(0, lastDot), 'ascii');
-  const publicKey = { key: keyObject, dsaEncoding: 'ieee-p1363' } as const;
-  const ok =
-    check === 'inline'
-      ? nodeVerify('sha256', signingInput, publicKey, signature)
-      : await new Promise<boolean>((resolve, reject) => nodeVerify('sha256', signingInput, publicKey, signature, (err, valid) => (err ? reject(err) : resolve(valid))));
+  let ok: boolean;
+  if (typeof check === 'function') {
+    ok = await check(token.slice(0, lastDot), token.slice(lastDot + 1), coordinatesOf(keyObject));
+  } else {
+    const signingInput = Buffer.from(token.slice(0, lastDot), 'ascii');
+    const publicKey = { key: keyObject, dsaEncoding: 'ieee-p1363' } as const;
+    ok =
+      check === 'inline'
+        ? nodeVerify('sha256', signingInput, publicKey, signature)
+        : await new Promise<boolean>((resolve, reject) => nodeVerify('sha256', signingInput, publicKey, signature, (err, valid) => (err ? reject(err) : resolve(valid))));
+  }
   return ok ? Buffer.from(token.slice(firstDot + 1, lastDot), 'base64url') : null;
 }

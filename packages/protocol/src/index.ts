@@ -36,4 +36,4 @@ export type { VerifyAgentJwtOptions } from './agent-jwt.ts';
 export { createDpopProof, createAgentJwt, generateAgentKeyPair } from './sign.ts';
 export type { DpopProofInput, AgentJwtInput, PrivateKey } from './sign.ts';
 export { signServiceToken, signPass, signStepupToken, signRevocationSnapshot } from './service-sign.ts';
-export type { SignatureCheck } from './es256.ts';
+export type { SignatureCheck, SignatureChecker } from './es256.ts';

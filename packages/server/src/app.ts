@@ -11,6 +11,7 @@ import { Agents } from './domain/agents/agents.ts';
 import { Passkeys } from './domain/passkeys/passkeys.ts';
 import { KeyEncryption } from './crypto/key-encryption.ts';
 import { SigningKeys } from './crypto/signing-keys.ts';
+import { signatureWorker } from './crypto/signature-worker.ts';
 import { OwnerAuth } from './http/auth/owner.ts';
 import { Activity } from './domain/activity/activity.ts';
 import { Notifier } from './delivery/notifier.ts';
@@ -77,7 +78,9 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   const notifier = new Notifier(store.outbox, clock);
   const passes = new Passes({ store, keys, clock, agents, limiter, activity, issuer: config.baseUrl });
   const verifierDeps = { store, keys, clock, activity, issuer: config.baseUrl };
-  const verifier = new CloudVerifier(verifierDeps);
+  // Started at the first verification, stopped with the app.
+  const proofSignatures = signatureWorker();
+  const verifier = new CloudVerifier({ ...verifierDeps, proofSignatures: proofSignatures.check });
   const localStepup = new LocalStepupVerifier(verifierDeps);
   const revocation = new RevocationSnapshots(store, keys, clock, config.baseUrl);
   const agentStatuses = new AgentStatuses(store, clock, activity, limiter, config.baseUrl);
@@ -135,6 +138,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   // in preClose, while the store is still open, so that the lease is handed back on shutdown.
   const housekeeping = scheduleHousekeeping(store, clock, { intervalMs: config.housekeepingIntervalSec * 1000, log: app.log });
   app.addHook('preClose', () => housekeeping.stop());
+  app.addHook('onClose', () => proofSignatures.close());
   if (ownsStore) app.addHook('onClose', () => store.close());
   return { app, services };
 }

@@ -10,7 +10,7 @@ import { agentsRepo } from './repos/agents.ts';
 import { signingKeysRepo } from './repos/signing-keys.ts';
 import { singleUseRepo } from './repos/single-use.ts';
 import { batchingSingleUse } from './single-use-batching.ts';
-import { batched } from './batching.ts';
+import { batched } from '../batching.ts';
 import { rateCountersRepo } from './repos/rate-counters.ts';
 import { countersRepo } from './repos/counters.ts';
 import { outboxRepo } from './repos/outbox.ts';

@@ -1,5 +1,5 @@
 import type { SingleUseItem, SingleUseRepo } from './ports.ts';
-import { type BatchingOptions, batched } from './batching.ts';
+import { type BatchingOptions, batched } from '../batching.ts';
 
 /**
  * Group commit for single-use keys (DPoP jti, step-up tokens): every `consume` that arrives while

@@ -115,7 +115,7 @@ describe('SQLite hot path (second connection)', () => {
       // is refused (never told "first"), nothing hangs.
       const inFlight = client.send({ items: [item('w-1')], now: Date.now() });
       await started[0]?.terminate();
-      await assert.rejects(inFlight, /verify worker stopped/);
+      await assert.rejects(inFlight, /worker thread stopped/);
       // The next batch starts a new worker; the refused one was never written.
       assert.deepEqual((await client.send({ items: [item('w-1'), item('w-2'), item('w-2')], now: Date.now() })).won, [true, true, false]);
       assert.equal(started.length, 2, 'a new worker took over');

@@ -1,4 +1,4 @@
-import { type PassClaims, ProtocolError, type StepupClaims, VerifiedPassCache, verifyPassAndProof, verifyStepupToken } from '@mandate/protocol';
+import { type SignatureChecker, type PassClaims, ProtocolError, type StepupClaims, VerifiedPassCache, verifyPassAndProof, verifyStepupToken } from '@mandate/protocol';
 import type { SigningKeys } from '../../crypto/signing-keys.ts';
 import type { AgentStanding, Store } from '../../store/ports.ts';
 import type { Activity } from '../activity/activity.ts';
@@ -39,6 +39,11 @@ export interface VerifierDeps {
   issuer: string;
   /** Passes whose signature already verified on this node; one per verifier when absent. */
   passCache?: VerifiedPassCache;
+  /**
+   * Where proof signatures are checked: the service's signature thread (crypto/signature-worker.ts);
+   * inline on the event loop when absent.
+   */
+  proofSignatures?: SignatureChecker;
 }
 
 /**
@@ -81,9 +86,7 @@ export class CloudVerifier {
         keys: this.d.keys.resolver,
         issuer: this.d.issuer,
         passCache: this.passCache,
-        // A service node does little but verify, on every core it has: the check costs the least CPU
-        // on the event loop itself (es256.ts).
-        proofSignatureCheck: 'inline',
+        proofSignatureCheck: this.d.proofSignatures ?? 'inline',
         // Runs after the pass and proof verified: revocation and the jti in one store round trip.
         checkAndConsume: async (passClaims, jti, expiresAtSec) => {
           if (req.stepupToken !== undefined) {

@@ -1,8 +1,10 @@
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
 import type { HotPath } from '../hot-path.ts';
 import { type StandingRow, standingsFor } from '../repos/agents.ts';
 import { READ_STANDING } from './hot-statements.ts';
+import { startTsWorker } from '../../threads/start-ts-worker.ts';
+import { workerClient } from '../../threads/worker-client.ts';
 import type { ConsumeRequest, WorkerInput, WorkerReply } from './verify-worker.ts';
 
 /** How long a statement waits for another connection's write transaction, at most. */
@@ -18,8 +20,8 @@ const BUSY_DEADLINE_MS = 5000;
  *   (verify-worker.ts): one transaction and one flush to disk per batch, answered after both. The
  *   event loop never waits for the disk or for the write lock, which another connection's
  *   transaction may hold for as long as it stays open.
- * - Other reads (AgentsRepo.withGrant outside verify) run here, on a read-only connection: in WAL
- *   mode a read never waits for a writer. Its connection has no busy timeout (SQLite's busy handler
+ * - Other reads (AgentsRepo.withGrant outside verify) run here, on a connection that only reads: in
+ *   WAL mode a read never waits for a writer. Its connection has no busy timeout (SQLite's busy handler
  *   sleeps, which here would stop the event loop); in the rare cases a read is told "busy" (the
  *   WAL being reset), it is tried again on a timer.
  */
@@ -54,82 +56,20 @@ export function sqliteHotPath(path: string): HotPath {
   };
 }
 
-/**
- * Starts verify-worker.ts. The service runs its TypeScript through tsx (`node --import tsx`), whose
- * loader a worker thread does not inherit (Node 20): the worker registers it before loading the file.
- */
-const WORKER_BOOT = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((tsx) => {
-  tsx.register();
-  return import(${JSON.stringify(new URL('./verify-worker.ts', import.meta.url).href)});
-});`;
-
-type Pending = { resolve: (r: { won: boolean[]; rows: StandingRow[] }) => void; reject: (e: Error) => void };
-
 /** Starts verify-worker.ts on `input` (tests start it through their own function, to stop it). */
-export const startVerifyWorker = (input: WorkerInput): Worker => new Worker(WORKER_BOOT, { eval: true, workerData: input });
+export const startVerifyWorker = (input: WorkerInput): Worker => startTsWorker(new URL('./verify-worker.ts', import.meta.url), input);
 
-/**
- * The main thread's side of verify-worker.ts: one request per batch, answered in any order by id. A
- * worker that stops fails every batch in flight, and the next batch starts a new one.
- */
+/** The main thread's side of verify-worker.ts (a worker that stops is replaced: worker-client.ts). */
 export function verifyWorker(input: WorkerInput, spawn = startVerifyWorker) {
-  const pending = new Map<number, Pending>();
-  let nextId = 1;
-  let worker: Worker | undefined;
-  let closing = false;
-
-  const failAll = (e: Error) => {
-    for (const p of pending.values()) p.reject(e);
-    pending.clear();
-  };
-  // Referenced only while a batch is out: an idle worker must not keep a process alive, a busy one
-  // must (its callers are waiting).
-  const settle = (w: Worker, id: number) => {
-    const p = pending.get(id);
-    pending.delete(id);
-    if (pending.size === 0) w.unref();
-    return p;
-  };
-  const start = (): Worker => {
-    const w = spawn(input);
-    w.unref();
-    w.on('message', (reply: WorkerReply) => {
-      const p = settle(w, reply.id);
-      if (p === undefined) return;
-      if ('error' in reply) p.reject(Object.assign(new Error(reply.error.message), reply.error.code === undefined ? {} : { code: reply.error.code }));
-      else p.resolve(reply);
-    });
-    w.on('error', (e) => failAll(e));
-    w.on('exit', (code) => {
-      if (worker === w) worker = undefined;
-      failAll(new Error(`the SQLite verify worker stopped (exit code ${code})`));
-    });
-    return w;
-  };
-
+  const client = workerClient<ConsumeRequest, WorkerReply>(() => spawn(input), 'SQLite verify');
   return {
-    send(r: Omit<ConsumeRequest, 'id'>): Promise<{ won: boolean[]; rows: StandingRow[] }> {
-      if (closing) return Promise.reject(new Error('the store is closed'));
-      worker ??= start();
-      const id = nextId++;
-      const w = worker;
-      return new Promise((resolve, reject) => {
-        if (pending.size === 0) w.ref();
-        pending.set(id, { resolve, reject });
-        w.postMessage({ ...r, id } satisfies ConsumeRequest);
-      });
+    async send(r: ConsumeRequest): Promise<{ won: boolean[]; rows: StandingRow[] }> {
+      const reply = await client.send(r);
+      if ('error' in reply) throw Object.assign(new Error(reply.error.message), reply.error.code === undefined ? {} : { code: reply.error.code });
+      return reply;
     },
-    async close() {
-      closing = true;
-      const w = worker;
-      if (w === undefined) return;
-      // Batches already sent are answered first: the worker handles messages in order.
-      const exited = new Promise((r) => w.once('exit', r));
-      w.ref();
-      w.postMessage('close');
-      await Promise.race([exited, new Promise((r) => setTimeout(r, BUSY_DEADLINE_MS).unref())]);
-      await w.terminate();
-    },
+    // Batches already sent are answered first: the worker handles messages in order.
+    close: () => client.close('close', BUSY_DEADLINE_MS),
   };
 }
 

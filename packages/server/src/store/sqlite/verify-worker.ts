@@ -4,6 +4,7 @@ import SQLite from 'better-sqlite3';
 import type { StandingRow } from '../repos/agents.ts';
 import type { SingleUseItem } from '../ports.ts';
 import { CONSUME, READ_STANDING } from './hot-statements.ts';
+import type { WithId } from '../../threads/worker-client.ts';
 
 /**
  * The thread that writes cloud verify's single-use keys (DPoP jtis, step-up tokens) to the embedded
@@ -14,7 +15,6 @@ import { CONSUME, READ_STANDING } from './hot-statements.ts';
  */
 
 export interface ConsumeRequest {
-  id: number;
   items: readonly SingleUseItem[];
   now: number;
   /** When given, also read these (agent, grant) standings, in the same transaction. */
@@ -57,7 +57,7 @@ const batch = db.transaction((r: ConsumeRequest) => {
 // last connection closes), so one descriptor serves; opened at the first commit, which creates it.
 let walFd: number | undefined;
 
-port.on('message', (r: ConsumeRequest | 'close') => {
+port.on('message', (r: WithId<ConsumeRequest> | 'close') => {
   if (r === 'close') {
     if (walFd !== undefined) closeSync(walFd);
     db.close();
