@@ -1,7 +1,11 @@
 /**
  * A/B comparison of server variants for cloud verify: one store, one baseline, and one Mandate process
  * per variant (same store, same BASE_URL, each with its own environment), taking turns round by round.
- * Usage: node --import tsx bench/ab.ts --store sqlite --rounds 10 --requests 3000 A: B:EXP_X=1
+ * Variants: `name[@checkout]:ENV=value,...` (`@checkout`: another checkout of the repository with its own
+ * node_modules, e.g. a `git worktree` of the commit before a change). Usage (bench/README.md):
+ *   node --import tsx bench/ab.ts --store sqlite --rounds 12 --requests 3000 --concurrency 128 now: before@/tmp/before:
+ * Prints each variant's median ratio to the baseline, and the CPU per verification of the server's
+ * event loop, its other threads and the load generator, with how idle the machine was.
  */
 import { decodeProtectedHeader, type JWK } from 'jose';
 import { createBenchDb, type Backend } from './lib/stores.ts';
@@ -12,7 +16,7 @@ import { median, runLoad } from './lib/load.ts';
 import { measured } from './suites/cloud-verify.ts';
 import { readFileSync, readdirSync } from 'node:fs';
 
-/** CPU ticks of a process: [main thread, other threads]. */
+/** CPU ticks (1/100 s) of a process: [main thread, other threads], from /proc (Linux). */
 function threadTicks(pid: number): [number, number] {
   let main = 0;
   let rest = 0;
@@ -29,6 +33,7 @@ function threadTicks(pid: number): [number, number] {
   }
   return [main, rest];
 }
+/** [idle ticks, all ticks] of the whole machine, from /proc/stat. */
 function machineIdle(): [number, number] {
   const f = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').split(/\s+/).slice(1).map(Number);
   const total = f.reduce((a, b) => a + b, 0);
@@ -121,7 +126,6 @@ try {
     console.error(line.join(', '));
   }
   const sorted = (a: number[]) => [...a].sort((x, y) => x - y);
-  for (const p of procs) if (process.env.AB_LOGS) console.log(p.name, p.logs().split('\n').filter((l) => l.includes('worker:')).slice(-6).join('\n'));
   console.log(`baseline: ${median(sorted(baseRates)).toFixed(0)}/s, CPU ${((baseCpu * 1000) / (rounds * requests)).toFixed(0)} µs/op`);
   variants.forEach((v, i) => {
     const rs = sorted(ratios[i] ?? []);

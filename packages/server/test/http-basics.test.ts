@@ -25,6 +25,23 @@ describe('cross-cutting HTTP behaviour', () => {
     assert.equal(body.detail[0]?.type, 'json_invalid');
   });
 
+  it('refuses a NUL character anywhere in a JSON body, saying where; a blank body is no body', async () => {
+    const cases: [string, string][] = [
+      ['{"email":"a\\u0000@b.c","password":"p"}', 'body.email'], // a flat body (the quick check)
+      ['{"a\\u0000":1}', 'body.a'], // in a key
+      ['{"nested":{"x":["ok","n\\u0000"]}}', 'body.nested.x.1'], // deeper (the walk)
+    ];
+    for (const [payload, where] of cases) {
+      const res = await t.app.inject({ method: 'POST', url: '/api/users', headers: { 'content-type': 'application/json' }, payload });
+      assert.equal(res.statusCode, 422, payload);
+      assert.ok(res.body.includes(`NUL character (\\\\u0000) at ${where}`), res.body);
+    }
+    const blank = await t.app.inject({ method: 'POST', url: '/api/users', headers: { 'content-type': 'application/json' }, payload: ' \n ' });
+    assert.equal(blank.statusCode, 422);
+    // Read as no body at all (the schema then wants an object), not as broken JSON.
+    assert.deepEqual(json<{ detail: { loc: string[]; type: string }[] }>(blank).detail.map((d) => `${d.loc.join('.')}:${d.type}`), ['body:object_type']);
+  });
+
   it('answers wrong types and missing fields with 422 naming each field', async () => {
     const res = await t.app.inject({ method: 'POST', url: '/api/users', payload: { email: 42 } });
     assert.equal(res.statusCode, 422);
