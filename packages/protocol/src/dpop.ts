@@ -59,7 +59,7 @@ export async function verifyDpopSignature(proof: unknown, check: SignatureCheck 
 
   let payloadBytes: Uint8Array | null;
   try {
-    payloadBytes = await verifyEs256Compact(proof, parts.header, checked.keyObject, check);
+    payloadBytes = await verifyEs256Compact(proof, parts.header, checked.keyObject, check, jwk);
   } catch (e) {
     // node:crypto refusing what it was given is a bad signature; a checker of the caller's that
     // fails (its thread stopped) has said nothing about the proof, and must not be taken for a verdict.

@@ -37,28 +37,16 @@ export type SignatureCheck = 'thread-pool' | 'inline' | SignatureChecker;
  */
 export type SignatureChecker = (signingInput: string, signature: string, key: { x: string; y: string }) => Promise<boolean>;
 
-/** The coordinates of proof keys, exported once per key object (proof keys are cached: proof-key-cache.ts). */
-const coordinates = new WeakMap<KeyObject, { x: string; y: string }>();
-
-function coordinatesOf(key: KeyObject): { x: string; y: string } {
-  let c = coordinates.get(key);
-  if (c === undefined) {
-    const jwk = key.export({ format: 'jwk' });
-    c = { x: String(jwk.x), y: String(jwk.y) };
-    coordinates.set(key, c);
-  }
-  return c;
-}
-
 /**
  * The signature check of an ES256 compact JWS, for the one JWS verified on every request: the DPoP
  * proof. jose's compactVerify would parse and vet the header a second time; here the caller has
  * done that already (splitCompact: three base64url segments, a JSON object header with alg ES256)
  * and this function adds what jose would still check: no `crit` (no JWS extension is understood
  * here, RFC 7515 §4.1.11), exactly 64 signature bytes, a public P-256 key. Returns the payload
- * bytes, or null when the signature does not verify.
+ * bytes, or null when the signature does not verify. A SignatureChecker is given `coordinates`, the
+ * key's x and y as the caller holds them (the proof's header jwk).
  */
-export async function verifyEs256Compact(token: string, header: JsonObject, key: KeyObject | CryptoKey, check: SignatureCheck = 'thread-pool'): Promise<Uint8Array | null> {
+export async function verifyEs256Compact(token: string, header: JsonObject, key: KeyObject | CryptoKey, check: SignatureCheck = 'thread-pool', coordinates?: { x: string; y: string }): Promise<Uint8Array | null> {
   if (header['alg'] !== 'ES256' || header['crit'] !== undefined) return null;
   const keyObject = key instanceof KeyObject ? key : KeyObject.from(key);
   if (!isPublicP256(keyObject)) return null;
@@ -69,7 +57,8 @@ export async function verifyEs256Compact(token: string, header: JsonObject, key:
   if (signature.length !== SIGNATURE_BYTES) return null;
   let ok: boolean;
   if (typeof check === 'function') {
-    ok = await check(token.slice(0, lastDot), token.slice(lastDot + 1), coordinatesOf(keyObject));
+    if (coordinates === undefined) throw new TypeError('a SignatureChecker needs the key coordinates');
+    ok = await check(token.slice(0, lastDot), token.slice(lastDot + 1), coordinates);
   } else {
     const signingInput = Buffer.from(token.slice(0, lastDot), 'ascii');
     const publicKey = { key: keyObject, dsaEncoding: 'ieee-p1363' } as const;
