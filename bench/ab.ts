@@ -9,26 +9,24 @@
  */
 import { decodeProtectedHeader, type JWK } from 'jose';
 import { createBenchDb, type Backend } from './lib/stores.ts';
-import { freePort, startBaseline, startMandate, type Proc } from './lib/processes.ts';
+import { freePort, startBaseline, startMandate, statCpuMs, type Proc } from './lib/processes.ts';
 import { SITE, SITE_URL, seedAgents, seedOwner } from './lib/seed.ts';
 import { fetchPass, makeProofs } from './lib/passes.ts';
 import { median, runLoad } from './lib/load.ts';
 import { measured } from './suites/cloud-verify.ts';
 import { readFileSync, readdirSync } from 'node:fs';
 
-/** CPU ticks (1/100 s) of a process: [main thread, other threads], from /proc (Linux). */
-function threadTicks(pid: number): [number, number] {
+/** CPU time of a process (ms): [main thread, other threads], from /proc (Linux). */
+function threadCpuMs(pid: number): [number, number] {
   let main = 0;
   let rest = 0;
   for (const t of readdirSync(`/proc/${pid}/task`)) {
     try {
-      const st = readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8');
-      const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
-      const ticks = Number(f[11]) + Number(f[12]);
-      if (Number(t) === pid) main += ticks;
-      else rest += ticks;
+      const ms = statCpuMs(readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8'));
+      if (Number(t) === pid) main += ms;
+      else rest += ms;
     } catch {
-      // gone
+      // the thread ended meanwhile
     }
   }
   return [main, rest];
@@ -95,13 +93,13 @@ try {
     let g0: [number, number] = [0, 0];
     let i0: [number, number] = [0, 0];
     const m = await measured(p, () => runLoad({ origin: p.origin, concurrency, requests, warmup, next: (i) => {
-      if (i === warmup) { t0 = threadTicks(p.pid); g0 = threadTicks(process.pid); i0 = machineIdle(); }
+      if (i === warmup) { t0 = threadCpuMs(p.pid); g0 = threadCpuMs(process.pid); i0 = machineIdle(); }
       return { method: 'POST', path, body: bodies[i] ?? '' };
     }, ok: (s, b) => s === 200 && b.includes('"valid":true') }));
-    const t1 = threadTicks(p.pid);
-    const g1 = threadTicks(process.pid);
+    const t1 = threadCpuMs(p.pid);
+    const g1 = threadCpuMs(process.pid);
     const i1 = machineIdle();
-    const us = (ticks: number) => (ticks * 10_000) / requests;
+    const us = (ms: number) => (ms * 1000) / requests;
     const d = [us(t1[0] - t0[0]), us(t1[1] - t0[1]), us(g1[0] + g1[1] - g0[0] - g0[1]), (100 * (i1[0] - i0[0])) / Math.max(1, i1[1] - i0[1])];
     const acc = detail.get(p.name) ?? [0, 0, 0, 0, 0];
     detail.set(p.name, [...d.map((x, k) => x + (acc[k] ?? 0)), (acc[4] ?? 0) + 1]);

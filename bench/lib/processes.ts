@@ -85,12 +85,19 @@ export async function startProcess(o: { name: string; script: string; env: Recor
 /** USER_HZ: /proc reports CPU time in these ticks; 100 on every Linux Node supports. */
 const TICKS_PER_SEC = 100;
 
+/**
+ * CPU time (user + system, ms) from the text of a /proc `stat` file, of a process or of one of its
+ * threads (`/proc/<pid>/task/<tid>/stat`). Fields after the command name (which may hold spaces)
+ * start at ")": utime and stime are the 12th and 13th.
+ */
+export function statCpuMs(stat: string): number {
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SEC;
+}
+
 function cpuMs(pid: number): number {
   try {
-    // Fields after the command name (which may hold spaces) start at ")": utime and stime are the 12th and 13th.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SEC;
+    return statCpuMs(readFileSync(`/proc/${pid}/stat`, 'utf8'));
   } catch {
     return NaN;
   }
@@ -115,8 +122,7 @@ export function postgresCpuMs(): number {
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== 'postgres') continue;
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      total += ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SEC;
+      total += statCpuMs(stat);
       found = true;
     } catch {
       // the process ended meanwhile
