@@ -5,7 +5,7 @@ import swagger from '@fastify/swagger';
 import type { Config } from './config/config.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
 import { RateLimiter } from './domain/rate-limit.ts';
-import { scheduleHousekeeping } from './domain/housekeeping.ts';
+import { nodeName, scheduleHousekeeping } from './domain/housekeeping.ts';
 import { Accounts } from './domain/accounts/accounts.ts';
 import { Agents } from './domain/agents/agents.ts';
 import { Passkeys } from './domain/passkeys/passkeys.ts';
@@ -14,7 +14,13 @@ import { SigningKeys } from './crypto/signing-keys.ts';
 import { signatureWorker } from './crypto/signature-worker.ts';
 import { OwnerAuth } from './http/auth/owner.ts';
 import { Activity } from './domain/activity/activity.ts';
-import { Notifier } from './delivery/notifier.ts';
+import { Notifier } from './domain/notifications/notifier.ts';
+import { NotifySettings } from './domain/notifications/settings.ts';
+import { Inbox } from './domain/notifications/inbox.ts';
+import { Devices } from './domain/devices/devices.ts';
+import { OutboxWorker } from './delivery/outbox-worker.ts';
+import { buildTransports } from './delivery/transports.ts';
+import { loadVapidKeys } from './delivery/vapid-keys.ts';
 import { Passes } from './domain/passes/issue-pass.ts';
 import { CloudVerifier } from './domain/verification/cloud-verify.ts';
 import { LocalStepupVerifier } from './domain/verification/local-stepup.ts';
@@ -64,18 +70,25 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   const ownsStore = !opts.store;
   const store = opts.store ?? (await openStore(config));
 
-  const keys = new SigningKeys(store.signingKeys, clock, {
-    encryption: config.keyEncryptionKey ? new KeyEncryption(config.keyEncryptionKey) : null,
-    graceSec: config.keyRotationGraceSec,
-  });
+  const encryption = config.keyEncryptionKey ? new KeyEncryption(config.keyEncryptionKey) : null;
+  const keys = new SigningKeys(store.signingKeys, clock, { encryption, graceSec: config.keyRotationGraceSec });
   await keys.init();
+  const vapid = await loadVapidKeys(config.vapid, store.serviceSecrets, encryption, clock);
   const limiter = new RateLimiter(store.rateCounters, clock);
   const accounts = new Accounts(store, clock, limiter, config);
   const activity = new Activity(store.activity, clock);
   const agents = new Agents(store, clock, limiter, activity);
   const passkeys = new Passkeys(store, clock, limiter, { baseUrl: config.baseUrl, rpName: config.rpName });
   const auth = new OwnerAuth(accounts, config.baseUrl);
-  const notifier = new Notifier(store.outbox, clock);
+  const notifier = new Notifier(store, clock);
+  const notifySettings = new NotifySettings(store, clock);
+  const inbox = new Inbox(store, clock);
+  const devices = new Devices(store, clock, limiter, passkeys, { allowLoopback: config.outboundAllowLoopback }, config.fcm !== null);
+  agents.onCreated((agent) => notifier.agentAdded(agent.userId, agent.name, 'you'));
+  passkeys.onRegistered((p) => notifier.security(p.userId, 'New passkey added', `"${p.name}" can now sign in and approve requests. Not you? Remove it under Account and change your password.`));
+  // Every node sends the outbox; each message is claimed by one node (delivery/outbox-worker.ts).
+  const outbox = new OutboxWorker({ store, clock, transports: buildTransports(config, vapid, clock), holder: nodeName(), pollMs: config.outboxPollMs });
+  notifier.onQueued(() => outbox.wake());
   const passes = new Passes({ store, keys, clock, agents, limiter, activity, issuer: config.baseUrl });
   const verifierDeps = { store, keys, clock, activity, issuer: config.baseUrl };
   // Started at the first verification, stopped with the app.
@@ -91,7 +104,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   agents.onStopped(endAgentAccess(clock));
   const approvals = new Approvals({ store, clock, limiter, agents, passkeys, keys, activity, notifier, issuer: config.baseUrl });
   const grants = new Grants(store, clock, activity);
-  const services: Services = { approvals, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
+  const services: Services = { vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
 
   const app = Fastify({
     logger: opts.logger ?? {
@@ -116,6 +129,9 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
     clientErrorHandler,
   });
   notifier.attachLog(app.log);
+  outbox.attachLog(app.log);
+  outbox.start();
+  app.addHook('preClose', () => outbox.stop());
   app.setValidatorCompiler(validatorCompiler);
   installJsonBody(app);
   installNulGuard(app);

@@ -15,13 +15,27 @@ import type { AgentNotes } from './domain/notes.ts';
 import type { Reputation } from './domain/reputation/reputation.ts';
 import type { Reports } from './domain/reputation/reports.ts';
 import type { Activity } from './domain/activity/activity.ts';
-import type { Notifier } from './delivery/notifier.ts';
+import type { Notifier } from './domain/notifications/notifier.ts';
+import type { NotifySettings } from './domain/notifications/settings.ts';
+import type { Inbox } from './domain/notifications/inbox.ts';
+import type { Devices } from './domain/devices/devices.ts';
+import type { OutboxWorker } from './delivery/outbox-worker.ts';
 import type { Passes } from './domain/passes/issue-pass.ts';
 import type { CloudVerifier } from './domain/verification/cloud-verify.ts';
 import type { LocalStepupVerifier } from './domain/verification/local-stepup.ts';
 
 /** Everything the routes may call, built once in app.ts. */
 export interface Services {
+  /** GET /api/push/keys: the VAPID public key browsers subscribe with. */
+  vapidPublicKey: string;
+  /** The owner's notification settings (quiet hours, what is pushed). */
+  notifySettings: NotifySettings;
+  /** The owner's notification inbox. */
+  inbox: Inbox;
+  /** Passkeys, web-push subscriptions and FCM registrations: list, register, remove. */
+  devices: Devices;
+  /** Sends the outbox; also sends test pushes at once. */
+  outbox: OutboxWorker;
   /** Access and step-up requests, polling, the owner's decisions (domain/approvals). */
   approvals: Approvals;
   /** The owner's grants: listLive, owned, revoke, narrowUserInfo (domain/grants). */

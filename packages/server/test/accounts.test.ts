@@ -71,7 +71,7 @@ describe('owner accounts', () => {
     const me = await t.app.inject({ url: '/api/me', headers: owner.auth });
     assert.equal(me.statusCode, 200);
     const body = json<Record<string, unknown>>(me);
-    assert.deepEqual(Object.keys(body).sort(), ['created_at', 'display_name', 'email', 'grants', 'id', 'pending', 'phone', 'phone_verified', 'role'].sort());
+    assert.deepEqual(Object.keys(body).sort(), ['created_at', 'display_name', 'email', 'grants', 'id', 'pending', 'phone', 'phone_verified', 'role', 'unread_notifications'].sort());
     assert.equal(body.phone, null);
     assert.deepEqual(body.pending, []);
     const viaCookie = await t.app.inject({ url: '/api/me', cookies: { session: owner.session_token } });

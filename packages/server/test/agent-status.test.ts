@@ -166,8 +166,8 @@ describe('agent status, status reports and notes', () => {
       });
       assert.equal(res.statusCode, 200, res.body);
       assert.deepEqual(json(res), { ok: true });
-      const [message] = await t.services.store.outbox.list({ userId: owner.user.id, kind: 'agent_note' });
-      assert.deepEqual(message?.payload, { agent_id: agent.id, agent_name: 'Travel bot', title: 'Done', text: 'Booked the 9:40 train.', kind: 'done' });
+      const inbox = json<{ items: { type: string; title: string; body: string }[] }>(await t.app.inject({ url: '/api/notifications', headers: owner.auth }));
+      assert.deepEqual(inbox.items.filter((n) => n.type === 'note').map((n) => ({ title: n.title, body: n.body })), [{ title: 'Done', body: 'Travel bot: Booked the 9:40 train.' }]);
       const activity = json<{ items: { action: string; agent_id: string; detail: Record<string, unknown> }[] }>(
         await t.app.inject({ url: '/api/activity?action=agent.note', headers: owner.auth }),
       );
@@ -181,9 +181,11 @@ describe('agent status, status reports and notes', () => {
       const agent = await createAgent(t, owner);
       const res = await t.app.inject({ method: 'POST', url: '/api/v1/agent-notify', payload: { agent_id: agent.id, agent_jwt: await agentJwt(t, agent), text: 'hello' } });
       assert.equal(res.statusCode, 200);
-      const [message] = await t.services.store.outbox.list({ userId: owner.user.id, kind: 'agent_note' });
-      assert.equal(message?.payload.title, '');
-      assert.equal(message?.payload.kind, 'agent');
+      const [note] = (await t.services.store.notifications.list(owner.user.id, { before: 0, limit: 10, since: 0 })).filter((n) => n.type === 'note');
+      assert.equal(note?.title, `Note from ${agent.name}`, 'no title: the inbox names the agent');
+      assert.equal(note?.body, 'hello');
+      const [act] = await t.services.store.activity.list(owner.user.id, { before: 0, limit: 10, action: 'agent.note' });
+      assert.deepEqual(act?.detail, { title: '', text: 'hello', kind: 'agent' });
     });
 
     it('refuses bad input (422), bad JWTs (401) and revoked agents (403)', async () => {
@@ -214,7 +216,8 @@ describe('agent status, status reports and notes', () => {
       assert.equal((await send(other)).statusCode, 200);
       t.clock.advance(60_000);
       assert.equal((await send()).statusCode, 200);
-      assert.equal((await t.services.store.outbox.list({ userId: owner.user.id, kind: 'agent_note', limit: 100 })).length, 32);
+      const notes = (await t.services.store.notifications.list(owner.user.id, { before: 0, limit: 100, since: 0 })).filter((n) => n.type === 'note');
+      assert.equal(notes.length, 32);
     });
   });
 });

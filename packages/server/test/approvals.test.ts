@@ -30,8 +30,8 @@ describe('access requests: POST /api/v1/authz-requests', () => {
     assert.equal(stored?.kind, 'initial');
     assert.equal(stored?.expiresAt, t.clock.now() + 300_000);
 
-    const [note] = await t.services.store.outbox.list({ userId: owner.user.id, kind: 'approval_request' });
-    assert.deepEqual(note?.payload, { txn_id: body.txn_id, kind: 'initial', agent: 'Shopper', site: 'shop.example', scopes: ['orders:read', 'list'], user_info: ['user:email'] });
+    const [note] = (await t.services.store.notifications.list(owner.user.id, { before: 0, limit: 10, since: 0 })).filter((n) => n.type === 'approval');
+    assert.deepEqual(note && { txnId: note.txnId, title: note.title, body: note.body, readAt: note.readAt }, { txnId: body.txn_id, title: 'Shopper asks for access to shop.example', body: 'Wants: orders:read, list · and your email', readAt: null });
     const [act] = await t.services.store.activity.list(owner.user.id, { before: 0, limit: 10, action: 'request.created' });
     assert.equal(act?.agentId, agent.id);
     assert.equal(act?.site, 'shop.example');
@@ -250,8 +250,8 @@ describe('owner approval: /api/txn/{txn_id}/...', () => {
     assert.equal(grant.usesLeft, null);
     assert.equal(grant.refreshHash, null);
 
-    const dismiss = await t.services.store.outbox.list({ userId: owner.user.id, kind: 'dismiss' });
-    assert.deepEqual(dismiss.map((m) => m.payload), [{ txn_id: txn }]);
+    const [answered] = (await t.services.store.notifications.list(owner.user.id, { before: 0, limit: 10, since: 0 })).filter((n) => n.txnId === txn);
+    assert.equal(answered?.readAt, t.clock.now(), 'an answered request\'s notification counts as read');
     const after = json<{ pending: unknown[]; grants: Record<string, unknown>[] }>(await t.app.inject({ url: '/api/me', headers: owner.auth }));
     assert.deepEqual(after.pending, []);
     assert.deepEqual(after.grants, [{
@@ -433,7 +433,8 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       assert.deepEqual(codes, [200, ...Array(19).fill(409)], results.map((r) => r.body).join('\n'));
       assert.equal((await t.services.store.grants.listForAgent(agent.id)).length, 1);
       assert.equal((await t.services.store.activity.list(owner.user.id, { before: 0, limit: 50, action: 'request.approved' })).length, 1);
-      assert.equal((await t.services.store.outbox.list({ userId: owner.user.id, kind: 'dismiss' })).length, 1);
+      const [note] = (await t.services.store.notifications.list(owner.user.id, { before: 0, limit: 50, since: 0 })).filter((n) => n.txnId === txn);
+      assert.notEqual(note?.readAt, null);
     });
 
     it('approvals and denials racing: one wins, and the grant exists only if an approval won', async () => {

@@ -50,8 +50,8 @@ describe('step-up requests: POST /api/v1/stepup', () => {
     const { txn_id, expires_in } = json<{ txn_id: string; expires_in: number }>(res);
     assert.match(txn_id, /^t_/);
     assert.equal(expires_in, 300);
-    const notes = await t.services.store.outbox.list({ userId: owner.user.id, kind: 'approval_request' });
-    assert.ok(notes.some((n) => n.payload['txn_id'] === txn_id && n.payload['kind'] === 'stepup' && n.payload['action'] === 'pay 42 EUR to ACME' && n.payload['agent'] === 'Payer'));
+    const notes = await t.services.store.notifications.list(owner.user.id, { before: 0, limit: 10, since: 0 });
+    assert.ok(notes.some((n) => n.txnId === txn_id && n.type === 'approval' && n.title === 'Payer asks to act on shop.example' && n.body === 'pay 42 EUR to ACME · approve with your passkey'), JSON.stringify(notes));
     assert.equal((await t.services.store.activity.list(owner.user.id, { before: 0, limit: 10, action: 'stepup.requested' })).length, 1);
 
     assert.deepEqual(await polled(t, txn_id), { status: 'pending', kind: 'stepup', agent: 'Payer', site: 'shop.example', scopes: [], user_info: [], action: 'pay 42 EUR to ACME' });

@@ -22,6 +22,17 @@ export interface Config {
   loginThrottle: { perAccount: number; perAddress: number; windowSec: number };
   /** Seconds between housekeeping rounds; one node at a time (the lease holder) does the work. */
   housekeepingIntervalSec: number;
+  /** Outbound fetches (decisions §24) may also go to http: and loopback: development and tests only. */
+  outboundAllowLoopback: boolean;
+  /** Web push VAPID keys from the environment; null: generated on first start and kept in the database. */
+  vapid: { publicKey: string; privateKey: string } | null;
+  /** VAPID `sub`: a mailto: or https: contact for push services. */
+  vapidSubject: string;
+  /** FCM HTTP v1 (Android); null when FCM_PROJECT_ID is unset. */
+  fcm: { projectId: string; serviceAccountFile: string; apiBase: string; tokenUrl: string } | null;
+  android: { packageName: string | null; certSha256: string[]; apkPath: string | null };
+  /** How often each node looks for outbox messages due (its own messages are sent at once). */
+  outboxPollMs: number;
 }
 
 export class ConfigError extends Error {
@@ -131,6 +142,12 @@ export function parseConfig(env: Env): Config {
       windowSec: int('LOGIN_WINDOW_SECONDS', 900, 1, 86400),
     },
     housekeepingIntervalSec: int('HOUSEKEEPING_INTERVAL_SECONDS', 600, 1, 86400),
+    outboundAllowLoopback: bool('OUTBOUND_ALLOW_LOOPBACK', false),
+    vapid: vapidKeys(get('VAPID_PUBLIC_KEY'), get('VAPID_PRIVATE_KEY'), problems),
+    vapidSubject: vapidSubject(get('VAPID_SUBJECT'), baseUrl, problems),
+    fcm: fcmSettings(get, problems),
+    android: androidSettings(get, problems),
+    outboxPollMs: int('OUTBOX_POLL_MS', 2000, 50, 600_000),
   };
   if (problems.length) throw new ConfigError(problems);
   return config;
@@ -144,6 +161,76 @@ export function unsafeDefaults(config: Config): string[] {
   if (url.protocol !== 'https:' && !local) warnings.push(`BASE_URL ${config.baseUrl} is not https: passkeys and cookies are unsafe`);
   if (!config.keyEncryptionKey) warnings.push('KEY_ENCRYPTION_KEY is not set: private signing keys are stored unencrypted');
   if (config.adminEmails.size === 0) warnings.push('ADMIN_EMAILS is empty: nobody can rotate keys or administer operators');
+  if (config.outboundAllowLoopback) warnings.push('OUTBOUND_ALLOW_LOOPBACK is on: push endpoints and other outbound fetches may reach http: and this machine (tests and development only)');
   if (local) warnings.push(`BASE_URL is ${config.baseUrl}: development only; set BASE_URL to the public https address`);
   return warnings;
+}
+
+const B64URL = /^[A-Za-z0-9_-]+$/;
+
+/** Both VAPID keys or neither: base64url, a 65-byte uncompressed P-256 point and a 32-byte scalar. */
+function vapidKeys(publicKey: string | undefined, privateKey: string | undefined, problems: string[]): Config['vapid'] {
+  if (publicKey === undefined && privateKey === undefined) return null;
+  if (publicKey === undefined || privateKey === undefined) {
+    problems.push('VAPID_PUBLIC_KEY and VAPID_PRIVATE_KEY go together: set both (`npx web-push generate-vapid-keys`) or neither (generated and kept in the database)');
+    return null;
+  }
+  const bytes = (v: string) => (B64URL.test(v) ? Buffer.from(v, 'base64url').length : -1);
+  if (bytes(publicKey) !== 65) problems.push('VAPID_PUBLIC_KEY must be base64url of a 65-byte uncompressed P-256 public key');
+  if (bytes(privateKey) !== 32) problems.push('VAPID_PRIVATE_KEY must be base64url of a 32-byte P-256 private key');
+  return { publicKey, privateKey };
+}
+
+/** RFC 8292 `sub`: the operator's contact. Defaults to the https base URL, else a mailto: at its host. */
+function vapidSubject(raw: string | undefined, baseUrl: string, problems: string[]): string {
+  if (raw !== undefined) {
+    if (!/^mailto:[^@\s]+@[^@\s]+$/.test(raw) && !/^https:\/\/[^\s]+$/.test(raw)) problems.push(`VAPID_SUBJECT must be a mailto: address or an https: URL, got "${raw}"`);
+    return raw;
+  }
+  try {
+    const url = new URL(baseUrl);
+    return url.protocol === 'https:' ? url.origin : `mailto:push@${url.hostname}`;
+  } catch {
+    return 'mailto:push@localhost';
+  }
+}
+
+function httpUrl(k: ConfigKey, raw: string, problems: string[]): string {
+  try {
+    const u = new URL(raw);
+    if (u.protocol !== 'https:' && u.protocol !== 'http:') problems.push(`${k} must be an http(s) URL, got "${raw}"`);
+  } catch {
+    problems.push(`${k} is not a URL: "${raw}"`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+function fcmSettings(get: (k: ConfigKey) => string | undefined, problems: string[]): Config['fcm'] {
+  const projectId = get('FCM_PROJECT_ID');
+  const file = get('FCM_SERVICE_ACCOUNT_FILE');
+  if (projectId === undefined) {
+    if (file !== undefined) problems.push('FCM_SERVICE_ACCOUNT_FILE is set but FCM_PROJECT_ID is not: set both to send Android pushes');
+    return null;
+  }
+  if (!/^[a-z][a-z0-9-]{4,29}$/.test(projectId)) problems.push(`FCM_PROJECT_ID must be a Firebase project id (lower-case letters, digits, hyphens), got "${projectId}"`);
+  if (file === undefined) {
+    problems.push('FCM_PROJECT_ID is set but FCM_SERVICE_ACCOUNT_FILE is not: the path of the service-account JSON key from the Firebase console');
+    return null;
+  }
+  if (!existsSync(file)) problems.push(`FCM_SERVICE_ACCOUNT_FILE: no file at ${file}`);
+  return {
+    projectId,
+    serviceAccountFile: resolve(file),
+    apiBase: httpUrl('FCM_API_BASE', get('FCM_API_BASE') ?? 'https://fcm.googleapis.com', problems),
+    tokenUrl: httpUrl('FCM_TOKEN_URL', get('FCM_TOKEN_URL') ?? 'https://oauth2.googleapis.com/token', problems),
+  };
+}
+
+function androidSettings(get: (k: ConfigKey) => string | undefined, problems: string[]): Config['android'] {
+  const packageName = get('ANDROID_PACKAGE_NAME') ?? null;
+  if (packageName !== null && !/^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)+$/.test(packageName)) problems.push(`ANDROID_PACKAGE_NAME must be a Java package name such as com.example.mandate, got "${packageName}"`);
+  const certSha256 = (get('ANDROID_CERT_SHA256') ?? '').split(',').map((c) => c.trim().toUpperCase()).filter(Boolean);
+  for (const c of certSha256) if (!/^([0-9A-F]{2}:){31}[0-9A-F]{2}$/.test(c)) problems.push(`ANDROID_CERT_SHA256: "${c}" is not a SHA-256 fingerprint (32 hex pairs separated by colons)`);
+  const apkPath = get('ANDROID_APK_PATH') ?? null;
+  return { packageName, certSha256, apkPath: apkPath === null ? null : resolve(apkPath) };
 }

@@ -2,10 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Store } from '../store/ports.ts';
 import type { Clock } from './clock.ts';
+import { INBOX_MS } from './notifications/inbox.ts';
+
+/** Sent and failed outbox messages are kept this long for diagnosis, then deleted. */
+export const OUTBOX_KEEP_MS = 7 * 86_400_000;
 
 /**
- * Removes what has expired: sessions, WebAuthn challenges, single-use records, rate counters, and
- * marks stale requests expired. Expired rows are already refused by every query that reads them, so
+ * Removes what has expired: sessions, WebAuthn challenges, single-use records, rate counters,
+ * notifications past the inbox's 30 days, outbox messages that ended a week ago, and marks stale
+ * requests expired. Expired rows are already refused by every query that reads them, so
  * this only bounds the tables' size; running it twice, or on two nodes at once, is harmless.
  */
 export async function purgeExpired(store: Store, clock: Clock): Promise<Record<string, number>> {
@@ -16,6 +21,8 @@ export async function purgeExpired(store: Store, clock: Clock): Promise<Record<s
     singleUse: await store.singleUse.purgeExpired(now),
     rateCounters: await store.rateCounters.purgeExpired(now),
     requests: await store.authzRequests.expireStale(now),
+    notifications: await store.notifications.purgeOlderThan(now - INBOX_MS),
+    outbox: await store.outbox.purgeEnded(now - OUTBOX_KEEP_MS),
   };
 }
 
@@ -42,8 +49,8 @@ export interface HousekeepingLog {
 
 /**
  * One round on one node: take (or renew) the housekeeping lease and, only when this node holds it,
- * sweep. Background jobs that must run once per deployment go here, under the same lease (today the
- * expiry sweep; outbox delivery retries join it once a push or SMS provider sends for real).
+ * sweep. Background jobs that must run once per deployment go here, under the same lease (the expiry
+ * sweep; outbox delivery is not one: every node sends, each message claimed by one node).
  * Answers the sweep's counts, or null when another node holds the lease.
  */
 export async function housekeepingRound(store: Store, clock: Clock, holder: string, intervalMs: number): Promise<Record<string, number> | null> {

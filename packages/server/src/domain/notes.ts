@@ -1,4 +1,4 @@
-import type { Notifier } from '../delivery/notifier.ts';
+import type { Notifier } from './notifications/notifier.ts';
 import type { AgentRecord } from '../store/ports.ts';
 import type { Activity } from './activity/activity.ts';
 import type { RateLimiter } from './rate-limit.ts';
@@ -15,7 +15,8 @@ export const NOTES_PER_MINUTE = 30;
 
 /**
  * One-way notes from an agent to its owner's phone (`POST /api/v1/agent-notify`): nothing to
- * approve; each note goes to the outbox and into the activity trail.
+ * approve; each note goes to the owner's inbox and devices (notifications/notifier.ts) and into the
+ * activity trail.
  */
 export class AgentNotes {
   constructor(private readonly activity: Activity, private readonly notifier: Notifier, private readonly limiter: RateLimiter) {}
@@ -24,6 +25,6 @@ export class AgentNotes {
   async send(agent: AgentRecord, note: AgentNote, ip: string | null): Promise<void> {
     await this.limiter.check(`agent-notify:${agent.id}`, NOTES_PER_MINUTE, 60);
     await this.activity.record({ userId: agent.userId, action: 'agent.note', agentId: agent.id, detail: { ...note }, ip });
-    await this.notifier.notifyOwner(agent.userId, 'agent_note', { agent_id: agent.id, agent_name: agent.name, ...note });
+    await this.notifier.agentNote(agent.userId, agent.name, note);
   }
 }

@@ -20,6 +20,10 @@ import { reportsRepo } from './repos/reports.ts';
 import { agentStatusesRepo } from './repos/agent-statuses.ts';
 import { activityRepo } from './repos/activity.ts';
 import { leasesRepo } from './repos/leases.ts';
+import { pushDevicesRepo } from './repos/push-devices.ts';
+import { notificationsRepo } from './repos/notifications.ts';
+import { notifySettingsRepo } from './repos/notify-settings.ts';
+import { serviceSecretsRepo } from './repos/service-secrets.ts';
 import type { HotPath } from './hot-path.ts';
 
 function repos(db: Db, dialect: Dialect): Repos {
@@ -34,13 +38,17 @@ function repos(db: Db, dialect: Dialect): Repos {
     singleUse: singleUseRepo(db, purgeChunk),
     rateCounters: rateCountersRepo(db, purgeChunk),
     counters: countersRepo(db),
-    outbox: outboxRepo(db),
+    outbox: outboxRepo(db, dialect),
     authzRequests: authzRequestsRepo(db),
     grants: grantsRepo(db),
     reports: reportsRepo(db),
     agentStatuses: agentStatusesRepo(db),
     activity: activityRepo(db),
     leases: leasesRepo(db),
+    pushDevices: pushDevicesRepo(db),
+    notifications: notificationsRepo(db),
+    notifySettings: notifySettingsRepo(db),
+    serviceSecrets: serviceSecretsRepo(db),
   };
 }
 

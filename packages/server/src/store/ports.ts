@@ -5,6 +5,9 @@
  */
 export type Dialect = 'sqlite' | 'postgres';
 
+import type { NotificationsRepo, NotifySettingsRepo, OutboxRepo, PushDevicesRepo, ServiceSecretsRepo } from './ports/delivery.ts';
+export type * from './ports/delivery.ts';
+
 export interface UserRecord {
   id: string;
   email: string;
@@ -187,22 +190,6 @@ export interface CountersRepo {
   /** Atomically increments and returns the new value (starts at 1). */
   next(name: string): Promise<number>;
   current(name: string): Promise<number>;
-}
-
-export interface OutboxMessage {
-  id: number;
-  userId: string | null;
-  channel: string;
-  kind: string;
-  payload: Record<string, unknown>;
-  createdAt: number;
-  sentAt: number | null;
-}
-
-export interface OutboxRepo {
-  add(message: Omit<OutboxMessage, 'id' | 'sentAt'>): Promise<number>;
-  list(filter: { userId?: string; kind?: string; limit?: number }): Promise<OutboxMessage[]>;
-  markSent(id: number, at: number): Promise<void>;
 }
 
 export type RequestKind = 'initial' | 'stepup';
@@ -400,6 +387,10 @@ export interface Repos {
   agentStatuses: AgentStatusesRepo;
   activity: ActivityRepo;
   leases: LeasesRepo;
+  pushDevices: PushDevicesRepo;
+  notifications: NotificationsRepo;
+  notifySettings: NotifySettingsRepo;
+  serviceSecrets: ServiceSecretsRepo;
 }
 
 /** One cloud verification's store work: the pass's agent with its grant, and the proof's jti. */

@@ -22,6 +22,10 @@ export interface Database {
   agent_statuses: AgentStatusesTable;
   activity: ActivityTable;
   leases: LeasesTable;
+  push_devices: PushDevicesTable;
+  notifications: NotificationsTable;
+  notify_settings: NotifySettingsTable;
+  service_secrets: ServiceSecretsTable;
 }
 
 export interface UsersTable {
@@ -116,6 +120,59 @@ export interface OutboxTable {
   payload: string;
   created_at: number;
   sent_at: number | null;
+  device_id: string | null;
+  topic: string | null;
+  attempts: Generated<number>;
+  next_attempt_at: Generated<number>;
+  expires_at: number | null;
+  locked_by: string | null;
+  locked_until: number | null;
+  failed_at: number | null;
+  last_error: string | null;
+}
+
+export interface PushDevicesTable {
+  id: string;
+  user_id: string;
+  /** 'webpush' | 'fcm' */
+  kind: string;
+  address: string;
+  p256dh: string | null;
+  auth: string | null;
+  name: string;
+  created_at: number;
+  last_used_at: number | null;
+}
+
+export interface NotificationsTable {
+  seq: Generated<number>;
+  id: string;
+  user_id: string;
+  type: string;
+  title: string;
+  body: string;
+  created_at: number;
+  read_at: number | null;
+  txn_id: string | null;
+  takeover_id: string | null;
+}
+
+export interface NotifySettingsTable {
+  user_id: string;
+  approvals: number;
+  notes: number;
+  session_notices: number;
+  quiet_start: string | null;
+  quiet_end: string | null;
+  quiet_tz: string | null;
+  updated_at: number;
+}
+
+export interface ServiceSecretsTable {
+  name: string;
+  value: string;
+  encrypted: number;
+  created_at: number;
 }
 
 export interface AuthzRequestsTable {

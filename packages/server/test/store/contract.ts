@@ -243,16 +243,6 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       assert.equal((await store.signingKeys.list()).find((k) => k.kid === a)?.encrypted, true);
     });
 
-    it('writes and reads the outbox', async () => {
-      const u = await newUser();
-      const id = await store.outbox.add({ userId: u.id, channel: 'log', kind: 'test', payload: { a: 1 }, createdAt: 3 });
-      const [m] = await store.outbox.list({ userId: u.id });
-      assert.equal(m?.id, id);
-      assert.deepEqual(m?.payload, { a: 1 });
-      await store.outbox.markSent(id, 4);
-      assert.equal((await store.outbox.list({ userId: u.id }))[0]?.sentAt, 4);
-    });
-
     const request = (over: Partial<AuthzRequestRecord> = {}): AuthzRequestRecord => ({
       id: uniq('t_'), kind: 'initial', agentId: uniq('ag_'), userId: 'u_1', site: 'shop.example', scopes: ['list'], userInfo: [],
       action: null, status: 'pending', createdAt: 1000, expiresAt: 301_000, decidedAt: null, grantId: null, ...over,

@@ -3,8 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openSqliteStore } from '../../src/store/sqlite/open.ts';
 import { storeContract } from './contract.ts';
+import { deliveryContract } from './contract-delivery.ts';
 
 storeContract('sqlite', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mandate-store-'));
+  return { store: await openSqliteStore(dir), cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
+});
+
+deliveryContract('sqlite', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'mandate-store-'));
   return { store: await openSqliteStore(dir), cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
 });

@@ -37,6 +37,7 @@ export async function findAgent(agents: AgentsRepo, agentId: string): Promise<Ag
  */
 export class Agents {
   private readonly stoppedHooks: AgentStoppedHook[] = [];
+  private readonly createdHooks: ((agent: AgentRecord) => Promise<void>)[] = [];
 
   constructor(
     private readonly store: Store,
@@ -47,6 +48,11 @@ export class Agents {
 
   onStopped(hook: AgentStoppedHook): void {
     this.stoppedHooks.push(hook);
+  }
+
+  /** Runs after an agent is created (the owner is told on their devices). */
+  onCreated(hook: (agent: AgentRecord) => Promise<void>): void {
+    this.createdHooks.push(hook);
   }
 
   async create(userId: string, input: { name: string; jwk?: unknown; pubkey?: string | null }, ip: string | null = null): Promise<AgentRecord> {
@@ -74,6 +80,7 @@ export class Agents {
     };
     await this.store.agents.create(agent);
     await this.activity.record({ userId, action: 'agent.created', agentId: agent.id, detail: { name: agent.name }, ip });
+    for (const hook of this.createdHooks) await hook(agent);
     return agent;
   }
 

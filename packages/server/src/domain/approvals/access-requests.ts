@@ -38,10 +38,14 @@ export async function requestAccess(d: ApprovalDeps, input: AccessRequestInput):
   // A stale pending request must not hold the unique index; then the index decides races.
   await d.store.authzRequests.expireStale(now, { agentId: agent.id, site });
   const request = newPendingRequest(agent, site, now, { kind: 'initial', scopes, userInfo, action: null, grantId: null });
-  if (!(await d.store.authzRequests.create(request))) {
-    throw conflict('a request for this site is already waiting for the owner', { next_step: 'poll the waiting request, or retry after it expires (300 s)' });
-  }
-  await d.notifier.notifyOwner(agent.userId, 'approval_request', { txn_id: request.id, kind: 'initial', agent: agent.name, site, scopes, user_info: userInfo });
-  await d.activity.record({ userId: agent.userId, action: 'request.created', agentId: agent.id, site, detail: { txn_id: request.id, scopes, user_info: userInfo }, ip: input.ip ?? null });
+  // The request, its record and its pushes commit together: a request nobody is told of cannot exist.
+  await d.store.transaction(async (repos) => {
+    if (!(await repos.authzRequests.create(request))) {
+      throw conflict('a request for this site is already waiting for the owner', { next_step: 'poll the waiting request, or retry after it expires (300 s)' });
+    }
+    await d.notifier.approvalRequested(agent.userId, { txnId: request.id, kind: 'access', agentName: agent.name, site, scopes, userInfo, expiresAt: request.expiresAt }, repos);
+    await d.activity.record({ userId: agent.userId, action: 'request.created', agentId: agent.id, site, detail: { txn_id: request.id, scopes, user_info: userInfo }, ip: input.ip ?? null }, repos.activity);
+  });
+  d.notifier.wake();
   return { txnId: request.id, expiresIn: REQUEST_LIFETIME_SEC };
 }

@@ -1,5 +1,5 @@
 import type { SigningKeys } from '../../crypto/signing-keys.ts';
-import type { Notifier } from '../../delivery/notifier.ts';
+import type { Notifier } from '../notifications/notifier.ts';
 import type { Store } from '../../store/ports.ts';
 import type { Activity } from '../activity/activity.ts';
 import type { Agents } from '../agents/agents.ts';

@@ -88,7 +88,7 @@ export async function decide(d: ApprovalDeps, userId: string, txnId: string, ack
     const denied = await d.store.authzRequests.transition(request.id, ['pending'], 'denied', d.clock.now());
     if (!denied) throw conflict(LOST_RACE);
     await d.activity.record({ userId, action: actions.denied, agentId: request.agentId, site: request.site, detail: summary(request), ip });
-    await d.notifier.notifyOwner(userId, 'dismiss', { txn_id: request.id });
+    await d.notifier.requestSettled(userId, request.id);
     return { status: 'denied' };
   }
 
@@ -112,7 +112,7 @@ export async function decide(d: ApprovalDeps, userId: string, txnId: string, ack
     }
     await d.activity.record({ userId, action: actions.approved, agentId: request.agentId, site: request.site, detail, ip }, repos.activity);
   });
-  await d.notifier.notifyOwner(userId, 'dismiss', { txn_id: request.id });
+  await d.notifier.requestSettled(userId, request.id);
   return { status: 'approved' };
 }
 

@@ -29,9 +29,12 @@ export async function requestStepup(d: ApprovalDeps, input: StepupRequestInput):
   const grant = await liveGrant(d.store.grants, agent.id, site, now);
   if (!grant) throw forbidden(NO_ACCESS, { next_step: 'ask for access first with POST /api/v1/authz-requests' });
   const request = newPendingRequest(agent, site, now, { kind: 'stepup', scopes: [], userInfo: [], action, grantId: grant.id });
-  // Step-ups are not limited to one at a time; a false here would be a store-level surprise.
-  if (!(await d.store.authzRequests.create(request))) throw conflict('the step-up request could not be stored; retry');
-  await d.notifier.notifyOwner(agent.userId, 'approval_request', { txn_id: request.id, kind: 'stepup', agent: agent.name, site, scopes: [], action });
-  await d.activity.record({ userId: agent.userId, action: 'stepup.requested', agentId: agent.id, site, detail: { txn_id: request.id, action }, ip: input.ip ?? null });
+  await d.store.transaction(async (repos) => {
+    // Step-ups are not limited to one at a time; a false here would be a store-level surprise.
+    if (!(await repos.authzRequests.create(request))) throw conflict('the step-up request could not be stored; retry');
+    await d.notifier.approvalRequested(agent.userId, { txnId: request.id, kind: 'stepup', agentName: agent.name, site, action, expiresAt: request.expiresAt }, repos);
+    await d.activity.record({ userId: agent.userId, action: 'stepup.requested', agentId: agent.id, site, detail: { txn_id: request.id, action }, ip: input.ip ?? null }, repos.activity);
+  });
+  d.notifier.wake();
   return { txnId: request.id, expiresIn: REQUEST_LIFETIME_SEC };
 }

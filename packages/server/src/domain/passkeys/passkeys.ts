@@ -37,6 +37,7 @@ export interface ManagingSession {
  */
 export class Passkeys {
   private readonly rp: webauthn.RelyingParty;
+  private readonly registeredHooks: ((passkey: PasskeyRecord) => Promise<void>)[] = [];
 
   constructor(
     private readonly store: Store,
@@ -46,6 +47,11 @@ export class Passkeys {
   ) {
     const url = new URL(opts.baseUrl);
     this.rp = { id: url.hostname, origin: url.origin, name: opts.rpName };
+  }
+
+  /** Runs after a passkey is registered (the owner's devices are told: a new way in is news). */
+  onRegistered(hook: (passkey: PasskeyRecord) => Promise<void>): void {
+    this.registeredHooks.push(hook);
   }
 
   /**
@@ -97,6 +103,7 @@ export class Passkeys {
       lastUsedAt: null,
     };
     if (!(await this.store.passkeys.create(record))) throw conflict('this passkey is already registered');
+    for (const hook of this.registeredHooks) await hook(record);
     return { deviceId: record.id };
   }
 

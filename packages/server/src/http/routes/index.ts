@@ -23,10 +23,14 @@ import { grantRoutes } from './owner/grants.ts';
 import { userInfoRoutes } from './owner/user-info.ts';
 import { adminKeyRoutes } from './admin/keys.ts';
 import { pageRoutes } from './pages/index.ts';
+import { deviceRoutes } from './owner/devices.ts';
+import { pushRoutes } from './owner/push.ts';
+import { notificationRoutes } from './owner/notifications.ts';
+import { swReportRoutes } from './owner/sw-reports.ts';
 
 /** Every route module, registered in one place. */
 export async function registerRoutes(app: FastifyInstance, s: Services): Promise<void> {
-  for (const routes of [metaRoutes, accountRoutes, agentRoutes, passkeyRoutes, jwksRoutes, tokenRoutes, verifyRoutes, stepupVerifyRoutes, revocationRoutes, siteAgentStatusRoutes, reputationRoutes, reportRoutes, agentStatusRoutes, agentNotifyRoutes, activityRoutes, agentStatusListRoutes, authzRequestRoutes, stepupRequestRoutes, approvalRoutes, grantRoutes, userInfoRoutes, adminKeyRoutes, pageRoutes]) {
+  for (const routes of [metaRoutes, accountRoutes, agentRoutes, passkeyRoutes, jwksRoutes, tokenRoutes, verifyRoutes, stepupVerifyRoutes, revocationRoutes, siteAgentStatusRoutes, reputationRoutes, reportRoutes, agentStatusRoutes, agentNotifyRoutes, activityRoutes, agentStatusListRoutes, authzRequestRoutes, stepupRequestRoutes, approvalRoutes, grantRoutes, userInfoRoutes, deviceRoutes, pushRoutes, notificationRoutes, swReportRoutes, adminKeyRoutes, pageRoutes]) {
     await routes(app, s);
   }
 }

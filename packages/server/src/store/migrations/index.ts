@@ -6,6 +6,7 @@ import * as sessionMethod from './003-session-method.ts';
 import * as revocationWindow from './004-revocation-window.ts';
 import * as leasesAndOwnerSeq from './005-leases-and-owner-seq.ts';
 import * as revocationIndexes from './006-revocation-indexes.ts';
+import * as devicesAndNotifications from './007-devices-and-notifications.ts';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -17,6 +18,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '004-revocation-window': revocationWindow,
   '005-leases-and-owner-seq': leasesAndOwnerSeq,
   '006-revocation-indexes': revocationIndexes,
+  '007-devices-and-notifications': devicesAndNotifications,
 };
 
 /**

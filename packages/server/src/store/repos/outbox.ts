@@ -1,33 +1,135 @@
-import type { OutboxRepo } from '../ports.ts';
-import { type Db, numOrNull } from './db.ts';
+import { sql, type Selectable } from 'kysely';
+import type { Dialect, NewOutboxMessage, OutboxMessage, OutboxRepo } from '../ports.ts';
+import type { OutboxTable } from '../schema.ts';
+import { type Db, affected, numOrNull } from './db.ts';
 
-export function outboxRepo(db: Db): OutboxRepo {
+const toMessage = (r: Selectable<OutboxTable>): OutboxMessage => ({
+  id: Number(r.id),
+  userId: r.user_id,
+  channel: r.channel,
+  kind: r.kind,
+  payload: JSON.parse(r.payload) as Record<string, unknown>,
+  createdAt: Number(r.created_at),
+  sentAt: numOrNull(r.sent_at),
+  deviceId: r.device_id,
+  topic: r.topic,
+  attempts: Number(r.attempts),
+  nextAttemptAt: Number(r.next_attempt_at),
+  expiresAt: numOrNull(r.expires_at),
+  failedAt: numOrNull(r.failed_at),
+  lastError: r.last_error,
+});
+
+const toRow = (m: NewOutboxMessage) => ({
+  user_id: m.userId,
+  channel: m.channel,
+  kind: m.kind,
+  payload: JSON.stringify(m.payload),
+  created_at: m.createdAt,
+  sent_at: null,
+  device_id: m.deviceId ?? null,
+  topic: m.topic ?? null,
+  next_attempt_at: m.nextAttemptAt ?? m.createdAt,
+  expires_at: m.expiresAt ?? null,
+  locked_by: null,
+  locked_until: null,
+  failed_at: null,
+  last_error: null,
+});
+
+/** Rows per INSERT: well under SQLite's 32766 bound variables and PostgreSQL's 65535. */
+const INSERT_CHUNK = 500;
+
+export function outboxRepo(db: Db, dialect: Dialect): OutboxRepo {
   return {
     async add(m) {
-      const r = await db
-        .insertInto('outbox')
-        .values({ user_id: m.userId, channel: m.channel, kind: m.kind, payload: JSON.stringify(m.payload), created_at: m.createdAt, sent_at: null })
-        .returning('id')
-        .executeTakeFirstOrThrow();
+      const r = await db.insertInto('outbox').values(toRow(m)).returning('id').executeTakeFirstOrThrow();
       return Number(r.id);
+    },
+    async addMany(messages) {
+      for (let i = 0; i < messages.length; i += INSERT_CHUNK) {
+        await db.insertInto('outbox').values(messages.slice(i, i + INSERT_CHUNK).map(toRow)).execute();
+      }
     },
     async list(filter) {
       let q = db.selectFrom('outbox').selectAll();
       if (filter.userId !== undefined) q = q.where('user_id', '=', filter.userId);
       if (filter.kind !== undefined) q = q.where('kind', '=', filter.kind);
+      if (filter.topic !== undefined) q = q.where('topic', '=', filter.topic);
       const rows = await q.orderBy('id', 'desc').limit(filter.limit ?? 100).execute();
-      return rows.map((r) => ({
-        id: Number(r.id),
-        userId: r.user_id,
-        channel: r.channel,
-        kind: r.kind,
-        payload: JSON.parse(r.payload) as Record<string, unknown>,
-        createdAt: Number(r.created_at),
-        sentAt: numOrNull(r.sent_at),
-      }));
+      return rows.map(toMessage);
     },
-    async markSent(id, at) {
-      await db.updateTable('outbox').set({ sent_at: at }).where('id', '=', id).execute();
+    async claimDue(holder, now, leaseMs, limit) {
+      // The due rows are picked and claimed in one statement. On PostgreSQL, SKIP LOCKED lets racing
+      // nodes take disjoint rows instead of queueing on the same ones; the outer WHERE re-checks the
+      // claim on the row's latest version. SQLite runs one writer at a time, so the statement is atomic.
+      const skipLocked = dialect === 'postgres' ? sql`FOR UPDATE SKIP LOCKED` : sql``;
+      const result = await sql<Selectable<OutboxTable>>`
+        UPDATE outbox SET locked_by = ${holder}, locked_until = ${now + leaseMs}, attempts = attempts + 1
+        WHERE id IN (
+          SELECT id FROM outbox
+          WHERE sent_at IS NULL AND failed_at IS NULL AND next_attempt_at <= ${now}
+            AND (locked_until IS NULL OR locked_until <= ${now})
+          ORDER BY next_attempt_at, id
+          LIMIT ${limit}
+          ${skipLocked}
+        )
+        AND sent_at IS NULL AND failed_at IS NULL AND (locked_until IS NULL OR locked_until <= ${now} OR locked_by = ${holder})
+        RETURNING *`.execute(db);
+      return result.rows.map(toMessage).sort((a, b) => a.id - b.id);
+    },
+    async finish(id, holder, end) {
+      const set = 'sentAt' in end
+        ? { sent_at: end.sentAt, locked_by: null, locked_until: null, last_error: null }
+        : 'failedAt' in end
+          ? { failed_at: end.failedAt, locked_by: null, locked_until: null, last_error: end.error }
+          : { next_attempt_at: end.retryAt, locked_by: null, locked_until: null, last_error: end.error };
+      const r = await db
+        .updateTable('outbox')
+        .set(set)
+        .where('id', '=', id)
+        .where('locked_by', '=', holder)
+        .where('sent_at', 'is', null)
+        .where('failed_at', 'is', null)
+        .executeTakeFirst();
+      return affected(r) === 1;
+    },
+    async settleTopic(topic, now, kinds) {
+      await db
+        .updateTable('outbox')
+        .set({ failed_at: now, last_error: 'superseded: answered or expired before delivery' })
+        .where('topic', '=', topic)
+        .where('kind', '=', kinds.cancel)
+        .where('sent_at', 'is', null)
+        .where('failed_at', 'is', null)
+        .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
+        .execute();
+      await db
+        .updateTable('outbox')
+        .set({ next_attempt_at: now })
+        .where('topic', '=', topic)
+        .where('kind', '=', kinds.expedite)
+        .where('sent_at', 'is', null)
+        .where('failed_at', 'is', null)
+        .where('next_attempt_at', '>', now)
+        .execute();
+    },
+    async cancelForDevice(deviceId, now, error) {
+      const r = await db
+        .updateTable('outbox')
+        .set({ failed_at: now, last_error: error })
+        .where('device_id', '=', deviceId)
+        .where('sent_at', 'is', null)
+        .where('failed_at', 'is', null)
+        .executeTakeFirst();
+      return affected(r);
+    },
+    async purgeEnded(before) {
+      const r = await db
+        .deleteFrom('outbox')
+        .where((eb) => eb.or([eb('sent_at', '<', before), eb('failed_at', '<', before)]))
+        .executeTakeFirst();
+      return affected(r);
     },
   };
 }

@@ -21,6 +21,7 @@ const MeOut = Type.Composite([
   Type.Object({
     pending: Type.Array(Type.Record(Type.String(), Type.Unknown()), { description: 'open requests for the owner\'s agents' }),
     grants: Type.Array(Type.Record(Type.String(), Type.Unknown()), { description: 'access the owner has approved' }),
+    unread_notifications: Type.Integer({ description: 'unread notifications of the last 30 days (GET /api/notifications)' }),
   }),
 ]);
 
@@ -70,8 +71,8 @@ export async function accountRoutes(base: FastifyInstance, s: Services): Promise
     schema: { summary: 'The signed-in owner, open requests and grants', tags: ['owner'], response: withErrors({ 200: MeOut }, 401) },
   }, async (request) => {
     const { user } = await s.auth.required(request);
-    const [pending, grants, names] = await Promise.all([s.approvals.pending(user.id), s.grants.listLive(user.id), agentNames(s.store.agents, user.id)]);
-    return { ...userOut(user), pending: pending.map(pendingOut), grants: grants.map((g) => grantOut(g, names)) };
+    const [pending, grants, names, unread] = await Promise.all([s.approvals.pending(user.id), s.grants.listLive(user.id), agentNames(s.store.agents, user.id), s.inbox.unread(user.id)]);
+    return { ...userOut(user), pending: pending.map(pendingOut), grants: grants.map((g) => grantOut(g, names)), unread_notifications: unread };
   });
 
   app.patch('/api/me', {

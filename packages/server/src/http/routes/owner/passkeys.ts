@@ -29,22 +29,6 @@ const MANAGE_RULE =
 const LoginQuery = Type.Object({ email: Email });
 const LoginIn = Type.Object({ challenge: Challenge, assertion: WebAuthnJson('what `startAuthentication()` returned') });
 
-const DeviceOut = Type.Object({
-  id: Type.String({ description: 'device id (`dev_`)' }),
-  name: Type.String(),
-  kind: Type.Literal('passkey'),
-  created_at: Timestamp,
-  last_used_at: Type.Union([Timestamp, Type.Null()]),
-});
-
-const deviceOut = (p: PasskeyRecord) => ({
-  id: p.id,
-  name: p.name,
-  kind: 'passkey' as const,
-  created_at: iso(p.createdAt),
-  last_used_at: isoOrNull(p.lastUsedAt),
-});
-
 export async function passkeyRoutes(base: FastifyInstance, s: Services): Promise<void> {
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
 
@@ -105,26 +89,5 @@ export async function passkeyRoutes(base: FastifyInstance, s: Services): Promise
     const signedIn = await s.accounts.startSession(user, 'passkey');
     s.auth.signIn(reply, signedIn);
     return signedInOut(s.accounts, signedIn);
-  });
-
-  app.get('/api/devices', {
-    schema: { summary: "The owner's passkeys", tags: ['passkeys'], response: withErrors({ 200: Type.Array(DeviceOut) }, 401) },
-  }, async (request) => {
-    const { user } = await s.auth.required(request);
-    return (await s.passkeys.devices(user.id)).map(deviceOut);
-  });
-
-  app.delete('/api/devices/:device_id', {
-    schema: {
-      summary: 'Remove a passkey',
-      description: `404 for an unknown id or another owner's device. Needs a session made by passkey sign-in: with a password session the answer is 403 \`sign in with one of your passkeys to add or remove passkeys\` with \`next_step\`.`,
-      tags: ['passkeys'],
-      params: IdParam('device_id', 'dev'),
-      response: withErrors({ 200: Type.Object({ ok: Type.Boolean() }) }, 401, 403, 404),
-    },
-  }, async (request) => {
-    const owner = await s.auth.required(request);
-    await s.passkeys.removeDevice(owner, request.params.device_id);
-    return { ok: true };
   });
 }

@@ -2,9 +2,11 @@ import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../../services.ts';
 import { appPageRoutes } from './app.ts';
 import { publicPageRoutes } from './public.ts';
+import { androidRoutes } from './android.ts';
 
 /** The HTML side of the service: the owner app and the public pages. */
 export async function pageRoutes(app: FastifyInstance, s: Services): Promise<void> {
   await appPageRoutes(app, s);
   await publicPageRoutes(app, s);
+  await androidRoutes(app, s);
 }

@@ -1,0 +1,186 @@
+import type { OutboxMessage, PushDeviceRecord, Store } from '../store/ports.ts';
+import type { Clock } from '../domain/clock.ts';
+import type { PushOptions, PushPayload, PushTransport, SendResult, WebPushTarget } from './push-port.ts';
+
+/** The push transports that are configured; null: that channel cannot send (its messages fail, logged). */
+export interface Transports {
+  webpush: PushTransport<WebPushTarget> | null;
+  fcm: PushTransport<{ token: string }> | null;
+}
+
+export interface WorkerLog {
+  info(details: object, message: string): void;
+  warn(details: object, message: string): void;
+}
+
+/** A claim lasts this long: far beyond one send (5 s web push, 10 s FCM), so only a dead node loses one. */
+export const CLAIM_MS = 60_000;
+/** Messages claimed per statement, and sent at once per node. */
+const BATCH = 200;
+const CONCURRENCY = 64;
+/** Attempts before a message is given up (about 2 hours of backoff in all). */
+export const MAX_ATTEMPTS = 10;
+const BACKOFF_BASE_MS = 5_000;
+const BACKOFF_MAX_MS = 30 * 60_000;
+
+/** Exponential backoff with ±20 % jitter, so many failed messages do not come back in one burst. */
+export function backoffMs(attempts: number, random: () => number = Math.random): number {
+  const plain = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** Math.max(0, attempts - 1));
+  return Math.round(plain * (0.8 + 0.4 * random()));
+}
+
+const URGENT = new Set(['approval', 'dismiss', 'takeover', 'test']);
+
+/** How long a push service may hold the message for an offline device, and how urgent it is. */
+function pushOptions(m: Pick<OutboxMessage, 'kind' | 'topic' | 'expiresAt'>, now: number): PushOptions {
+  const ttlSec = m.kind === 'approval' && m.expiresAt !== null
+    ? Math.max(1, Math.ceil((m.expiresAt - now) / 1000))
+    : m.kind === 'dismiss' ? 3600 : m.kind === 'test' ? 300 : 86_400;
+  const options: PushOptions = { ttlSec, urgency: URGENT.has(m.kind) ? 'high' : 'normal' };
+  if (m.topic !== null) options.topic = m.topic;
+  return options;
+}
+
+/**
+ * Sends the outbox: every node runs one, each claims due messages in the shared store (one claim
+ * per message across nodes), sends them through the device's transport, and ends each message as
+ * sent, failed for good, or due again after a backoff. A node that dies mid-send leaves a claim that
+ * runs out after CLAIM_MS; another node then sends the message (at least once, never lost).
+ */
+export class OutboxWorker {
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private draining: Promise<number> | null = null;
+  private again = false;
+  private stopped = false;
+  private log: WorkerLog = { info() {}, warn() {} };
+
+  constructor(private readonly deps: { store: Store; clock: Clock; transports: Transports; holder: string; pollMs: number }) {}
+
+  /** The HTTP server's logger exists only after the services; it is attached once built. */
+  attachLog(log: WorkerLog): void {
+    this.log = log;
+  }
+
+  start(): void {
+    this.timer = setInterval(() => this.wake(), this.deps.pollMs);
+    this.timer.unref();
+  }
+
+  /** Waits for sends in flight; claims not yet sent run out and go to another node. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.draining?.catch(() => 0);
+  }
+
+  /** Sends what is due now, in the background; a wake during a drain makes it look again. */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.draining) {
+      this.again = true;
+      return;
+    }
+    void this.drain().catch((err: unknown) => this.log.warn({ err }, 'outbox: delivery round failed; the next poll tries again'));
+  }
+
+  /** Sends every message due now (and those that fall due meanwhile); answers how many were handled. */
+  drain(): Promise<number> {
+    this.draining ??= (async () => {
+      let handled = 0;
+      try {
+        do {
+          this.again = false;
+          for (;;) {
+            const claimed = await this.deps.store.outbox.claimDue(this.deps.holder, this.deps.clock.now(), CLAIM_MS, BATCH);
+            if (claimed.length === 0) break;
+            await inPool(claimed, CONCURRENCY, (m) => this.send(m));
+            handled += claimed.length;
+          }
+        } while (this.again && !this.stopped);
+      } finally {
+        this.draining = null;
+      }
+      return handled;
+    })();
+    return this.draining;
+  }
+
+  /** POST /api/push/test: a `test` push to each of the owner's devices, sent now (not queued). */
+  async sendTest(userId: string, payload: PushPayload): Promise<{ sent: number; failed: number; devices: { id: string; outcome: SendResult['outcome']; detail?: string }[] }> {
+    const devices = await this.deps.store.pushDevices.listForUser(userId);
+    const results = await Promise.all(devices.map(async (d) => ({ id: d.id, result: await this.deliver(d, payload, pushOptions({ kind: 'test', topic: null, expiresAt: null }, this.deps.clock.now())) })));
+    const devicesOut = results.map(({ id, result }) => ({ id, outcome: result.outcome, ...('detail' in result ? { detail: result.detail } : {}) }));
+    const sent = results.filter((r) => r.result.outcome === 'sent').length;
+    return { sent, failed: results.length - sent, devices: devicesOut };
+  }
+
+  private async send(m: OutboxMessage): Promise<void> {
+    const { store, clock, holder } = this.deps;
+    const now = clock.now();
+    const device = m.deviceId ? await store.pushDevices.byId(m.deviceId) : undefined;
+    const end = async (e: Parameters<Store['outbox']['finish']>[2]) => void (await store.outbox.finish(m.id, holder, e));
+    if (!device || device.kind !== m.channel) return end({ failedAt: now, error: 'device removed' });
+    if (m.expiresAt !== null && now >= m.expiresAt) return end({ failedAt: now, error: 'expired before it could be delivered' });
+    const result = await this.deliver(device, m.payload as unknown as PushPayload, pushOptions(m, now));
+    const at = clock.now();
+    switch (result.outcome) {
+      case 'sent':
+        return end({ sentAt: at });
+      case 'gone':
+        return end({ failedAt: at, error: `device gone: ${result.detail}` });
+      case 'failed':
+        this.log.warn({ outboxId: m.id, device: device.id, channel: m.channel, detail: result.detail }, 'outbox: push refused; not retried');
+        return end({ failedAt: at, error: result.detail });
+      case 'retry': {
+        const retryAt = at + Math.max(backoffMs(m.attempts), result.retryAfterMs ?? 0);
+        if (m.attempts >= MAX_ATTEMPTS || (m.expiresAt !== null && retryAt >= m.expiresAt)) {
+          this.log.warn({ outboxId: m.id, device: device.id, attempts: m.attempts, detail: result.detail }, 'outbox: push given up');
+          return end({ failedAt: at, error: `gave up after ${m.attempts} attempts: ${result.detail}` });
+        }
+        return end({ retryAt, error: result.detail });
+      }
+    }
+  }
+
+  /**
+   * One push to one device. A device its push service calls gone is removed with its queued
+   * messages (decisions §13: 404 and 410 remove the device). A transport that throws is a passing
+   * failure, never a crash of the worker.
+   */
+  private async deliver(device: PushDeviceRecord, payload: PushPayload, options: PushOptions): Promise<SendResult> {
+    const { store, clock, transports } = this.deps;
+    let result: SendResult;
+    try {
+      if (device.kind === 'webpush') {
+        result = transports.webpush && device.p256dh && device.auth
+          ? await transports.webpush.send({ endpoint: device.address, p256dh: device.p256dh, auth: device.auth }, payload, options)
+          : { outcome: 'failed', detail: 'web push is not set up on this service' };
+      } else {
+        result = transports.fcm
+          ? await transports.fcm.send({ token: device.address }, payload, options)
+          : { outcome: 'failed', detail: 'Android push (FCM) is not configured on this service: set FCM_PROJECT_ID and FCM_SERVICE_ACCOUNT_FILE' };
+      }
+    } catch (err) {
+      result = { outcome: 'retry', detail: err instanceof Error ? err.message : 'transport error' };
+    }
+    if (result.outcome === 'sent') await store.pushDevices.touch(device.id, clock.now());
+    if (result.outcome === 'gone') {
+      await store.pushDevices.deleteById(device.id);
+      await store.outbox.cancelForDevice(device.id, clock.now(), 'device gone');
+      this.log.info({ device: device.id, kind: device.kind, detail: result.detail }, 'push device removed: its push service says it is gone');
+    }
+    return result;
+  }
+}
+
+/** Runs `work` over `items` with at most `limit` at once. */
+async function inPool<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const runners = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const item = items[next++] as T;
+      await work(item);
+    }
+  });
+  await Promise.all(runners);
+}

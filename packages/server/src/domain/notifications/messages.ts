@@ -1,0 +1,87 @@
+import type { NotificationType } from '../../store/ports.ts';
+import type { PushPayload, PushType } from '../../delivery/push-port.ts';
+
+/**
+ * What the owner reads on a lock screen and in the inbox, built from an event. Text an agent wrote
+ * (a note, a step-up action) is shown as written but cut to a length every push service carries:
+ * the encrypted web push record holds at most 4 kB, and FCM data at most 4 kB.
+ */
+export const TITLE_MAX = 120;
+export const BODY_MAX = 600;
+
+export const clip = (text: string, max: number): string => {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
+};
+
+export interface OwnerMessage {
+  /** The inbox row's type; null: pushed only, never kept (a test). */
+  type: NotificationType | null;
+  /** The push `type`. */
+  push: PushType;
+  title: string;
+  body: string;
+  url: string;
+  txnId?: string;
+  kind?: string;
+  /** Epoch ms: when the request stops waiting. */
+  expiresAt?: number;
+}
+
+export const requestUrl = (txnId: string): string => `/app#requests/${txnId}`;
+export const INBOX_URL = '/app#notifications';
+
+export interface ApprovalEvent {
+  txnId: string;
+  /** `access` (an access request) or `stepup`; later `oidc`, `plan`, `takeover`, `approval`. */
+  kind: string;
+  agentName: string;
+  site: string;
+  scopes?: readonly string[];
+  userInfo?: readonly string[];
+  action?: string | null;
+  expiresAt: number;
+}
+
+const FIELD_NAMES: Record<string, string> = { 'user:name': 'your name', 'user:email': 'your email', 'user:phone': 'your phone number' };
+
+export function approvalMessage(e: ApprovalEvent): OwnerMessage {
+  const base = { type: 'approval' as const, push: 'approval' as const, url: requestUrl(e.txnId), txnId: e.txnId, kind: e.kind, expiresAt: e.expiresAt };
+  if (e.kind === 'stepup') {
+    return { ...base, title: clip(`${e.agentName} asks to act on ${e.site}`, TITLE_MAX), body: clip(`${e.action ?? 'a sensitive action'} · approve with your passkey`, BODY_MAX) };
+  }
+  const fields = (e.userInfo ?? []).map((f) => FIELD_NAMES[f] ?? f);
+  const scopes = (e.scopes ?? []).join(', ');
+  const body = `Wants: ${scopes || 'access'}${fields.length ? ` · and ${fields.join(', ')}` : ''}`;
+  return { ...base, title: clip(`${e.agentName} asks for access to ${e.site}`, TITLE_MAX), body: clip(body, BODY_MAX) };
+}
+
+export function noteMessage(agentName: string, note: { title: string; text: string }): OwnerMessage {
+  return { type: 'note', push: 'note', url: INBOX_URL, title: clip(note.title || `Note from ${agentName}`, TITLE_MAX), body: clip(note.title ? `${agentName}: ${note.text}` : note.text, BODY_MAX) };
+}
+
+export function agentAddedMessage(agentName: string, by: string): OwnerMessage {
+  return { type: 'agent_added', push: 'agent_added', url: '/app#agents', title: clip(`New agent: ${agentName}`, TITLE_MAX), body: clip(`${agentName} was added to your account by ${by}. Not you? Remove it in the app.`, BODY_MAX) };
+}
+
+/** Security notices (a new passkey, later recovery and sign-ins from a new place) are pushed as `note`. */
+export function securityMessage(title: string, body: string): OwnerMessage {
+  return { type: 'security', push: 'note', url: '/app#account', title: clip(title, TITLE_MAX), body: clip(body, BODY_MAX) };
+}
+
+export const TEST_MESSAGE: OwnerMessage = { type: null, push: 'test', url: '/app#account', title: 'Mandate test notification', body: 'Notifications reach this device. Approval requests will appear like this.' };
+
+/** The push payload of a message (docs/reference/notifications.md): no token, no secret. */
+export function pushPayload(id: string, m: OwnerMessage, silent: boolean): PushPayload {
+  const p: PushPayload = { type: m.push, id, title: m.title, body: m.body, url: m.url };
+  if (m.kind !== undefined) p.kind = m.kind;
+  if (m.txnId !== undefined) p.txn_id = m.txnId;
+  if (m.expiresAt !== undefined) p.expires_at = new Date(m.expiresAt).toISOString();
+  if (silent) p.silent = true;
+  return p;
+}
+
+/** Tells the other devices to close the card of a request that was answered or expired. */
+export function dismissPayload(notificationId: string, txnId: string): PushPayload {
+  return { type: 'dismiss', id: notificationId, title: '', body: '', url: requestUrl(txnId), txn_id: txnId };
+}

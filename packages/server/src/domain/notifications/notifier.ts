@@ -1,0 +1,94 @@
+import type { NewOutboxMessage, NotificationRecord, Repos, Store } from '../../store/ports.ts';
+import type { Clock } from '../clock.ts';
+import { newId } from '../ids.ts';
+import { type ApprovalEvent, type OwnerMessage, agentAddedMessage, approvalMessage, dismissPayload, noteMessage, pushPayload, securityMessage } from './messages.ts';
+import { DEFAULT_SETTINGS, inQuietHours } from './settings.ts';
+
+/** Push `type`s that ask the owner to decide: sent whatever the hour (silently in quiet hours). */
+const DECISIONS = new Set(['approval', 'takeover']);
+/** How long after a request's expiry its dismissal is still worth sending to a device that was offline. */
+const DISMISS_GRACE_MS = 3600_000;
+
+export interface NotifierLog {
+  info(details: object, message: string): void;
+}
+
+/**
+ * Reaches the owner (decisions §13). Every push-worthy event becomes a row of the owner's inbox and
+ * one outbox message per notifying device (web push, FCM), written with the event when the caller
+ * passes its transaction's repositories; the outbox worker (delivery/outbox-worker.ts) sends them,
+ * retries, and survives a node that dies mid-send. An approval also schedules a `dismiss` to every
+ * device at the request's expiry; an answer brings it forward (`requestSettled`).
+ */
+export class Notifier {
+  private wakeWorker: () => void = () => {};
+  private log: NotifierLog | undefined;
+
+  constructor(private readonly store: Store, private readonly clock: Clock) {}
+
+  /** The worker is built after the domain; it is told when messages are ready to send. */
+  onQueued(wake: () => void): void {
+    this.wakeWorker = wake;
+  }
+
+  attachLog(log: NotifierLog): void {
+    this.log = log;
+  }
+
+  /** Messages written inside a caller's transaction are visible once it commits: wake the worker then. */
+  wake(): void {
+    this.wakeWorker();
+  }
+
+  async approvalRequested(userId: string, event: ApprovalEvent, repos: Repos = this.store): Promise<void> {
+    await this.publish(userId, approvalMessage(event), repos);
+  }
+
+  /**
+   * The request was answered (on any device) or cancelled: notifications about it count as read,
+   * undelivered approval pushes are dropped, and every device gets its `dismiss` now.
+   */
+  async requestSettled(userId: string, txnId: string): Promise<void> {
+    const now = this.clock.now();
+    await this.store.notifications.markRead(userId, { txnIds: [txnId] }, now);
+    await this.store.outbox.settleTopic(txnId, now, { cancel: 'approval', expedite: 'dismiss' });
+    this.wake();
+  }
+
+  async agentNote(userId: string, agentName: string, note: { title: string; text: string }): Promise<void> {
+    await this.publish(userId, noteMessage(agentName, note));
+  }
+
+  async agentAdded(userId: string, agentName: string, by: string): Promise<void> {
+    await this.publish(userId, agentAddedMessage(agentName, by));
+  }
+
+  async security(userId: string, title: string, body: string): Promise<void> {
+    await this.publish(userId, securityMessage(title, body));
+  }
+
+  private async publish(userId: string, m: OwnerMessage, repos: Repos = this.store): Promise<NotificationRecord | null> {
+    const now = this.clock.now();
+    const id = newId('n');
+    const record = m.type
+      ? await repos.notifications.add({ id, userId, type: m.type, title: m.title, body: m.body, createdAt: now, readAt: null, txnId: m.txnId ?? null, takeoverId: null })
+      : null;
+    const settings = (await repos.notifySettings.get(userId)) ?? DEFAULT_SETTINGS;
+    const quiet = inQuietHours(settings.quietHours, now);
+    const decision = DECISIONS.has(m.push);
+    const wanted = m.push === 'approval' ? settings.approvals : m.push === 'takeover' ? true : m.type === 'note' ? settings.notes : settings.sessionNotices;
+    const devices = wanted && (decision || !quiet) ? await repos.pushDevices.listForUser(userId) : [];
+    const messages: NewOutboxMessage[] = [];
+    for (const d of devices) {
+      const common = { userId, channel: d.kind, deviceId: d.id, topic: m.txnId ?? null, createdAt: now };
+      messages.push({ ...common, kind: m.push, payload: { ...pushPayload(id, m, decision && quiet) }, expiresAt: m.expiresAt ?? null });
+      if (m.push === 'approval' && m.txnId && m.expiresAt) {
+        messages.push({ ...common, kind: 'dismiss', payload: { ...dismissPayload(id, m.txnId) }, nextAttemptAt: m.expiresAt, expiresAt: m.expiresAt + DISMISS_GRACE_MS });
+      }
+    }
+    if (messages.length) await repos.outbox.addMany(messages);
+    this.log?.info({ userId, notification: id, type: m.push, devices: devices.length, quiet }, 'owner notified');
+    if (repos === this.store && messages.length) this.wake();
+    return record;
+  }
+}

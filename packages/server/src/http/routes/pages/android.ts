@@ -1,0 +1,40 @@
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import type { FastifyInstance } from 'fastify';
+import type { Services } from '../../../services.ts';
+import { notFound } from '../../../domain/errors.ts';
+
+/**
+ * The Android app's two public files (decisions §13): Digital Asset Links, so the app may open this
+ * service's links and use its passkeys, and the app package itself.
+ */
+export async function androidRoutes(app: FastifyInstance, s: Services): Promise<void> {
+  const { packageName, certSha256, apkPath } = s.config.android;
+  const links = packageName && certSha256.length
+    ? [{
+        relation: ['delegate_permission/common.handle_all_urls', 'delegate_permission/common.get_login_creds'],
+        target: { namespace: 'android_app', package_name: packageName, sha256_cert_fingerprints: certSha256 },
+      }]
+    : [];
+
+  app.get('/.well-known/assetlinks.json', {
+    schema: { summary: 'Digital Asset Links for the Android app', description: 'From ANDROID_PACKAGE_NAME and ANDROID_CERT_SHA256; an empty list when they are unset.', tags: ['pages'] },
+  }, async (_request, reply) => {
+    reply.header('cache-control', 'public, max-age=3600');
+    return reply.type('application/json').send(JSON.stringify(links));
+  });
+
+  app.get('/download/android', {
+    schema: { summary: 'The Android app', description: 'The file at ANDROID_APK_PATH as `application/vnd.android.package-archive`, named mandate.apk. 404 `{detail}` naming the setting when it is unset or the file is missing.', tags: ['pages'] },
+  }, async (_request, reply) => {
+    if (!apkPath) throw notFound('no Android app on this service: the operator sets ANDROID_APK_PATH to the .apk file to offer here');
+    const file = await stat(apkPath).catch(() => null);
+    if (!file?.isFile()) throw notFound('the Android app file named by ANDROID_APK_PATH is missing on this service; tell its operator');
+    return reply
+      .header('content-type', 'application/vnd.android.package-archive')
+      .header('content-disposition', 'attachment; filename="mandate.apk"')
+      .header('content-length', String(file.size))
+      .header('cache-control', 'no-cache')
+      .send(createReadStream(apkPath));
+  });
+}
