@@ -87,7 +87,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   agents.onCreated((agent) => notifier.agentAdded(agent.userId, agent.name, 'you'));
   passkeys.onRegistered((p) => notifier.security(p.userId, 'New passkey added', `"${p.name}" can now sign in and approve requests. Not you? Remove it under Account and change your password.`));
   // Every node sends the outbox; each message is claimed by one node (delivery/outbox-worker.ts).
-  const outbox = new OutboxWorker({ store, clock, transports: buildTransports(config, vapid, clock), holder: nodeName(), pollMs: config.outboxPollMs });
+  const outbox = new OutboxWorker({ store, clock, transports: await buildTransports(config, vapid, clock), holder: nodeName(), pollMs: config.outboxPollMs, claimMs: config.outboxClaimSec * 1000 });
   notifier.onQueued(() => outbox.wake());
   const passes = new Passes({ store, keys, clock, agents, limiter, activity, issuer: config.baseUrl });
   const verifierDeps = { store, keys, clock, activity, issuer: config.baseUrl };

@@ -33,6 +33,8 @@ export interface Config {
   android: { packageName: string | null; certSha256: string[]; apkPath: string | null };
   /** How often each node looks for outbox messages due (its own messages are sent at once). */
   outboxPollMs: number;
+  /** How long a node's claim on an outbox message lasts: after a node dies mid-send, another sends it then. */
+  outboxClaimSec: number;
 }
 
 export class ConfigError extends Error {
@@ -148,6 +150,7 @@ export function parseConfig(env: Env): Config {
     fcm: fcmSettings(get, problems),
     android: androidSettings(get, problems),
     outboxPollMs: int('OUTBOX_POLL_MS', 2000, 50, 600_000),
+    outboxClaimSec: int('OUTBOX_CLAIM_SECONDS', 60, 5, 3600),
   };
   if (problems.length) throw new ConfigError(problems);
   return config;

@@ -28,6 +28,7 @@ export const CONFIG_KEYS = [
   'ANDROID_CERT_SHA256',
   'ANDROID_APK_PATH',
   'OUTBOX_POLL_MS',
+  'OUTBOX_CLAIM_SECONDS',
 ] as const;
 
 export type ConfigKey = (typeof CONFIG_KEYS)[number];

@@ -13,8 +13,6 @@ export interface WorkerLog {
   warn(details: object, message: string): void;
 }
 
-/** A claim lasts this long: far beyond one send (5 s web push, 10 s FCM), so only a dead node loses one. */
-export const CLAIM_MS = 60_000;
 /** Messages claimed per statement, and sent at once per node. */
 const BATCH = 200;
 const CONCURRENCY = 64;
@@ -45,7 +43,7 @@ function pushOptions(m: Pick<OutboxMessage, 'kind' | 'topic' | 'expiresAt'>, now
  * Sends the outbox: every node runs one, each claims due messages in the shared store (one claim
  * per message across nodes), sends them through the device's transport, and ends each message as
  * sent, failed for good, or due again after a backoff. A node that dies mid-send leaves a claim that
- * runs out after CLAIM_MS; another node then sends the message (at least once, never lost).
+ * runs out (claimMs); another node then sends the message (at least once, never lost).
  */
 export class OutboxWorker {
   private timer: ReturnType<typeof setInterval> | undefined;
@@ -54,7 +52,11 @@ export class OutboxWorker {
   private stopped = false;
   private log: WorkerLog = { info() {}, warn() {} };
 
-  constructor(private readonly deps: { store: Store; clock: Clock; transports: Transports; holder: string; pollMs: number }) {}
+  /**
+   * `claimMs`: how long a claim lasts (OUTBOX_CLAIM_SECONDS), far beyond one send (5 s web push, 10 s
+   * FCM), so that only a node that died loses one.
+   */
+  constructor(private readonly deps: { store: Store; clock: Clock; transports: Transports; holder: string; pollMs: number; claimMs: number }) {}
 
   /** The HTTP server's logger exists only after the services; it is attached once built. */
   attachLog(log: WorkerLog): void {
@@ -91,7 +93,7 @@ export class OutboxWorker {
         do {
           this.again = false;
           for (;;) {
-            const claimed = await this.deps.store.outbox.claimDue(this.deps.holder, this.deps.clock.now(), CLAIM_MS, BATCH);
+            const claimed = await this.deps.store.outbox.claimDue(this.deps.holder, this.deps.clock.now(), this.deps.claimMs, BATCH);
             if (claimed.length === 0) break;
             await inPool(claimed, CONCURRENCY, (m) => this.send(m));
             handled += claimed.length;

@@ -58,7 +58,8 @@ export class Devices {
       ...keys.map((k) => ({ id: k.id, kind: 'passkey' as const, name: k.name, createdAt: k.createdAt, lastUsedAt: k.lastUsedAt })),
       ...push.map((d) => ({ id: d.id, kind: d.kind, name: d.name, createdAt: d.createdAt, lastUsedAt: d.lastUsedAt })),
     ];
-    return views.sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id));
+    // A stable sort: at the same time, passkeys before notifying devices.
+    return views.sort((a, b) => a.createdAt - b.createdAt);
   }
 
   /** A notifying device goes with any session; a passkey by the passkey rule (passkey-policy.ts). */
