@@ -266,6 +266,31 @@ describe('devices, push registration and test pushes', () => {
     }
   });
 
+  it('an approval being sent when the request is answered is never retried after its dismissal', async () => {
+    const owner = await ownerWithPasskey(t);
+    const phone = push.newSubscription();
+    await subscribe(t, owner, phone);
+    const agent = await createAgent(t, owner, 'Slow');
+    await t.services.outbox.drain();
+    push.behave(phone, { hang: true });
+    const seen = push.requests;
+    const txn = await accessRequest(t, agent);
+    while (push.requests === seen) await new Promise((r) => setTimeout(r, 10));
+    // The approval is in flight (its send hangs until the 5 s timeout): the owner denies meanwhile.
+    expectStatus(await respond(t, owner, txn, { approve: false }), 200);
+    push.behave(phone, undefined);
+    await t.services.outbox.drain();
+    const [approval] = await t.services.store.outbox.list({ topic: txn, kind: 'approval' });
+    assert.equal(approval?.sentAt, null, 'the hung send failed');
+    // Past its retry time, well before the request's own expiry.
+    t.clock.advance(60_000);
+    await t.services.outbox.drain();
+    const types = (push.received(phone) as Payload[]).filter((p) => p['txn_id'] === txn).map((p) => p['type']);
+    assert.deepEqual(types, ['dismiss'], 'no approval after the dismissal');
+    const [ended] = await t.services.store.outbox.list({ topic: txn, kind: 'approval' });
+    assert.notEqual(ended?.failedAt, null);
+  });
+
   it('caps notifying devices per owner', async () => {
     const owner = await signUp(t.app);
     for (let i = 0; i < 50; i++) await subscribe(t, owner, push.newSubscription());

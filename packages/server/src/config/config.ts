@@ -150,7 +150,7 @@ export function parseConfig(env: Env): Config {
     fcm: fcmSettings(get, problems),
     android: androidSettings(get, problems),
     outboxPollMs: int('OUTBOX_POLL_MS', 2000, 50, 600_000),
-    outboxClaimSec: int('OUTBOX_CLAIM_SECONDS', 60, 5, 3600),
+    outboxClaimSec: int('OUTBOX_CLAIM_SECONDS', 60, 10, 3600),
   };
   if (problems.length) throw new ConfigError(problems);
   return config;

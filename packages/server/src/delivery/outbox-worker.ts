@@ -13,9 +13,11 @@ export interface WorkerLog {
   warn(details: object, message: string): void;
 }
 
-/** Messages claimed per statement, and sent at once per node. */
-const BATCH = 200;
-const CONCURRENCY = 64;
+/**
+ * Messages claimed per statement, all sent at once: a message is never claimed and then left
+ * waiting behind others, so a claim only has to outlast one send (the transport's own timeout).
+ */
+const BATCH = 64;
 /** Attempts before a message is given up (about 2 hours of backoff in all). */
 export const MAX_ATTEMPTS = 10;
 const BACKOFF_BASE_MS = 5_000;
@@ -95,7 +97,7 @@ export class OutboxWorker {
           for (;;) {
             const claimed = await this.deps.store.outbox.claimDue(this.deps.holder, this.deps.clock.now(), this.deps.claimMs, BATCH);
             if (claimed.length === 0) break;
-            await inPool(claimed, CONCURRENCY, (m) => this.send(m));
+            await Promise.all(claimed.map((m) => this.send(m)));
             handled += claimed.length;
           }
         } while (this.again && !this.stopped);
@@ -173,16 +175,4 @@ export class OutboxWorker {
     }
     return result;
   }
-}
-
-/** Runs `work` over `items` with at most `limit` at once. */
-async function inPool<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const runners = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const item = items[next++] as T;
-      await work(item);
-    }
-  });
-  await Promise.all(runners);
 }

@@ -147,6 +147,7 @@ export function deliveryContract(name: string, open: () => Promise<{ store: Stor
       assert.equal(waiting?.failedAt, 300);
       assert.match(waiting?.lastError ?? '', /superseded/);
       assert.equal(rows.find((r) => r.deviceId === 'dev_a')?.failedAt, null);
+      assert.equal(rows.find((r) => r.deviceId === 'dev_a')?.expiresAt, 300, 'the one in flight may not be retried');
       assert.equal(await store.outbox.finish(sending[0]!.id, 'node-1', { sentAt: 400 }), true);
     });
 

@@ -129,7 +129,8 @@ export interface OutboxRepo {
   finish(id: number, holder: string, end: OutboxEnd): Promise<boolean>;
   /**
    * An answered request: its unsent, unclaimed messages of kind `cancel` end (their news is stale),
-   * and its messages of kind `expedite` become due at `now`.
+   * those being sent expire at `now` (never retried), and its messages of kind `expedite` become
+   * due at `now`.
    */
   settleTopic(topic: string, now: number, kinds: { cancel: string; expedite: string }): Promise<void>;
   /** Ends the unsent messages to a removed device. */

@@ -104,6 +104,16 @@ export function outboxRepo(db: Db, dialect: Dialect): OutboxRepo {
         .where('failed_at', 'is', null)
         .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
         .execute();
+      // One being sent now is not touched, but it may not come back: should this send fail, its
+      // retry finds it expired and gives it up, so no approval arrives after its dismissal.
+      await db
+        .updateTable('outbox')
+        .set({ expires_at: now })
+        .where('topic', '=', topic)
+        .where('kind', '=', kinds.cancel)
+        .where('sent_at', 'is', null)
+        .where('failed_at', 'is', null)
+        .execute();
       await db
         .updateTable('outbox')
         .set({ next_attempt_at: now })

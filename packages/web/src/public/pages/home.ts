@@ -88,6 +88,7 @@ export function homePage(ctx: SiteContext): string {
           <li>Cloud and local verification; one-time step-ups for sensitive actions</li>
           <li>Revocation of grants and agents, with a signed revocation list for local verifiers</li>
           <li>Agent reputation from site reports, agent status, notes to the owner, the activity trail</li>
+          <li>Requests pushed to the owner's phone and browsers (web push; Android through FCM), a notification inbox, quiet hours</li>
           ${sdks ? html`<li>SDKs for agents and for sites</li>` : ''}
           <li>SQLite for one machine, PostgreSQL for many nodes</li>
         </ul>
@@ -95,7 +96,7 @@ export function homePage(ctx: SiteContext): string {
       <div>
         <h3>Planned</h3>
         <ul>
-          <li>Push notifications and SMS; today requests appear live in the open app, and messages wait in the service's outbox</li>
+          <li>SMS codes and account recovery</li>
           <li>Sign-in with an identity provider</li>
           <li>Operator accounts that run agents for many people</li>
           <li>OIDC-style sign-in endpoints for sites</li>
