@@ -5,31 +5,14 @@
  * encryption and the VAPID JWT) for the same subscriptions, nothing sent.
  *
  *   node --import tsx bench/push-fanout.ts [--devices 1000] [--rounds 4] [--concurrency 64]
+ *   npm run bench -- --suites push [--rounds N]     (1,000 devices, 64 in flight)
  *
  * The push service stand-in (packages/server/test/helpers/stand-ins/push-service.ts) runs in a child
  * process, so the CPU it spends checking VAPID and decrypting is not counted as the sender's; every
  * push is still checked and decrypted there, and a round with a rejection is reported as errors.
  *
- * Proposed for bench/README.md (not edited here), under "What is measured, and how":
- *
- *   - **push fan-out** (`bench/push-fanout.ts`, in the benchmark process; `npm run bench -- --suites push`
- *     once registered) — one approval payload pushed to 1,000 web push subscriptions through
- *     `webPushTransport` and the guarded fetch (loopback allowed; a fresh connection per push, as the
- *     guard opens one per fetch), 64 in flight, to the push service stand-in in a child process, which
- *     checks VAPID and decrypts every push. Baseline: `web-push`'s `generateRequestDetails` for the same
- *     1,000 subscriptions, nothing sent (encryption, and a VAPID JWT signed per push as the library
- *     does). The transport signs one VAPID token per push service and reuses it for an hour (RFC 8292
- *     §2), which took the ratio from 0.36 to 0.52-0.66 x baseline: signing was two thirds of the
- *     library's 600-800 µs per push. The sender now spends about the baseline's CPU per push (its
- *     encryption plus a fresh guarded connection); the rest of the gap is the stand-in's checks on the
- *     same 2 vCPUs. Columns: pushes/s, CPU µs per push of the sending process, errors, ratio (median
- *     of per-round ratios, with their range).
- *
- * Proposed registration in bench/run.ts (with 'push' added to SUITES in bench/lib/args.ts):
- *
- *   if (options.suites.has('push')) print(await pushFanout({ rounds: options.rounds }));
- *
- * with `import { pushFanout } from './push-fanout.ts';` at the top.
+ * Registered in bench/run.ts as the suite `push` (`npm run bench -- --suites push`); what it measures
+ * and the figures are in bench/README.md.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';

@@ -7,7 +7,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { decodeProtectedHeader, type JWK } from 'jose';
-import { USAGE, parseArgs, sizeLabel, type Options } from './lib/args.ts';
+import { USAGE, parseArgs, sizeLabel, type Options, type Suite } from './lib/args.ts';
 import { enableIsolation } from './lib/isolation.ts';
 import { explainHotQueries, formatPlans } from './lib/explain.ts';
 import { fetchPass } from './lib/passes.ts';
@@ -19,6 +19,7 @@ import { cloudVerifyRows, type LoadSettings } from './suites/cloud-verify.ts';
 import { localVerifyRows } from './suites/local-verify.ts';
 import { readRows } from './suites/scale.ts';
 import { tokenRows } from './suites/token.ts';
+import { pushFanout } from './push-fanout.ts';
 
 const REVOCATION_ENTRIES = 10_000;
 
@@ -161,7 +162,13 @@ async function benchStore(backend: Backend, first: boolean): Promise<Row[]> {
 }
 
 const started = Date.now();
-print(`# Mandate benchmark\n\nnode ${process.version}, ${(await import('node:os')).cpus().length} CPUs, stores: ${options.stores.join(', ')}, sizes: ${options.sizes.map(sizeLabel).join(', ') || 'none'}, concurrency ${options.concurrency}${options.saturation > 0 ? ` (cloud verify also at ${options.saturation})` : ''}, ${options.requests} verify requests over ${options.rounds} rounds${options.isolate ? '; isolated: serving process on CPU 0, load generator and PostgreSQL backends on the other CPUs' : ''}`);
-for (const [k, backend] of options.stores.entries()) await benchStore(backend, k === 0);
+// The push fan-out needs no store: with --suites push alone, no database is made.
+const STORE_SUITES: readonly Suite[] = ['cloud', 'local', 'token', 'scale'];
+const storeRun = STORE_SUITES.some((s) => options.suites.has(s));
+print(`# Mandate benchmark\n\nnode ${process.version}, ${(await import('node:os')).cpus().length} CPUs, suites: ${[...options.suites].join(', ')}${storeRun ? '' : ' (no store)'}, stores: ${options.stores.join(', ')}, sizes: ${options.sizes.map(sizeLabel).join(', ') || 'none'}, concurrency ${options.concurrency}${options.saturation > 0 ? ` (cloud verify also at ${options.saturation})` : ''}, ${options.requests} verify requests over ${options.rounds} rounds${options.isolate ? '; isolated: serving process on CPU 0, load generator and PostgreSQL backends on the other CPUs' : ''}`);
+if (storeRun) {
+  for (const [k, backend] of options.stores.entries()) await benchStore(backend, k === 0);
+}
+if (options.suites.has('push')) print(await pushFanout({ rounds: options.rounds }));
 print(`\nTotal time: ${((Date.now() - started) / 1000).toFixed(0)} s`);
 if (options.out !== undefined) writeFileSync(options.out, `${output.join('\n')}\n`);

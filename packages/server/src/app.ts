@@ -84,7 +84,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   const notifySettings = new NotifySettings(store, clock);
   const inbox = new Inbox(store, clock);
   const devices = new Devices(store, clock, limiter, passkeys, { allowLoopback: config.outboundAllowLoopback }, config.fcm !== null);
-  agents.onCreated((agent) => notifier.agentAdded(agent.userId, agent.name, 'you'));
+  agents.onCreated((agent) => notifier.agentAdded(agent.userId, agent.name, 'in the app'));
   passkeys.onRegistered((p) => notifier.security(p.userId, 'New passkey added', `"${p.name}" can now sign in and approve requests. Not you? Remove it under Account and change your password.`));
   // Every node sends the outbox; each message is claimed by one node (delivery/outbox-worker.ts).
   const outbox = new OutboxWorker({ store, clock, transports: await buildTransports(config, vapid, clock), holder: nodeName(), pollMs: config.outboxPollMs, claimMs: config.outboxClaimSec * 1000 });
@@ -101,7 +101,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   const reputation = new Reputation(store, clock);
   const reports = new Reports(store, clock, keys.resolver, config.baseUrl, limiter, activity);
   // An agent that stops (removed or revoked) ends its open requests and grants in the same transaction.
-  agents.onStopped(endAgentAccess(clock));
+  agents.onStopped(endAgentAccess(clock, notifier));
   const approvals = new Approvals({ store, clock, limiter, agents, passkeys, keys, activity, notifier, issuer: config.baseUrl });
   const grants = new Grants(store, clock, activity);
   const services: Services = { vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };

@@ -167,7 +167,7 @@ describe('agent status, status reports and notes', () => {
       assert.equal(res.statusCode, 200, res.body);
       assert.deepEqual(json(res), { ok: true });
       const inbox = json<{ items: { type: string; title: string; body: string }[] }>(await t.app.inject({ url: '/api/notifications', headers: owner.auth }));
-      assert.deepEqual(inbox.items.filter((n) => n.type === 'note').map((n) => ({ title: n.title, body: n.body })), [{ title: 'Done', body: 'Travel bot: Booked the 9:40 train.' }]);
+      assert.deepEqual(inbox.items.filter((n) => n.type === 'note').map((n) => ({ title: n.title, body: n.body })), [{ title: 'Travel bot: Done', body: 'Booked the 9:40 train.' }]);
       const activity = json<{ items: { action: string; agent_id: string; detail: Record<string, unknown> }[] }>(
         await t.app.inject({ url: '/api/activity?action=agent.note', headers: owner.auth }),
       );

@@ -116,7 +116,7 @@ function deliveryPath(backend: 'sqlite' | 'postgres'): void {
       expectStatus(note, 200);
       await drain(t);
       const last = push.received(sub).at(-1) as Payload;
-      assert.deepEqual({ type: last['type'], title: last['title'], body: last['body'], url: last['url'] }, { type: 'note', title: 'Done', body: 'Payer: Paid the invoice.', url: '/app#notifications' });
+      assert.deepEqual({ type: last['type'], title: last['title'], body: last['body'], url: last['url'] }, { type: 'note', title: 'Payer: Done', body: 'Paid the invoice.', url: '/app#notifications' });
     });
 
     it('retries a failing push service with backoff, and removes a device that is gone', async () => {
@@ -455,7 +455,7 @@ describe('notification inbox, settings and service-worker reports', () => {
     // Types in all: security (the passkey), agent_added, 4 notes, approval.
     assert.equal(page1.unread, 7);
     const page2 = json<{ items: { type: string; body: string }[]; next_before: number | null }>(await t.app.inject({ url: `/api/notifications?limit=3&before=${page1.next_before}`, headers: owner.auth }));
-    assert.deepEqual(page2.items.map((n) => n.body), ['note 1', 'note 0', 'Writer was added to your account by you. Not you? Remove it in the app.']);
+    assert.deepEqual(page2.items.map((n) => n.body), ['note 1', 'note 0', 'Writer was added to your account in the app. Not you? Remove it under Agents.']);
     const me = json<{ unread_notifications: number }>(await t.app.inject({ url: '/api/me', headers: owner.auth }));
     assert.equal(me.unread_notifications, 7);
     const read = (payload?: unknown) => t.app.inject({ method: 'POST', url: '/api/notifications/read', headers: owner.auth, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }) });

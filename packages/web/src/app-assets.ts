@@ -1,6 +1,6 @@
 // Everything the service serves for the owner app (/app), built once per process at start: the
 // page, one script bundled from the TypeScript in app/client (with @simplewebauthn/browser), the
-// styles, the service worker, the manifest and the icons.
+// styles, the service worker, the manifest, the icons and the notification badge.
 //
 // Why a bundle made at start rather than plain files: the browser code is TypeScript checked by the
 // same strict `tsc` as the rest of the repository, it imports @simplewebauthn/browser as a typed
@@ -71,6 +71,8 @@ function build(): ReadonlyMap<string, StaticAsset> {
   const svg = text('./icons/icon.svg');
   const png192 = read('./icons/icon-192.png');
   const png512 = read('./icons/icon-512.png');
+  // Only notifications use the badge, and the browser fetches it itself: it is not part of the shell.
+  const badge = read('./icons/badge-96.png');
   const manifestJson = JSON.stringify(manifest, null, 2);
   const html = text('./shell/app.html');
   // One version for the whole shell: it names the script and styles in the page and the worker's cache.
@@ -87,6 +89,7 @@ function build(): ReadonlyMap<string, StaticAsset> {
     ['/sw.js', asset(worker, JS)],
     ['/icon-192.png', asset(png192, 'image/png', 'public, max-age=86400')],
     ['/icon-512.png', asset(png512, 'image/png', 'public, max-age=86400')],
+    ['/badge-96.png', asset(badge, 'image/png', 'public, max-age=86400')],
   ]);
 }
 

@@ -8,7 +8,7 @@ import { startServer, type ServerProcess } from '../../server/test/helpers/serve
 import { type AgentKey, agentKey } from './helpers/agent-runner.ts';
 import { call, expectStatus } from '../../server/test/helpers/over-http.ts';
 import {
-  DESKTOP, PHONE, type OwnerTab, type View, createAgent, expectNoError, expectNoSidewaysScroll, goTo, openOwnerTab, requestCard, screenshot, signInWithPassword, signUp,
+  DESKTOP, PHONE, type OwnerTab, type View, createAgent, expectNoError, expectNoSidewaysScroll, goTo, openNotifications, openOwnerTab, requestCard, screenshot, signInWithPassword, signUp,
 } from './helpers/owner-app.ts';
 
 // Screenshots of the main screens at a phone's 390x844 and a desktop's 1280x800, saved under
@@ -58,7 +58,7 @@ test('the sign-in screen at phone and desktop size', { timeout: 60_000 }, async 
   }
 });
 
-test('the signed-in screens (requests with cards, agents, access, activity, account) at phone and desktop size', { timeout: 180_000 }, async () => {
+test('the signed-in screens (requests with cards, agents, access, activity, account, notifications) at phone and desktop size', { timeout: 180_000 }, async () => {
   const phone = await openOwnerTab(browser, PHONE);
   tabs.push(phone);
   await signUp(phone.page, server.baseUrl, email, 'Robin Example');
@@ -97,6 +97,9 @@ test('the signed-in screens (requests with cards, agents, access, activity, acco
       await tab.page.locator(ready).first().waitFor();
       await shoot(tab, view);
     }
+    await openNotifications(tab.page);
+    await tab.page.locator('#inbox li').first().waitFor();
+    await shoot(tab, 'notifications');
     await expectNoError(tab.page);
   }
 });

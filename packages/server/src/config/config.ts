@@ -212,10 +212,12 @@ function fcmSettings(get: (k: ConfigKey) => string | undefined, problems: string
   const projectId = get('FCM_PROJECT_ID');
   const file = get('FCM_SERVICE_ACCOUNT_FILE');
   if (projectId === undefined) {
-    if (file !== undefined) problems.push('FCM_SERVICE_ACCOUNT_FILE is set but FCM_PROJECT_ID is not: set both to send Android pushes');
+    for (const k of ['FCM_SERVICE_ACCOUNT_FILE', 'FCM_API_BASE', 'FCM_TOKEN_URL'] as const) {
+      if (get(k) !== undefined) problems.push(`${k} is set but FCM_PROJECT_ID is not: set FCM_PROJECT_ID and FCM_SERVICE_ACCOUNT_FILE to send Android pushes`);
+    }
     return null;
   }
-  if (!/^[a-z][a-z0-9-]{4,29}$/.test(projectId)) problems.push(`FCM_PROJECT_ID must be a Firebase project id (lower-case letters, digits, hyphens), got "${projectId}"`);
+  if (!/^[a-z][a-z0-9-]{4,28}[a-z0-9]$/.test(projectId)) problems.push(`FCM_PROJECT_ID must be a Firebase project id (lower-case letters, digits, hyphens), got "${projectId}"`);
   if (file === undefined) {
     problems.push('FCM_PROJECT_ID is set but FCM_SERVICE_ACCOUNT_FILE is not: the path of the service-account JSON key from the Firebase console');
     return null;

@@ -18,7 +18,7 @@ export interface WorkerLog {
  * waiting behind others, so a claim only has to outlast one send (the transport's own timeout).
  */
 const BATCH = 64;
-/** Attempts before a message is given up (about 2 hours of backoff in all). */
+/** Attempts before a message is given up (about 43 minutes of backoff in all, unless Retry-After says longer). */
 export const MAX_ATTEMPTS = 10;
 const BACKOFF_BASE_MS = 5_000;
 const BACKOFF_MAX_MS = 30 * 60_000;

@@ -135,3 +135,11 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   await page.screenshot({ path, fullPage: false });
   return path;
 }
+
+/** Opens the Notifications view with the bell in the header and waits for it. */
+export async function openNotifications(page: Page): Promise<Locator> {
+  await page.click('#bell');
+  const section = page.locator('section.view[data-view="notifications"]');
+  await section.waitFor({ state: 'visible' });
+  return section;
+}

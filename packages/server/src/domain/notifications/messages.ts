@@ -56,12 +56,16 @@ export function approvalMessage(e: ApprovalEvent): OwnerMessage {
   return { ...base, title: clip(`${e.agentName} asks for access to ${e.site}`, TITLE_MAX), body: clip(body, BODY_MAX) };
 }
 
+/**
+ * The title always starts with the agent's name: a note titled "New passkey added" must not pass on
+ * a lock screen for a notice from Mandate itself.
+ */
 export function noteMessage(agentName: string, note: { title: string; text: string }): OwnerMessage {
-  return { type: 'note', push: 'note', url: INBOX_URL, title: clip(note.title || `Note from ${agentName}`, TITLE_MAX), body: clip(note.title ? `${agentName}: ${note.text}` : note.text, BODY_MAX) };
+  return { type: 'note', push: 'note', url: INBOX_URL, title: clip(note.title ? `${agentName}: ${note.title}` : `Note from ${agentName}`, TITLE_MAX), body: clip(note.text, BODY_MAX) };
 }
 
-export function agentAddedMessage(agentName: string, by: string): OwnerMessage {
-  return { type: 'agent_added', push: 'agent_added', url: '/app#agents', title: clip(`New agent: ${agentName}`, TITLE_MAX), body: clip(`${agentName} was added to your account by ${by}. Not you? Remove it in the app.`, BODY_MAX) };
+export function agentAddedMessage(agentName: string, how: string): OwnerMessage {
+  return { type: 'agent_added', push: 'agent_added', url: '/app#agents', title: clip(`New agent: ${agentName}`, TITLE_MAX), body: clip(`${agentName} was added to your account ${how}. Not you? Remove it under Agents.`, BODY_MAX) };
 }
 
 /** Security notices (a new passkey, later recovery and sign-ins from a new place) are pushed as `note`. */

@@ -48,19 +48,20 @@ export class Notifier {
    * The request was answered (on any device) or cancelled: notifications about it count as read,
    * undelivered approval pushes are dropped, and every device gets its `dismiss` now.
    */
-  async requestSettled(userId: string, txnId: string): Promise<void> {
+  async requestSettled(userId: string, txnId: string, repos: Repos = this.store): Promise<void> {
     const now = this.clock.now();
-    await this.store.notifications.markRead(userId, { txnIds: [txnId] }, now);
-    await this.store.outbox.settleTopic(txnId, now, { cancel: 'approval', expedite: 'dismiss' });
-    this.wake();
+    await repos.notifications.markRead(userId, { txnIds: [txnId] }, now);
+    await repos.outbox.settleTopic(txnId, now, { cancel: 'approval', expedite: 'dismiss' });
+    if (repos === this.store) this.wake();
   }
 
   async agentNote(userId: string, agentName: string, note: { title: string; text: string }): Promise<void> {
     await this.publish(userId, noteMessage(agentName, note));
   }
 
-  async agentAdded(userId: string, agentName: string, by: string): Promise<void> {
-    await this.publish(userId, agentAddedMessage(agentName, by));
+  /** `how`: where it came from, e.g. "in the app" or "by <operator>". */
+  async agentAdded(userId: string, agentName: string, how: string): Promise<void> {
+    await this.publish(userId, agentAddedMessage(agentName, how));
   }
 
   async security(userId: string, title: string, body: string): Promise<void> {

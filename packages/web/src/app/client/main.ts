@@ -11,11 +11,15 @@ import { isShown, onShown, showCurrentView, startRouter } from './router.ts';
 import { hooks, session } from './session.ts';
 import type { Me } from './types.ts';
 import { resetGrants, renderGrants } from './views/access.ts';
-import { askForPasskeySession, loadDevices, resetAccount, setUpAccount, showWhoami } from './views/account.ts';
+import { askForPasskeySession, resetAccount, setUpAccount, showWhoami } from './views/account.ts';
 import { loadActivity, resetActivity, setAgentChoices, setSiteSuggestions, setUpActivity } from './views/activity.ts';
 import { resetAgentForm, setAgentFormEmail, setUpAgentForm } from './views/agent-form.ts';
 import { loadAgents, onAgentsLoaded, resetAgents } from './views/agents.ts';
-import { renderPending, resetRequests, startRequestClock, stopRequestClock } from './views/requests.ts';
+import { showUnread } from './views/bell.ts';
+import { loadDevices } from './views/devices.ts';
+import { loadInbox, markRequestRead, resetInbox, setUpInbox } from './views/notifications.ts';
+import { loadNotifySettings } from './views/notify-settings.ts';
+import { focusRequest, renderPending, resetRequests, startRequestClock, stopRequestClock } from './views/requests.ts';
 import { setUpSignIn } from './views/sign-in.ts';
 
 const POLL_MS = 3000;
@@ -23,18 +27,26 @@ const RETRY_OFFLINE_MS = 5000;
 
 let pollTimer: ReturnType<typeof setInterval> | undefined;
 let loadingMe: Promise<void> | null = null;
+let lastUnread: number | undefined;
 
-/** GET /api/me: the owner, open requests and grants. One call at a time. */
+/** GET /api/me: the owner, open requests, grants and the unread count. One call at a time. */
 function loadMe(): Promise<void> {
   loadingMe ??= (async () => {
     try {
+      const fetchedAt = Date.now();
       const me = await api<Me>('GET', '/api/me');
       if (session.email !== me.email) setAgentFormEmail(me.email);
       session.email = me.email;
       showWhoami(me);
-      renderPending(me.pending);
+      renderPending(me.pending, fetchedAt);
       renderGrants(me.grants);
       setSiteSuggestions(me.grants.map((g) => g.site));
+      showUnread(me.unread_notifications);
+      // Something new arrived while the inbox is on screen: show it. (Fewer unread is the owner
+      // reading, here or elsewhere: the list on screen stays as it is.)
+      const unread = me.unread_notifications ?? 0;
+      if (lastUnread !== undefined && unread > lastUnread && isShown('notifications')) void reload('notifications').catch(() => undefined);
+      lastUnread = unread;
     } finally {
       loadingMe = null;
     }
@@ -62,6 +74,7 @@ function setView(signedIn: boolean): void {
   session.signedIn = signedIn;
   byId('signed-in', HTMLElement).hidden = !signedIn;
   byId('tabs', HTMLElement).hidden = !signedIn;
+  byId('bell', HTMLElement).hidden = !signedIn;
   byId('signed-out', HTMLElement).hidden = signedIn;
   document.body.classList.toggle('signed-in', signedIn);
 }
@@ -78,6 +91,8 @@ function signedOut(reason?: string): void {
   resetAgentForm();
   resetActivity();
   resetAccount();
+  resetInbox();
+  lastUnread = undefined;
   document.title = 'Mandate';
   if (reason) show(reason, 'error');
 }
@@ -129,19 +144,29 @@ registerLoader('me', loadMe);
 registerLoader('agents', loadAgents);
 registerLoader('devices', loadDevices);
 registerLoader('activity', loadActivity);
+registerLoader('notifications', loadInbox);
+registerLoader('settings', loadNotifySettings);
 onAgentsLoaded(setAgentChoices);
 
 const quietly = (work: Promise<void>) => void work.catch((e: unknown) => report(e));
-onShown('requests', () => quietly(reload('me')));
+onShown('requests', (txn) => {
+  quietly(reload('me'));
+  if (txn) {
+    focusRequest(txn);
+    void markRequestRead(txn);
+  }
+});
 onShown('access', () => quietly(reload('me')));
 onShown('agents', () => quietly(reload('agents')));
 onShown('activity', () => quietly(reload('activity')));
-onShown('account', () => quietly(reload('devices')));
+onShown('account', () => quietly(reload('devices', 'settings')));
+onShown('notifications', () => quietly(reload('notifications')));
 
 setUpSignIn(enter);
 setUpAgentForm();
 setUpActivity();
 setUpAccount(signOut);
+setUpInbox();
 startRouter();
 setUpPwa();
 

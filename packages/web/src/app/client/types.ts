@@ -38,6 +38,8 @@ export interface Me {
   created_at: string;
   pending: PendingRequest[];
   grants: Grant[];
+  /** Unread rows of the notifications inbox (the bell). */
+  unread_notifications?: number;
 }
 
 export interface Agent {
@@ -73,10 +75,13 @@ export interface ReportedStatus {
   reported_at: string;
 }
 
+/** A passkey approves; a web-push subscription (`webpush`) or the Android app (`fcm`) notifies. */
+export type DeviceKind = 'passkey' | 'webpush' | 'fcm';
+
 export interface Device {
   id: string;
   name: string;
-  kind: string;
+  kind: DeviceKind | string;
   created_at: string;
   last_used_at: string | null;
 }
@@ -94,4 +99,46 @@ export interface ActivityItem {
 export interface ActivityPage {
   items: ActivityItem[];
   next_before: number | null;
+}
+
+export type InboxType = 'approval' | 'note' | 'agent_added' | 'takeover' | 'auto_approved' | 'security';
+
+/** One row of the notifications inbox (GET /api/notifications). */
+export interface InboxItem {
+  id: string;
+  seq: number;
+  type: InboxType | string;
+  title: string;
+  body: string;
+  created_at: string;
+  read_at: string | null;
+  txn_id?: string;
+  takeover_id?: string;
+}
+
+export interface InboxPage {
+  items: InboxItem[];
+  next_before: number | null;
+  unread: number;
+}
+
+/** Local times "HH:MM" in the IANA time zone `tz`. */
+export interface QuietHours {
+  start: string;
+  end: string;
+  tz: string;
+}
+
+/** GET /api/settings/notifications. */
+export interface NotifySettings {
+  approvals: boolean;
+  notes: boolean;
+  session_notices: boolean;
+  quiet_hours: QuietHours | null;
+}
+
+/** POST /api/push/test. */
+export interface PushTestResult {
+  sent: number;
+  failed: number;
 }

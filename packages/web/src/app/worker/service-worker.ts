@@ -1,29 +1,14 @@
 // The service worker of the owner app (served as /sw.js, scope /app). It keeps the app shell
 // (page, script, styles, icons, manifest) so the app starts without a connection. It NEVER caches
 // API answers: requests, grants and sessions always come from the service, or not at all.
+// Push notifications are handled in push-events.ts.
+import { worker } from './scope.ts';
+import './push-events.ts';
 
 // Set at start by app-assets.ts (esbuild `define`): the shell's content hash and its URLs.
 declare const SHELL_VERSION: string;
 declare const SHELL_URLS: string[];
 
-// The few service-worker types used here. The DOM library is the one this package compiles with, and
-// the WebWorker library cannot be loaded beside it.
-interface ExtendableEvent extends Event {
-  waitUntil(work: Promise<unknown>): void;
-}
-interface FetchEvent extends ExtendableEvent {
-  readonly request: Request;
-  respondWith(response: Response | Promise<Response>): void;
-}
-interface WorkerScope {
-  addEventListener(type: 'install' | 'activate', listener: (e: ExtendableEvent) => void): void;
-  addEventListener(type: 'fetch', listener: (e: FetchEvent) => void): void;
-  skipWaiting(): Promise<void>;
-  readonly clients: { claim(): Promise<void> };
-  readonly location: { readonly origin: string };
-}
-
-const worker = self as unknown as WorkerScope;
 const PREFIX = 'mandate-app-';
 const CACHE = `${PREFIX}${SHELL_VERSION}`;
 const APP_PAGE = '/app';

@@ -6,7 +6,8 @@ import { notFound } from '../../../domain/errors.ts';
 
 /**
  * The Android app's two public files (decisions §13): Digital Asset Links, so the app may open this
- * service's links and use its passkeys, and the app package itself.
+ * service's links and use its passkeys, and the app package itself. Like every page, they stay out
+ * of the OpenAPI description (documented in docs/operations/push.md).
  */
 export async function androidRoutes(app: FastifyInstance, s: Services): Promise<void> {
   const { packageName, certSha256, apkPath } = s.config.android;
@@ -18,14 +19,14 @@ export async function androidRoutes(app: FastifyInstance, s: Services): Promise<
     : [];
 
   app.get('/.well-known/assetlinks.json', {
-    schema: { summary: 'Digital Asset Links for the Android app', description: 'From ANDROID_PACKAGE_NAME and ANDROID_CERT_SHA256; an empty list when they are unset.', tags: ['pages'] },
+    schema: { hide: true },
   }, async (_request, reply) => {
     reply.header('cache-control', 'public, max-age=3600');
     return reply.type('application/json').send(JSON.stringify(links));
   });
 
   app.get('/download/android', {
-    schema: { summary: 'The Android app', description: 'The file at ANDROID_APK_PATH as `application/vnd.android.package-archive`, named mandate.apk. 404 `{detail}` naming the setting when it is unset or the file is missing.', tags: ['pages'] },
+    schema: { hide: true },
   }, async (_request, reply) => {
     if (!apkPath) throw notFound('no Android app on this service: the operator sets ANDROID_APK_PATH to the .apk file to offer here');
     const file = await stat(apkPath).catch(() => null);

@@ -1,45 +1,16 @@
-// "Account": who is signed in, the passkeys (devices) that approve, adding and removing them, and
-// signing out. Once the owner has a passkey, changing passkeys needs a passkey sign-in: a password
-// alone must not let someone add their own.
-import { api, seg } from '../api.ts';
-import { confirmInline, run } from '../actions.ts';
-import { button, byId, el } from '../dom.ts';
-import { when } from '../format.ts';
+// "Account": who is signed in, adding passkeys, this device's notifications, what to be notified
+// about, and signing out (the device list is in devices.ts). Once the owner has a passkey,
+// changing passkeys needs a passkey sign-in: a password alone must not let someone add their own.
+import { run } from '../actions.ts';
+import { byId, el } from '../dom.ts';
 import { reload } from '../loaders.ts';
 import { show } from '../message.ts';
 import { session } from '../session.ts';
-import type { Device, Me } from '../types.ts';
+import type { Me } from '../types.ts';
 import { passkeySignIn, registerPasskey } from '../webauthn.ts';
-import { showPasskeyNotices } from './requests.ts';
-
-function deviceItem(d: Device): HTMLElement {
-  const remove = button('Remove', 'danger', { 'aria-label': `Remove ${d.name}` });
-  const actions = el('div', { className: 'row' }, remove);
-  const item = el('li', { 'data-device': d.id },
-    el('div', {}, el('strong', { text: d.name }), el('span', { className: 'meta', text: `added ${when(d.created_at)} · last used ${when(d.last_used_at)}` })),
-    actions);
-  remove.addEventListener('click', async () => {
-    if (!(await confirmInline(actions, `Remove the passkey "${d.name}"? It can no longer sign in or approve.`, 'Remove'))) return;
-    await run(remove, 'Removing…', async () => {
-      await api('DELETE', `/api/devices/${seg(d.id)}`);
-      show(`Passkey "${d.name}" removed.`, 'ok');
-      await reload('devices', 'activity');
-    });
-  });
-  return item;
-}
-
-export async function loadDevices(): Promise<void> {
-  const devices = await api<Device[]>('GET', '/api/devices');
-  session.passkeys = devices.length;
-  const list = byId('devices', HTMLElement);
-  list.replaceChildren(...(devices.length
-    ? devices.map(deviceItem)
-    : [el('li', { className: 'empty', text: 'No passkeys yet. Add one to sign in without a password and to approve requests.' })]));
-  byId('passkey-add-button', HTMLButtonElement).textContent = devices.length ? 'Add another passkey' : 'Add a passkey';
-  byId('passkey-setup', HTMLElement).hidden = devices.length > 0;
-  showPasskeyNotices();
-}
+import { resetNotifySettings, setUpNotifySettings } from './notify-settings.ts';
+import { offerPush, removePushOffer } from './push-offer.ts';
+import { resetPushSection, setUpPushSection } from './push-section.ts';
 
 export function showWhoami(me: Me): void {
   byId('whoami-name', HTMLElement).replaceChildren(el('span', { text: me.display_name }), el('span', { className: 'whoami-email', text: me.email }));
@@ -67,11 +38,13 @@ export function setUpAccount(signOut: () => Promise<void>): void {
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
     void run(add, 'Waiting for your passkey…', async () => {
+      const first = session.passkeys === 0;
       await registerPasskey(byId('passkey-name', HTMLInputElement).value.trim());
       form.reset();
       byId('passkey-reauth', HTMLElement).hidden = true;
       await reload('devices', 'activity');
       show('Passkey added. You can approve requests with it, and sign in with it.', 'ok');
+      if (first) await offerPush(form);
     });
   });
 
@@ -81,8 +54,11 @@ export function setUpAccount(signOut: () => Promise<void>): void {
     await registerPasskey('');
     await reload('devices', 'activity');
     show('Passkey added. You can now approve requests with it, and sign in with it.', 'ok');
+    await offerPush(byId('passkey-setup', HTMLElement));
   }));
 
+  setUpPushSection();
+  setUpNotifySettings();
   const out = byId('signout', HTMLButtonElement);
   out.addEventListener('click', () => void run(out, 'Signing out…', signOut));
 }
@@ -93,4 +69,7 @@ export function resetAccount(): void {
   byId('passkey-reauth', HTMLElement).hidden = true;
   byId('passkey-setup', HTMLElement).hidden = true;
   byId('whoami-name', HTMLElement).textContent = '';
+  removePushOffer();
+  resetPushSection();
+  resetNotifySettings();
 }

@@ -1,12 +1,15 @@
 // "Waiting for you": the open requests, newest first. Cards are kept across refreshes (so choices
 // and ticking clocks survive); a card whose request left the list was answered elsewhere or expired.
 import { byId } from '../dom.ts';
+import { show } from '../message.ts';
 import { session } from '../session.ts';
 import type { PendingRequest } from '../types.ts';
 import { type RequestCard, requestCard } from './approval-card.ts';
 
 const cards = new Map<string, RequestCard>();
 let ticker: ReturnType<typeof setInterval> | undefined;
+/** The request named by the URL (#requests/t_...), from a tapped notification, until it was shown. */
+let wanted: { txn: string; since: number } | null = null;
 
 function updateCounts(): void {
   const open = [...cards.values()].filter((c) => c.state !== 'done').length;
@@ -23,8 +26,39 @@ const forget = (card: RequestCard): void => {
   updateCounts();
 };
 
-/** Brings the cards in line with GET /api/me's `pending`. */
-export function renderPending(list: PendingRequest[]): void {
+/** Is this request still waiting for an answer (as of the last refresh)? */
+export const isPending = (txn: string): boolean => cards.get(txn)?.state === 'open';
+
+/**
+ * Shows the request a notification was about: scrolls to its card and highlights it. The card may
+ * not be there yet (the notification can be faster than the last refresh): then the next refresh
+ * shows it, or, if that refresh began after this call and does not list it, says it is gone.
+ */
+export function focusRequest(txn: string): void {
+  wanted = { txn, since: Date.now() };
+  revealWanted(null);
+}
+
+function revealWanted(fetchedAt: number | null): void {
+  if (!wanted) return;
+  const card = cards.get(wanted.txn);
+  if (card && card.state !== 'done') {
+    wanted = null;
+    for (const other of cards.values()) other.node.classList.remove('highlight');
+    card.node.classList.add('highlight');
+    card.node.setAttribute('tabindex', '-1');
+    card.node.scrollIntoView({ block: 'center' });
+    card.node.focus({ preventScroll: true });
+    return;
+  }
+  if (fetchedAt !== null && fetchedAt >= wanted.since) {
+    wanted = null;
+    show('That request is no longer waiting: it was answered on another device, or it expired.', 'info');
+  }
+}
+
+/** Brings the cards in line with GET /api/me's `pending`, as fetched at `fetchedAt` (ms, this device's clock). */
+export function renderPending(list: PendingRequest[], fetchedAt: number = Date.now()): void {
   const listed = new Set(list.map((p) => p.id));
   for (const card of cards.values()) {
     if (!listed.has(card.request.id) && card.state === 'open') card.finish('No longer waiting: answered on another device, or expired.', 'gone');
@@ -40,6 +74,7 @@ export function renderPending(list: PendingRequest[]): void {
   if (arrived.length) byId('pending', HTMLElement).prepend(...arrived);
   updateCounts();
   showPasskeyNotices();
+  revealWanted(fetchedAt);
 }
 
 /** Every open card says so when the owner has no passkey to approve with. */
@@ -61,6 +96,7 @@ export function stopRequestClock(): void {
 
 export function resetRequests(): void {
   stopRequestClock();
+  wanted = null;
   cards.clear();
   byId('pending', HTMLElement).replaceChildren();
   updateCounts();
