@@ -32,6 +32,8 @@ import { Reports } from './domain/reputation/reports.ts';
 import { Approvals } from './domain/approvals/approvals.ts';
 import { Grants } from './domain/grants/grants.ts';
 import { endAgentAccess } from './domain/grants/agent-stopped.ts';
+import { OidcClients } from './domain/oidc/clients.ts';
+import { guardedFetch } from './outbound/guarded-fetch.ts';
 import { installErrorHandling } from './http/errors.ts';
 import { installJsonBody, installNulGuard } from './http/json-body.ts';
 import { installSecurityHeaders } from './http/security-headers.ts';
@@ -87,7 +89,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   agents.onCreated((agent) => notifier.agentAdded(agent.userId, agent.name, 'in the app'));
   passkeys.onRegistered((p) => notifier.security(p.userId, 'New passkey added', `"${p.name}" can now sign in and approve requests. Not you? Remove it under Account and change your password.`));
   // Every node sends the outbox; each message is claimed by one node (delivery/outbox-worker.ts).
-  const outbox = new OutboxWorker({ store, clock, transports: await buildTransports(config, vapid, clock), holder: nodeName(), pollMs: config.outboxPollMs, claimMs: config.outboxClaimSec * 1000 });
+  const outbox = new OutboxWorker({ store, clock, transports: await buildTransports(config, vapid, clock, keys), holder: nodeName(), pollMs: config.outboxPollMs, claimMs: config.outboxClaimSec * 1000 });
   notifier.onQueued(() => outbox.wake());
   const passes = new Passes({ store, keys, clock, agents, limiter, activity, issuer: config.baseUrl });
   const verifierDeps = { store, keys, clock, activity, issuer: config.baseUrl };
@@ -104,7 +106,9 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   agents.onStopped(endAgentAccess(clock, notifier));
   const approvals = new Approvals({ store, clock, limiter, agents, passkeys, keys, activity, notifier, issuer: config.baseUrl });
   const grants = new Grants(store, clock, activity);
-  const services: Services = { vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
+  // Site verification fetches addresses the owner chose: only through the outbound guard (§24).
+  const oidcClients = new OidcClients({ store, clock, limiter, fetch: guardedFetch({ allowLoopback: config.outboundAllowLoopback }), policy: { allowLoopback: config.outboundAllowLoopback } });
+  const services: Services = { oidcClients, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
 
   const app = Fastify({
     logger: opts.logger ?? {

@@ -167,6 +167,11 @@ test('an agent asks: the approval push shows with Approve and Deny; a tap opens 
   const dismiss = await received('dismiss', (p) => p.txn_id === txn);
   await worker.deliver(dismiss);
   await waitForNotifications(page, 'the dismissed notification closed', (l) => !l.some((n) => n.tag === txn));
+  // The approval arriving late (after its own dismissal) opens no card, but a new push still shows.
+  await worker.deliver(push);
+  await worker.deliver({ type: 'test', id: 'n_after', title: 'After', body: 'x', url: '/app#account' });
+  const after = await waitForNotifications(page, 'the push after the late approval', (l) => l.some((n) => n.tag === 'n_after'));
+  assert.equal(after.some((n) => n.tag === txn), false, 'a late approval after its dismissal shows nothing');
   await expectNoError(page);
 });
 

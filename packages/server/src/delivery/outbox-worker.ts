@@ -1,11 +1,15 @@
-import type { OutboxMessage, PushDeviceRecord, Store } from '../store/ports.ts';
+import type { OutboxEnd, OutboxMessage, PushDeviceRecord, Store } from '../store/ports.ts';
 import type { Clock } from '../domain/clock.ts';
+import { BACKCHANNEL_CHANNEL } from '../domain/oidc/logout.ts';
+import type { BackchannelLogout, BackchannelTransport } from './backchannel.ts';
 import type { PushOptions, PushPayload, PushTransport, SendResult, WebPushTarget } from './push-port.ts';
 
-/** The push transports that are configured; null: that channel cannot send (its messages fail, logged). */
+/** The transports that are configured; null (or absent): that channel cannot send (its messages fail, logged). */
 export interface Transports {
   webpush: PushTransport<WebPushTarget> | null;
   fcm: PushTransport<{ token: string }> | null;
+  /** Back-channel logout to relying parties: messages tied to a client's address, not to a device. */
+  backchannel?: BackchannelTransport | null;
 }
 
 export interface WorkerLog {
@@ -42,8 +46,28 @@ function pushOptions(m: Pick<OutboxMessage, 'kind' | 'topic' | 'expiresAt'>, now
 }
 
 /**
+ * A passing failure: due again after the backoff (or the longer wait the receiver asked for), or
+ * given up when out of attempts or when the next try would come after the message's expiry.
+ */
+function retryOrGiveUp(m: Pick<OutboxMessage, 'attempts' | 'expiresAt'>, result: { detail: string; retryAfterMs?: number }, at: number): OutboxEnd {
+  const retryAt = at + Math.max(backoffMs(m.attempts), result.retryAfterMs ?? 0);
+  if (m.attempts >= MAX_ATTEMPTS || (m.expiresAt !== null && retryAt >= m.expiresAt)) {
+    return { failedAt: at, error: `gave up after ${m.attempts} attempts: ${result.detail}` };
+  }
+  return { retryAt, error: result.detail };
+}
+
+/** The stored payload (domain/oidc/logout.ts), read back defensively: it crossed the database. */
+function backchannelLogoutOf(p: Record<string, unknown>): BackchannelLogout | null {
+  const { uri, client_id: clientId, sub, sid } = p;
+  if (typeof uri !== 'string' || typeof clientId !== 'string' || typeof sub !== 'string' || typeof sid !== 'string') return null;
+  return { uri, clientId, sub, sid };
+}
+
+/**
  * Sends the outbox: every node runs one, each claims due messages in the shared store (one claim
- * per message across nodes), sends them through the device's transport, and ends each message as
+ * per message across nodes), sends them through the device's transport (or, for
+ * `backchannel`, to the relying party's logout address), and ends each message as
  * sent, failed for good, or due again after a backoff. A node that dies mid-send leaves a claim that
  * runs out (claimMs); another node then sends the message (at least once, never lost).
  */
@@ -118,11 +142,15 @@ export class OutboxWorker {
     return { sent, failed: results.length - sent, devices: devicesOut };
   }
 
-  private async send(m: OutboxMessage): Promise<void> {
+  private send(m: OutboxMessage): Promise<void> {
+    return m.channel === BACKCHANNEL_CHANNEL ? this.sendBackchannel(m) : this.sendPush(m);
+  }
+
+  private async sendPush(m: OutboxMessage): Promise<void> {
     const { store, clock, holder } = this.deps;
     const now = clock.now();
     const device = m.deviceId ? await store.pushDevices.byId(m.deviceId) : undefined;
-    const end = async (e: Parameters<Store['outbox']['finish']>[2]) => void (await store.outbox.finish(m.id, holder, e));
+    const end = async (e: OutboxEnd) => void (await store.outbox.finish(m.id, holder, e));
     if (!device || device.kind !== m.channel) return end({ failedAt: now, error: 'device removed' });
     if (m.expiresAt !== null && now >= m.expiresAt) return end({ failedAt: now, error: 'expired before it could be delivered' });
     const result = await this.deliver(device, m.payload as unknown as PushPayload, pushOptions(m, now));
@@ -136,14 +164,39 @@ export class OutboxWorker {
         this.log.warn({ outboxId: m.id, device: device.id, channel: m.channel, detail: result.detail }, 'outbox: push refused; not retried');
         return end({ failedAt: at, error: result.detail });
       case 'retry': {
-        const retryAt = at + Math.max(backoffMs(m.attempts), result.retryAfterMs ?? 0);
-        if (m.attempts >= MAX_ATTEMPTS || (m.expiresAt !== null && retryAt >= m.expiresAt)) {
-          this.log.warn({ outboxId: m.id, device: device.id, attempts: m.attempts, detail: result.detail }, 'outbox: push given up');
-          return end({ failedAt: at, error: `gave up after ${m.attempts} attempts: ${result.detail}` });
-        }
-        return end({ retryAt, error: result.detail });
+        const next = retryOrGiveUp(m, result, at);
+        if ('failedAt' in next) this.log.warn({ outboxId: m.id, device: device.id, attempts: m.attempts, detail: result.detail }, 'outbox: push given up');
+        return end(next);
       }
     }
+  }
+
+  /**
+   * One try of a back-channel logout (decisions §18): sent, refused by the relying party or the
+   * outbound guard (failed, not retried), or due again after the backoff until the message's 15
+   * minutes run out. Each try is counted (attempts) and its result kept (last_error, sent_at,
+   * failed_at) and logged.
+   */
+  private async sendBackchannel(m: OutboxMessage): Promise<void> {
+    const { store, clock, holder, transports } = this.deps;
+    const end = async (e: OutboxEnd) => void (await store.outbox.finish(m.id, holder, e));
+    const logout = backchannelLogoutOf(m.payload);
+    if (logout === null) return end({ failedAt: clock.now(), error: 'malformed back-channel logout message' });
+    if (m.expiresAt !== null && clock.now() >= m.expiresAt) return end({ failedAt: clock.now(), error: 'expired before it could be delivered' });
+    let result: SendResult;
+    try {
+      result = transports.backchannel ? await transports.backchannel.send(logout) : { outcome: 'failed', detail: 'back-channel logout is not set up on this service' };
+    } catch (err) {
+      result = { outcome: 'retry', detail: err instanceof Error ? err.message : 'transport error' };
+    }
+    const at = clock.now();
+    const next: OutboxEnd = result.outcome === 'sent' ? { sentAt: at }
+      : result.outcome === 'retry' ? retryOrGiveUp(m, result, at)
+      : { failedAt: at, error: result.detail };
+    const details = { outboxId: m.id, clientId: logout.clientId, attempts: m.attempts, ...('detail' in result ? { detail: result.detail } : {}) };
+    if ('sentAt' in next) this.log.info(details, 'outbox: back-channel logout delivered');
+    else this.log.warn(details, 'failedAt' in next ? 'outbox: back-channel logout failed; not retried' : 'outbox: back-channel logout not delivered; will retry');
+    return end(next);
   }
 
   /**

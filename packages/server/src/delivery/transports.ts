@@ -3,19 +3,23 @@ import type { Config } from '../config/config.ts';
 import type { Clock } from '../domain/clock.ts';
 import { guardedFetch } from '../outbound/guarded-fetch.ts';
 import { checkServiceAccountKey } from '../crypto/service-account-jwt.ts';
+import type { SigningKeys } from '../crypto/signing-keys.ts';
+import { backchannelTransport } from './backchannel.ts';
 import { fcmTransport, parseServiceAccount } from './fcm.ts';
 import type { Transports } from './outbox-worker.ts';
 import { type VapidKeys, webPushTransport } from './web-push.ts';
 
 /**
- * The push transports of this configuration. Web push always works (its endpoints are chosen by
- * browsers, so every request goes through the outbound guard of decisions §24); FCM only when a
- * project and its service account are configured (its addresses are the operator's own). Throws
- * at start when the service-account file cannot be read or its key cannot sign.
+ * The transports of this configuration. Web push and back-channel logout always work (their
+ * addresses are chosen by browsers and by clients' owners, so every request goes through the
+ * outbound guard of decisions §24); FCM only when a project and its service account are configured
+ * (its addresses are the operator's own). Throws at start when the service-account file cannot be
+ * read or its key cannot sign. `keys` sign the logout tokens, with `config.baseUrl` as their issuer.
  */
-export async function buildTransports(config: Config, vapid: VapidKeys, clock: Clock): Promise<Transports> {
+export async function buildTransports(config: Config, vapid: VapidKeys, clock: Clock, keys: SigningKeys): Promise<Transports> {
   const fetch = guardedFetch({ allowLoopback: config.outboundAllowLoopback });
   const webpush = webPushTransport({ vapid: { ...vapid, subject: config.vapidSubject }, fetch, clock });
+  const backchannel = backchannelTransport({ fetch, keys, issuer: config.baseUrl, clock });
   let fcm: Transports['fcm'] = null;
   if (config.fcm) {
     let json: string;
@@ -29,5 +33,5 @@ export async function buildTransports(config: Config, vapid: VapidKeys, clock: C
     await checkServiceAccountKey(serviceAccount);
     fcm = fcmTransport({ projectId: config.fcm.projectId, serviceAccount, apiBase: config.fcm.apiBase, tokenUrl: config.fcm.tokenUrl, clock });
   }
-  return { webpush, fcm };
+  return { webpush, fcm, backchannel };
 }

@@ -24,6 +24,7 @@ import { pushDevicesRepo } from './repos/push-devices.ts';
 import { notificationsRepo } from './repos/notifications.ts';
 import { notifySettingsRepo } from './repos/notify-settings.ts';
 import { serviceSecretsRepo } from './repos/service-secrets.ts';
+import { oidcClientsRepo } from './repos/oidc-clients.ts';
 import type { HotPath } from './hot-path.ts';
 
 function repos(db: Db, dialect: Dialect): Repos {
@@ -49,6 +50,7 @@ function repos(db: Db, dialect: Dialect): Repos {
     notifications: notificationsRepo(db),
     notifySettings: notifySettingsRepo(db),
     serviceSecrets: serviceSecretsRepo(db),
+    oidcClients: oidcClientsRepo(db),
   };
 }
 

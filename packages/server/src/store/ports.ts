@@ -7,6 +7,8 @@ export type Dialect = 'sqlite' | 'postgres';
 
 import type { NotificationsRepo, NotifySettingsRepo, OutboxRepo, PushDevicesRepo, ServiceSecretsRepo } from './ports/delivery.ts';
 export type * from './ports/delivery.ts';
+import type { OidcClientsRepo } from './ports/oidc.ts';
+export type * from './ports/oidc.ts';
 
 export interface UserRecord {
   id: string;
@@ -391,6 +393,7 @@ export interface Repos {
   notifications: NotificationsRepo;
   notifySettings: NotifySettingsRepo;
   serviceSecrets: ServiceSecretsRepo;
+  oidcClients: OidcClientsRepo;
 }
 
 /** One cloud verification's store work: the pass's agent with its grant, and the proof's jti. */

@@ -26,6 +26,7 @@ export interface Database {
   notifications: NotificationsTable;
   notify_settings: NotifySettingsTable;
   service_secrets: ServiceSecretsTable;
+  oidc_clients: OidcClientsTable;
 }
 
 export interface UsersTable {
@@ -244,4 +245,21 @@ export interface LeasesTable {
   name: string;
   holder: string;
   expires_at: number;
+}
+
+/** OIDC clients (migration 008); JSON arrays as text, `is_public` 0/1. */
+export interface OidcClientsTable {
+  id: string;
+  user_id: string;
+  name: string;
+  redirect_uris: string;
+  backchannel_logout_uri: string | null;
+  is_public: number;
+  secret_hash: string | null;
+  secret_set_at: number | null;
+  verification_token: string;
+  verified_origins: string;
+  verified_at: number | null;
+  created_at: number;
+  updated_at: number;
 }

@@ -223,6 +223,8 @@ describe('push notifications from two nodes over one PostgreSQL database', { tim
     const tablet = device('tablet');
     const others = devices.filter((d) => d !== tablet);
     const title = `Nightly run ${Date.now()}`;
+    // What the devices show: a note's title always names its agent.
+    const shown = `Agent 0: ${title}`;
     ps().behave(tablet.sub, { hang: true });
     const requestsBefore = ps().requests;
     const agent = agents[0]!;
@@ -253,15 +255,15 @@ describe('push notifications from two nodes over one PostgreSQL database', { tim
     assert.equal(received(tablet, 'note').length, 0);
 
     ps().behave(tablet.sub, undefined);
-    await until('the surviving node to send the tablet its note', () => (received(tablet, 'note').some((p) => p.title === title) ? true : undefined), { ms: 20_000, everyMs: 20, describe: diag });
+    await until('the surviving node to send the tablet its note', () => (received(tablet, 'note').some((p) => p.title === shown) ? true : undefined), { ms: 20_000, everyMs: 20, describe: diag });
     const deliveredAt = Date.now();
     assert.ok(deliveredAt >= claimEnds, `sent ${claimEnds - deliveredAt} ms before the dead node's claim ran out`);
     await sleep(QUIET_MS);
 
     for (const d of devices) {
-      const notes = received(d, 'note').filter((p) => p.title === title);
+      const notes = received(d, 'note').filter((p) => p.title === shown);
       assert.equal(notes.length, 1, `${d.name}: the note once`);
-      assert.equal(notes[0]!.body, `Agent 0: all 312 invoices filed`);
+      assert.equal(notes[0]!.body, 'all 312 invoices filed');
     }
     const rows = await noteRows();
     const tabletRow = rows.find((r) => r.device_id === tablet.id);

@@ -2,6 +2,7 @@ import { openPostgresStore } from '../../src/store/postgres/open.ts';
 import { freshPostgresDatabase } from '../helpers/postgres.ts';
 import { storeContract } from './contract.ts';
 import { deliveryContract } from './contract-delivery.ts';
+import { oidcContract } from './contract-oidc.ts';
 
 storeContract('postgres', async () => {
   const db = await freshPostgresDatabase();
@@ -9,6 +10,11 @@ storeContract('postgres', async () => {
 });
 
 deliveryContract('postgres', async () => {
+  const db = await freshPostgresDatabase();
+  return { store: await openPostgresStore(db.url), cleanup: db.drop };
+});
+
+oidcContract('postgres', async () => {
   const db = await freshPostgresDatabase();
   return { store: await openPostgresStore(db.url), cleanup: db.drop };
 });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { openSqliteStore } from '../../src/store/sqlite/open.ts';
 import { storeContract } from './contract.ts';
 import { deliveryContract } from './contract-delivery.ts';
+import { oidcContract } from './contract-oidc.ts';
 
 storeContract('sqlite', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'mandate-store-'));
@@ -11,6 +12,11 @@ storeContract('sqlite', async () => {
 });
 
 deliveryContract('sqlite', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mandate-store-'));
+  return { store: await openSqliteStore(dir), cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
+});
+
+oidcContract('sqlite', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'mandate-store-'));
   return { store: await openSqliteStore(dir), cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
 });

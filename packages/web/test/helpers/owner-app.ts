@@ -143,3 +143,12 @@ export async function openNotifications(page: Page): Promise<Locator> {
   await section.waitFor({ state: 'visible' });
   return section;
 }
+
+/** Opens "Sites you run" the way a person does: the Account tab, then its link. */
+export async function openSites(page: Page): Promise<Locator> {
+  await goTo(page, 'account');
+  await page.getByRole('link', { name: 'Sites you run' }).click();
+  const section = page.locator('section.view[data-view="sites"]');
+  await section.waitFor({ state: 'visible' });
+  return section;
+}

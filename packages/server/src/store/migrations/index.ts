@@ -7,6 +7,7 @@ import * as revocationWindow from './004-revocation-window.ts';
 import * as leasesAndOwnerSeq from './005-leases-and-owner-seq.ts';
 import * as revocationIndexes from './006-revocation-indexes.ts';
 import * as devicesAndNotifications from './007-devices-and-notifications.ts';
+import * as oidcClients from './008-oidc-clients.ts';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -19,6 +20,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '005-leases-and-owner-seq': leasesAndOwnerSeq,
   '006-revocation-indexes': revocationIndexes,
   '007-devices-and-notifications': devicesAndNotifications,
+  '008-oidc-clients': oidcClients,
 };
 
 /**

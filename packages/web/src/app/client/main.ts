@@ -20,6 +20,7 @@ import { loadDevices } from './views/devices.ts';
 import { loadInbox, markRequestRead, resetInbox, setUpInbox } from './views/notifications.ts';
 import { loadNotifySettings } from './views/notify-settings.ts';
 import { focusRequest, renderPending, resetRequests, startRequestClock, stopRequestClock } from './views/requests.ts';
+import { loadSites, resetSites, setUpSites } from './views/sites.ts';
 import { setUpSignIn } from './views/sign-in.ts';
 
 const POLL_MS = 3000;
@@ -92,6 +93,7 @@ function signedOut(reason?: string): void {
   resetActivity();
   resetAccount();
   resetInbox();
+  resetSites();
   lastUnread = undefined;
   document.title = 'Mandate';
   if (reason) show(reason, 'error');
@@ -146,6 +148,7 @@ registerLoader('devices', loadDevices);
 registerLoader('activity', loadActivity);
 registerLoader('notifications', loadInbox);
 registerLoader('settings', loadNotifySettings);
+registerLoader('sites', loadSites);
 onAgentsLoaded(setAgentChoices);
 
 const quietly = (work: Promise<void>) => void work.catch((e: unknown) => report(e));
@@ -161,12 +164,14 @@ onShown('agents', () => quietly(reload('agents')));
 onShown('activity', () => quietly(reload('activity')));
 onShown('account', () => quietly(reload('devices', 'settings')));
 onShown('notifications', () => quietly(reload('notifications')));
+onShown('sites', () => quietly(reload('sites')));
 
 setUpSignIn(enter);
 setUpAgentForm();
 setUpActivity();
 setUpAccount(signOut);
 setUpInbox();
+setUpSites();
 startRouter();
 setUpPwa();
 

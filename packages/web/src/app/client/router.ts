@@ -3,8 +3,11 @@
 // after a slash: #requests/t_abc (a notification's link) opens Requests on that request.
 import { clearMessage } from './message.ts';
 
-export const VIEWS = ['requests', 'agents', 'access', 'activity', 'account', 'notifications'] as const;
+export const VIEWS = ['requests', 'agents', 'access', 'activity', 'account', 'notifications', 'sites'] as const;
 export type View = (typeof VIEWS)[number];
+
+/** Views opened from inside another view, not from a tab: the tab they belong to stays marked. */
+const TAB_OF: Partial<Record<View, View>> = { sites: 'account' };
 
 const DEFAULT_VIEW: View = 'requests';
 const shownHandlers = new Map<View, (param: string | null) => void>();
@@ -32,8 +35,9 @@ const viewLinks = (): NodeListOf<HTMLAnchorElement> => document.querySelectorAll
 export function showCurrentView(focus = false): void {
   const { view, param } = parseRoute(location.hash);
   for (const section of document.querySelectorAll<HTMLElement>('section.view')) section.hidden = section.dataset.view !== view;
+  const tab = TAB_OF[view] ?? view;
   for (const link of viewLinks()) {
-    if (link.dataset.view === view) link.setAttribute('aria-current', 'page');
+    if (link.dataset.view === tab) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
   }
   // A request named in the URL gets the focus itself (requests.ts), not the heading.

@@ -142,3 +142,35 @@ export interface PushTestResult {
   sent: number;
   failed: number;
 }
+
+/** Where a site proves it is run by the client's owner: `line` in the file at each of `urls` (decisions §18). */
+export interface SiteVerification {
+  /** The first of `urls`. */
+  url: string;
+  /** One file per site (origin) of the redirect URIs; empty when all are development ones (http: loopback). */
+  urls: string[];
+  line: string;
+}
+
+/** One OIDC client of the owner (GET /api/oidc/clients). */
+export interface OidcClient {
+  client_id: string;
+  name: string;
+  redirect_uris: string[];
+  backchannel_logout_uri: string | null;
+  public: boolean;
+  /** Every site of the redirect URIs held the line at the last check. */
+  verified: boolean;
+  verified_at: string | null;
+  /** Sites (origins) that held the line at the last check: some may be verified while others are not. */
+  verified_origins: string[];
+  verification: SiteVerification;
+  /** When the current secret was made; null for a public client. */
+  secret_set_at: string | null;
+  created_at: string;
+}
+
+/** POST /api/oidc/clients: the client, with its secret this once (confidential clients only). */
+export interface OidcClientCreated extends OidcClient {
+  client_secret?: string;
+}

@@ -31,13 +31,39 @@ async function postJson<T>(path: string, body: unknown): Promise<T> {
 
 const errorDetail = (e: unknown): string => (e instanceof Error ? `${e.name}: ${e.message}` : String(e));
 
+/**
+ * Requests this device was told to dismiss, kept (the last 200) so that an approval push arriving
+ * after its own dismissal (two nodes sending at once, or a push service delivering out of order)
+ * never opens a card for a request that is already answered.
+ */
+const DISMISSED = 'mandate-dismissed';
+const DISMISSED_KEPT = 200;
+const dismissedKey = (txnId: string): string => `/dismissed/${encodeURIComponent(txnId)}`;
+
+async function rememberDismissed(txnId: string): Promise<void> {
+  const cache = await caches.open(DISMISSED);
+  await cache.put(dismissedKey(txnId), new Response(''));
+  const keys = await cache.keys();
+  await Promise.all(keys.slice(0, Math.max(0, keys.length - DISMISSED_KEPT)).map((k) => cache.delete(k)));
+}
+
+async function isStaleApproval(msg: PushMessage): Promise<boolean> {
+  if (msg.type !== 'approval' || !msg.txn_id) return false;
+  if (msg.expires_at && Date.parse(msg.expires_at) <= Date.now()) return true;
+  return (await caches.match(dismissedKey(msg.txn_id), { cacheName: DISMISSED })) !== undefined;
+}
+
 async function dismiss(msg: PushMessage): Promise<void> {
+  if (msg.txn_id) await rememberDismissed(msg.txn_id);
   for (const tag of dismissTags(msg)) {
     for (const n of await worker.registration.getNotifications({ tag })) n.close();
   }
 }
 
 async function show(msg: PushMessage | null): Promise<void> {
+  // A stale approval shows nothing: Chrome may then show its own short notice, which beats an Approve
+  // button for a request that can no longer be answered.
+  if (msg && (await isStaleApproval(msg))) return;
   const { title, options } = msg ? notificationFor(msg, Date.now()) : fallbackNotification(Date.now());
   await worker.registration.showNotification(title, options);
 }
