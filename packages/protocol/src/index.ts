@@ -37,3 +37,4 @@ export { createDpopProof, createAgentJwt, generateAgentKeyPair } from './sign.ts
 export type { DpopProofInput, AgentJwtInput, PrivateKey } from './sign.ts';
 export { signServiceToken, signPass, signStepupToken, signRevocationSnapshot } from './service-sign.ts';
 export type { SignatureCheck, SignatureChecker } from './es256.ts';
+export type { PushPayload, PushType } from './push.ts';

@@ -1,26 +1,10 @@
 /**
  * What the outbox worker hands to a push transport (web push, FCM) and what it gets back. The
- * payload is what the owner's device receives (docs/reference/notifications.md): never a secret, a
- * token or a WebAuthn challenge, only what a lock screen may show and where to open the app.
+ * payload type is shared with the owner app's service worker (@mandate/protocol push.ts).
  */
-export type PushType = 'approval' | 'dismiss' | 'note' | 'agent_added' | 'takeover' | 'test';
+import type { PushPayload } from '@mandate/protocol';
 
-export interface PushPayload {
-  type: PushType;
-  /** The notification's id (`n_...`), or for `dismiss` the id of the notification to close. */
-  id: string;
-  title: string;
-  body: string;
-  /** Same-origin path the app opens when the notification is tapped, e.g. `/app#requests/t_...`. */
-  url: string;
-  /** For approvals: `access` or `stepup` (later `oidc`, `plan`, `takeover`, ...). */
-  kind?: string;
-  txn_id?: string;
-  /** ISO 8601: when the request stops waiting for an answer. */
-  expires_at?: string;
-  /** True during the owner's quiet hours: shown without sound or vibration. */
-  silent?: boolean;
-}
+export type { PushPayload, PushType } from '@mandate/protocol';
 
 export interface PushOptions {
   /** Seconds the push service may keep the message for an offline device. */

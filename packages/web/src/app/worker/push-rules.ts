@@ -2,21 +2,15 @@
 // test/app-push-rules.test.ts): read the payload, choose the notification to show, choose which
 // notifications a `dismiss` closes, and where a tap leads.
 
-export const PUSH_TYPES = ['approval', 'dismiss', 'note', 'agent_added', 'takeover', 'test'] as const;
-export type PushType = (typeof PUSH_TYPES)[number];
+import type { PushPayload, PushType } from '@mandate/protocol';
 
-/** The JSON the server sends (docs: §13 of the decisions). */
-export interface PushMessage {
-  type: PushType;
-  id: string;
-  title: string;
-  body: string;
-  url: string;
-  kind?: string;
-  txn_id?: string;
-  expires_at?: string;
-  silent?: boolean;
-}
+export type { PushType };
+// The list again, as a value: the worker bundle takes only types from @mandate/protocol (its values
+// would pull node:crypto into the browser). `satisfies` keeps every name here a real push type.
+export const PUSH_TYPES = ['approval', 'dismiss', 'note', 'agent_added', 'takeover', 'test'] as const satisfies readonly PushType[];
+
+/** The JSON the server sends: one definition with the server (@mandate/protocol push.ts). */
+export type PushMessage = PushPayload;
 
 /** What a notification carries for the click handler. */
 export interface NotificationData {
