@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import type { Config } from './config/config.ts';
@@ -33,6 +33,9 @@ import { Approvals } from './domain/approvals/approvals.ts';
 import { Grants } from './domain/grants/grants.ts';
 import { endAgentAccess } from './domain/grants/agent-stopped.ts';
 import { OidcClients } from './domain/oidc/clients.ts';
+import { OidcProvider } from './domain/oidc/provider.ts';
+import { loadOidcSecret } from './crypto/oidc-secret.ts';
+import { endSignIns } from './domain/oidc/sign-in-end.ts';
 import { guardedFetch } from './outbound/guarded-fetch.ts';
 import { installErrorHandling } from './http/errors.ts';
 import { installJsonBody, installNulGuard } from './http/json-body.ts';
@@ -108,14 +111,21 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   const grants = new Grants(store, clock, activity);
   // Site verification fetches addresses the owner chose: only through the outbound guard (§24).
   const oidcClients = new OidcClients({ store, clock, limiter, fetch: guardedFetch({ allowLoopback: config.outboundAllowLoopback }), policy: { allowLoopback: config.outboundAllowLoopback } });
-  const services: Services = { oidcClients, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
+  const oidcSecret = await loadOidcSecret(store.serviceSecrets, encryption, clock);
+  const oidc = new OidcProvider({ store, clock, keys, secret: oidcSecret, clients: oidcClients, notifier, activity, issuer: config.baseUrl });
+  // A revoked grant or a stopped agent ends its OIDC sign-ins (and queues back-channel logouts) in the same transaction.
+  grants.onRevoked(async (repos, grant, now) => void (await endSignIns(repos, oidcSecret, { grantId: grant.id }, now)));
+  agents.onStopped(async (repos, agent) => void (await endSignIns(repos, oidcSecret, { agentId: agent.id }, clock.now())));
+  const services: Services = { oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
 
   const app = Fastify({
     logger: opts.logger ?? {
       level: config.logLevel,
       // Request logs carry method, URL and addresses only; these headers are redacted should a
       // serializer ever include them. Bodies (passwords, tokens) are never logged.
-      redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers.dpop', 'req.headers["x-agent-jwt"]', 'req.headers["x-service-stepup"]'],
+      redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers.dpop', 'req.headers["x-agent-jwt"]', 'req.headers["x-service-stepup"]', 'req.headers["x-service-agent"]', 'req.headers["x-authyouragent-agent"]'],
+      // Fastify's own request fields, with the secret `k` of an OIDC wait address left out of the URL.
+      serializers: { req: (r: FastifyRequest) => ({ method: r.method, url: r.url.replace(/([?&]k=)[^&]*/g, '$1[redacted]'), host: r.host, remoteAddress: r.ip, remotePort: r.socket?.remotePort }) },
       ...(opts.logStream ? { stream: opts.logStream } : {}),
     },
     bodyLimit: config.bodyLimitBytes,

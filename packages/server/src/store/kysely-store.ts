@@ -25,6 +25,7 @@ import { notificationsRepo } from './repos/notifications.ts';
 import { notifySettingsRepo } from './repos/notify-settings.ts';
 import { serviceSecretsRepo } from './repos/service-secrets.ts';
 import { oidcClientsRepo } from './repos/oidc-clients.ts';
+import { oidcSignInsRepo } from './repos/oidc-sign-ins.ts';
 import type { HotPath } from './hot-path.ts';
 
 function repos(db: Db, dialect: Dialect): Repos {
@@ -51,6 +52,7 @@ function repos(db: Db, dialect: Dialect): Repos {
     notifySettings: notifySettingsRepo(db),
     serviceSecrets: serviceSecretsRepo(db),
     oidcClients: oidcClientsRepo(db),
+    oidcSignIns: oidcSignInsRepo(db),
   };
 }
 

@@ -7,7 +7,7 @@ export type Dialect = 'sqlite' | 'postgres';
 
 import type { NotificationsRepo, NotifySettingsRepo, OutboxRepo, PushDevicesRepo, ServiceSecretsRepo } from './ports/delivery.ts';
 export type * from './ports/delivery.ts';
-import type { OidcClientsRepo } from './ports/oidc.ts';
+import type { OidcClientsRepo, OidcSignInsRepo } from './ports/oidc.ts';
 export type * from './ports/oidc.ts';
 
 export interface UserRecord {
@@ -394,6 +394,7 @@ export interface Repos {
   notifySettings: NotifySettingsRepo;
   serviceSecrets: ServiceSecretsRepo;
   oidcClients: OidcClientsRepo;
+  oidcSignIns: OidcSignInsRepo;
 }
 
 /** One cloud verification's store work: the pass's agent with its grant, and the proof's jti. */

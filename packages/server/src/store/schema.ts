@@ -27,6 +27,7 @@ export interface Database {
   notify_settings: NotifySettingsTable;
   service_secrets: ServiceSecretsTable;
   oidc_clients: OidcClientsTable;
+  oidc_sign_ins: OidcSignInsTable;
 }
 
 export interface UsersTable {
@@ -262,4 +263,21 @@ export interface OidcClientsTable {
   verified_at: number | null;
   created_at: number;
   updated_at: number;
+}
+
+/** OIDC sign-ins (migration 009); `scopes` and `amr` JSON arrays as text. */
+export interface OidcSignInsTable {
+  sid: string;
+  client_id: string;
+  user_id: string;
+  agent_id: string;
+  grant_id: string;
+  site: string;
+  scopes: string;
+  amr: string;
+  auth_time: number;
+  refresh_hash: string;
+  created_at: number;
+  expires_at: number;
+  ended_at: number | null;
 }

@@ -22,7 +22,8 @@ export type ActivityAction =
   | 'agent.flagged'
   | 'agent.note'
   | 'agent.status'
-  | 'report.received';
+  | 'report.received'
+  | 'oidc.sign_in';
 
 export interface ActivityEvent {
   userId: string;

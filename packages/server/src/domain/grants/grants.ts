@@ -1,4 +1,4 @@
-import type { GrantRecord, Store } from '../../store/ports.ts';
+import type { GrantRecord, Repos, Store } from '../../store/ports.ts';
 import type { Activity } from '../activity/activity.ts';
 import type { Clock } from '../clock.ts';
 import { badRequest, conflict, notFound } from '../errors.ts';
@@ -12,8 +12,16 @@ import { isGrantLive } from './usable.ts';
  * (grant-from-approval.ts); here the owner lists, revokes and narrows them. Which grant an agent
  * may use now is usable.ts.
  */
+/** Runs inside the transaction that revokes a grant (OIDC sign-ins on it end there). */
+export type GrantRevokedHook = (repos: Repos, grant: GrantRecord, now: number) => Promise<void>;
+
 export class Grants {
+  private readonly revokedHooks: GrantRevokedHook[] = [];
   constructor(private readonly store: Store, private readonly clock: Clock, private readonly activity: Activity) {}
+
+  onRevoked(hook: GrantRevokedHook): void {
+    this.revokedHooks.push(hook);
+  }
 
   /** The owner's active, unexpired grants, newest first. */
   async listLive(userId: string): Promise<GrantRecord[]> {
@@ -39,6 +47,7 @@ export class Grants {
     return this.store.transaction(async (repos) => {
       const revSeq = await new RevocationSequence(repos.counters).advance();
       if (!(await repos.grants.revoke(grant.id, now, revSeq))) throw conflict(`grant is not active (it is ${grant.status === 'active' ? 'already revoked' : grant.status})`);
+      for (const hook of this.revokedHooks) await hook(repos, grant, now);
       await this.activity.record({ userId, action: 'grant.revoked', agentId: grant.agentId, site: grant.site, detail: { grant_id: grant.id, rev_seq: revSeq }, ip }, repos.activity);
       return { revSeq };
     });

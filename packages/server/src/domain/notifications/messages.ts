@@ -50,6 +50,9 @@ export function approvalMessage(e: ApprovalEvent): OwnerMessage {
   if (e.kind === 'stepup') {
     return { ...base, title: clip(`${e.agentName} asks to act on ${e.site}`, TITLE_MAX), body: clip(`${e.action ?? 'a sensitive action'} · approve with your passkey`, BODY_MAX) };
   }
+  if (e.kind === 'oidc') {
+    return { ...base, title: clip(`${e.agentName} asks to sign in to ${e.site}`, TITLE_MAX), body: clip(`Sign-in (${(e.scopes ?? []).join(', ')}) · approve with your passkey`, BODY_MAX) };
+  }
   const fields = (e.userInfo ?? []).map((f) => FIELD_NAMES[f] ?? f);
   const scopes = (e.scopes ?? []).join(', ');
   const body = `Wants: ${scopes || 'access'}${fields.length ? ` · and ${fields.join(', ')}` : ''}`;

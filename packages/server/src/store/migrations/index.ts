@@ -8,6 +8,7 @@ import * as leasesAndOwnerSeq from './005-leases-and-owner-seq.ts';
 import * as revocationIndexes from './006-revocation-indexes.ts';
 import * as devicesAndNotifications from './007-devices-and-notifications.ts';
 import * as oidcClients from './008-oidc-clients.ts';
+import * as oidcSignIns from './009-oidc-sign-ins.ts';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -21,6 +22,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '006-revocation-indexes': revocationIndexes,
   '007-devices-and-notifications': devicesAndNotifications,
   '008-oidc-clients': oidcClients,
+  '009-oidc-sign-ins': oidcSignIns,
 };
 
 /**

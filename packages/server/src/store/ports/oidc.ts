@@ -52,3 +52,48 @@ export interface OidcClientsRepo {
   /** False when it is unknown or another owner's. */
   delete(userId: string, id: string): Promise<boolean>;
 }
+
+/**
+ * One OIDC sign-in (`sid`) of an agent at a client (decisions §18): what its refresh tokens renew.
+ * Only the SHA-256 of the current refresh token is kept; a sign-in lives at most 30 days.
+ */
+export interface OidcSignInRecord {
+  sid: string;
+  clientId: string;
+  /** The owner of the agent (the person the ID token's `sub` names). */
+  userId: string;
+  agentId: string;
+  /** The grant that covers it: revoked or superseded, the sign-in ends. */
+  grantId: string;
+  /** The redirect URI's host: the grant's site and the key of the pairwise identifiers. */
+  site: string;
+  scopes: string[];
+  amr: string[];
+  /** Epoch seconds. */
+  authTime: number;
+  /** SHA-256 (hex) of the live refresh token. */
+  refreshHash: string;
+  createdAt: number;
+  expiresAt: number;
+  /** When it ended (refresh token reuse, code replay, grant revoked); null while it lives. */
+  endedAt: number | null;
+}
+
+export interface OidcSignInsRepo {
+  /** Inserts; false when the sid exists already (a code redeemed twice by racing callers). */
+  create(signIn: OidcSignInRecord): Promise<boolean>;
+  bySid(sid: string): Promise<OidcSignInRecord | undefined>;
+  /**
+   * Rotation as one compare-and-set: replaces the refresh hash only while it is still `currentHash`
+   * and the sign-in has neither ended nor expired. Of N concurrent callers with the same token
+   * exactly one gets the updated record; the others get undefined.
+   */
+  rotate(sid: string, currentHash: string, nextHash: string, now: number): Promise<OidcSignInRecord | undefined>;
+  /** Ends the sign-in (all its refresh tokens die); false when it was unknown or had ended. */
+  end(sid: string, now: number): Promise<boolean>;
+  /**
+   * Ends, in one statement, every live (not ended, not expired) sign-in of a grant or of an agent,
+   * and answers those it ended: a sign-in is answered by one caller only.
+   */
+  endLive(of: { grantId: string } | { agentId: string }, now: number): Promise<OidcSignInRecord[]>;
+}

@@ -1,0 +1,183 @@
+/**
+ * /oidc/authorize (decisions §12, §18), in named steps: find the client and the redirect URI (never
+ * redirect anywhere unregistered), check the request (code flow, PKCE S256), authenticate the agent
+ * (its header), then answer with a code at once when a live grant of that agent for the client's
+ * site covers the scopes, or file an access request the owner approves with a passkey and send the
+ * agent to the wait address.
+ */
+import type { AgentRecord, AuthzRequestRecord, OidcClientRecord } from '../../store/ports.ts';
+import { badRequest, conflict } from '../errors.ts';
+import { looksLikeId } from '../ids.ts';
+import { seconds } from '../clock.ts';
+import { usableGrant } from '../grants/usable.ts';
+import { newPendingRequest } from '../approvals/request-rules.ts';
+import { type RequestedUrl, verifyAgentHeader } from './agent-header.ts';
+import { CODE_LIFETIME_MS, type OidcDeps, SUPPORTED_SCOPES } from './deps.ts';
+import { mintCode, newCodeId } from './codes.ts';
+import { isRedirectVerified } from './site-origins.ts';
+
+/** What a wait address's `k` carries: the authorize call, sealed, bound to its txn. */
+export interface PendingAuthorize {
+  txn: string;
+  clientId: string;
+  redirectUri: string;
+  state: string | null;
+  codeChallenge: string;
+  nonce: string | null;
+  agentId: string;
+  scopes: string[];
+}
+
+export const WAIT_LABEL = 'oidc-wait/v1';
+
+const PKCE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
+const MAX_PARAM = 2048;
+
+/** Adds the error (or code) parameters to the registered redirect URI, keeping its own query. */
+export function redirectTo(issuer: string, redirectUri: string, params: Record<string, string | null>): string {
+  const u = new URL(redirectUri);
+  for (const [k, v] of Object.entries(params)) if (v !== null) u.searchParams.append(k, v);
+  u.searchParams.append('iss', issuer);
+  return u.href;
+}
+
+export function errorRedirect(issuer: string, redirectUri: string, state: string | null, error: string, description: string): string {
+  return redirectTo(issuer, redirectUri, { error, error_description: description, state });
+}
+
+/** Parameters as sent: one value each (a repeated parameter is refused). */
+export type AuthorizeParams = Map<string, string>;
+
+class RedirectError extends Error {
+  constructor(readonly error: string, readonly description: string) {
+    super(description);
+  }
+}
+
+export interface AuthorizeInput {
+  params: AuthorizeParams;
+  /** Names of parameters sent more than once. */
+  repeated: string[];
+  agentHeader: string | undefined;
+  requested: RequestedUrl;
+  ip: string | null;
+}
+
+/** Answers the address to send the agent to (302). Throws 400 (no redirect) or 401 (bad agent header). */
+export async function authorize(d: OidcDeps, input: AuthorizeInput): Promise<string> {
+  const { params } = input;
+  const client = await findClient(d, params.get('client_id'));
+  const redirectUri = registeredRedirect(client, params.get('redirect_uri'));
+  const rawState = params.get('state');
+  const state = rawState === undefined || rawState === '' ? null : rawState;
+  if (state !== null && state.length > MAX_PARAM) throw badRequest(`state is longer than ${MAX_PARAM} characters`);
+  try {
+    const req = checkRequest(input);
+    const agent = await verifyAgentHeader(d, input.agentHeader, input.requested);
+    return await decide(d, client, redirectUri, state, req, agent, input.ip);
+  } catch (e) {
+    if (e instanceof RedirectError) return errorRedirect(d.issuer, redirectUri, state, e.error, e.description);
+    throw e;
+  }
+}
+
+async function findClient(d: OidcDeps, clientId: string | undefined): Promise<OidcClientRecord> {
+  const client = clientId !== undefined && looksLikeId('c', clientId) ? await d.store.oidcClients.byId(clientId) : undefined;
+  if (!client) throw badRequest('unknown client_id: the site must register its OIDC client first (POST /api/oidc/clients)');
+  return client;
+}
+
+/** The redirect URI, exactly as registered (compared as strings); otherwise 400 and no redirect. */
+function registeredRedirect(client: OidcClientRecord, uri: string | undefined): string {
+  // Required (OpenID Connect Core §3.1.2.1), so the token request can be matched against it.
+  if (uri === undefined) throw badRequest('redirect_uri is missing: send one of the client\'s registered redirect URIs');
+  if (!client.redirectUris.includes(uri)) throw badRequest('redirect_uri is not registered for this client (it is compared exactly, as a string)');
+  return uri;
+}
+
+interface CheckedRequest {
+  codeChallenge: string;
+  nonce: string | null;
+  scopes: string[];
+  /** prompt=none */
+  silent: boolean;
+  /** prompt=login|consent or max_age=0: the owner confirms with a passkey even when a grant covers it. */
+  fresh: boolean;
+}
+
+function checkRequest(input: AuthorizeInput): CheckedRequest {
+  const p = input.params;
+  if (input.repeated.length > 0) throw new RedirectError('invalid_request', `parameters sent more than once: ${input.repeated.join(', ')}`);
+  for (const [k, v] of p) if (v.length > MAX_PARAM) throw new RedirectError('invalid_request', `${k} is longer than ${MAX_PARAM} characters`);
+  if (p.has('request')) throw new RedirectError('request_not_supported', 'request objects are not supported');
+  if (p.has('request_uri')) throw new RedirectError('request_uri_not_supported', 'request_uri is not supported');
+  if (p.get('response_type') !== 'code') throw new RedirectError('unsupported_response_type', 'response_type must be "code" (code flow only)');
+  const mode = p.get('response_mode');
+  if (mode !== undefined && mode !== 'query') throw new RedirectError('invalid_request', 'response_mode must be "query"');
+  const method = p.get('code_challenge_method');
+  const challenge = p.get('code_challenge');
+  if (challenge === undefined || method !== 'S256') throw new RedirectError('invalid_request', 'PKCE is required: send code_challenge with code_challenge_method=S256 (plain is not accepted)');
+  if (!PKCE_CHALLENGE.test(challenge)) throw new RedirectError('invalid_request', 'code_challenge must be the base64url SHA-256 of the code verifier (43 characters)');
+  const scopes = [...new Set((p.get('scope') ?? '').split(' ').filter((s) => s !== ''))];
+  if (!scopes.includes('openid')) throw new RedirectError('invalid_scope', 'scope must include "openid"');
+  const known = scopes.filter((s) => (SUPPORTED_SCOPES as readonly string[]).includes(s));
+  const prompts = (p.get('prompt') ?? '').split(' ').filter((s) => s !== '');
+  if (prompts.includes('none') && prompts.length > 1) throw new RedirectError('invalid_request', 'prompt=none cannot be combined with other values');
+  if (prompts.includes('select_account')) throw new RedirectError('account_selection_required', 'the agent signs in as itself; there is no account to select');
+  const maxAgeRaw = p.get('max_age');
+  if (maxAgeRaw !== undefined && !/^[0-9]{1,10}$/.test(maxAgeRaw)) throw new RedirectError('invalid_request', 'max_age must be a whole number of seconds');
+  const nonce = p.get('nonce');
+  return {
+    codeChallenge: challenge,
+    nonce: nonce === undefined || nonce === '' ? null : nonce,
+    scopes: known,
+    silent: prompts.includes('none'),
+    fresh: prompts.includes('login') || prompts.includes('consent') || maxAgeRaw === '0',
+  };
+}
+
+async function decide(d: OidcDeps, client: OidcClientRecord, redirectUri: string, state: string | null, req: CheckedRequest, agent: AgentRecord, ip: string | null): Promise<string> {
+  const site = new URL(redirectUri).host;
+  const now = d.clock.now();
+  const grant = await usableGrant(d.store.grants, agent.id, site, now);
+  const covered = grant !== undefined && req.scopes.every((s) => grant.scopes.includes(s));
+  if (covered && !req.fresh) {
+    const code = mintCode(d.secret, {
+      jti: newCodeId(), clientId: client.id, redirectUri, codeChallenge: req.codeChallenge, nonce: req.nonce,
+      agentId: agent.id, userId: agent.userId, grantId: grant.id, site, scopes: req.scopes,
+      authTime: seconds(now), amr: ['agent', 'grant'], expiresAt: now + CODE_LIFETIME_MS,
+    });
+    await d.activity.record({ userId: agent.userId, action: 'oidc.sign_in', agentId: agent.id, site, detail: { client_id: client.id, amr: ['agent', 'grant'], scopes: req.scopes }, ip });
+    return redirectTo(d.issuer, redirectUri, { code, state });
+  }
+  if (req.silent) throw new RedirectError(covered ? 'login_required' : 'consent_required', 'the owner must approve this sign-in, and prompt=none forbids asking');
+  const request = await pendingRequest(d, client, redirectUri, agent, site, req.scopes, ip);
+  const pending: PendingAuthorize = { txn: request.id, clientId: client.id, redirectUri, state, codeChallenge: req.codeChallenge, nonce: req.nonce, agentId: agent.id, scopes: req.scopes };
+  const k = d.secret.seal(`${WAIT_LABEL}:${request.id}`, pending);
+  return `${d.issuer}/oidc/authorize/wait/${request.id}?k=${k}`;
+}
+
+/**
+ * An access request for the site with the OIDC scopes, as any other (approving it with the passkey
+ * creates the grant), announced to the owner as a card of kind `oidc`. A request of this agent for
+ * this site already waiting is reused when it asks for at least these scopes.
+ */
+async function pendingRequest(d: OidcDeps, client: OidcClientRecord, redirectUri: string, agent: AgentRecord, site: string, scopes: string[], ip: string | null): Promise<AuthzRequestRecord> {
+  const now = d.clock.now();
+  await d.store.authzRequests.expireStale(now, { agentId: agent.id, site });
+  const request = newPendingRequest(agent, site, now, { kind: 'initial', scopes, userInfo: [], action: null, grantId: null });
+  const verified = isRedirectVerified(client, redirectUri);
+  const created = await d.store.transaction(async (repos) => {
+    if (!(await repos.authzRequests.create(request))) return false;
+    await d.notifier.approvalRequested(agent.userId, { txnId: request.id, kind: 'oidc', agentName: agent.name, site: verified ? site : `${site} (unverified site)`, scopes, userInfo: [], expiresAt: request.expiresAt }, repos);
+    await d.activity.record({ userId: agent.userId, action: 'request.created', agentId: agent.id, site, detail: { txn_id: request.id, scopes, user_info: [], oidc_client_id: client.id, verified_site: verified }, ip }, repos.activity);
+    return true;
+  });
+  if (created) {
+    d.notifier.wake();
+    return request;
+  }
+  const waiting = (await d.store.authzRequests.listPendingForUser(agent.userId, now)).find((r) => r.agentId === agent.id && r.site === site && r.kind === 'initial');
+  if (waiting && scopes.every((s) => waiting.scopes.includes(s))) return waiting;
+  throw conflict('a request of this agent for this site is already waiting for the owner', { next_step: 'wait for the owner to answer it, or retry after it expires (300 s)' });
+}

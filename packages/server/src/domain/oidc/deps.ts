@@ -1,0 +1,29 @@
+import type { OidcSecret } from '../../crypto/oidc-secret.ts';
+import type { SigningKeys } from '../../crypto/signing-keys.ts';
+import type { Store } from '../../store/ports.ts';
+import type { Activity } from '../activity/activity.ts';
+import type { Clock } from '../clock.ts';
+import type { Notifier } from '../notifications/notifier.ts';
+import type { OidcClients } from './clients.ts';
+
+/** What the provider's steps need; one object so each step stays a few plain functions. */
+export interface OidcDeps {
+  store: Store;
+  clock: Clock;
+  keys: SigningKeys;
+  secret: OidcSecret;
+  clients: OidcClients;
+  notifier: Notifier;
+  activity: Activity;
+  /** The base URL exactly: `iss` of every token, and the origin an agent header's `htu` must name. */
+  issuer: string;
+}
+
+/** Lifetimes (decisions §18). */
+export const CODE_LIFETIME_MS = 60_000;
+export const ID_TOKEN_LIFETIME_SEC = 600;
+export const ACCESS_TOKEN_LIFETIME_SEC = 600;
+export const SIGN_IN_LIFETIME_MS = 30 * 24 * 3600_000;
+export const AGENT_HEADER_MAX_LIFETIME_SEC = 60;
+/** The scopes this provider knows; others are ignored (OpenID Connect Core §3.1.2.1). */
+export const SUPPORTED_SCOPES = ['openid', 'profile'] as const;

@@ -1,0 +1,61 @@
+/**
+ * What a sign-in is given at the token endpoint (decisions §18): an ID token (ES256, `iss` = base
+ * URL, `aud` = client, 10 min, pairwise `sub` and `act.sub`, `amr`, `auth_time`, `sid`, `nonce`
+ * only when one was sent), an access token (JWT `typ at+jwt`, 10 min) and a refresh token
+ * (`<sid>.<secret>`; only its SHA-256 is stored).
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { OidcSignInRecord } from '../../store/ports.ts';
+import { seconds } from '../clock.ts';
+import { ACCESS_TOKEN_LIFETIME_SEC, ID_TOKEN_LIFETIME_SEC, type OidcDeps } from './deps.ts';
+
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  refresh_token: string;
+  id_token: string;
+  scope: string;
+}
+
+export const hashRefreshToken = (token: string): string => createHash('sha256').update(token, 'utf8').digest('hex');
+
+export const newRefreshToken = (sid: string): string => `${sid}.${randomBytes(32).toString('base64url')}`;
+
+/** The sid a refresh token names, or undefined for anything not shaped like one. */
+export function sidOfRefreshToken(token: string): string | undefined {
+  const m = /^([A-Za-z0-9_-]{16,64})\.[A-Za-z0-9_-]{43}$/.exec(token);
+  return m?.[1];
+}
+
+/** The person and agent as this sign-in's site knows them. */
+export interface Identity {
+  sub: string;
+  act: { sub: string; name: string };
+  name: string;
+}
+
+export async function identityOf(d: OidcDeps, signIn: Pick<OidcSignInRecord, 'site' | 'userId' | 'agentId'>): Promise<Identity | undefined> {
+  const [agent, owner] = await Promise.all([d.store.agents.byId(signIn.agentId), d.store.users.byId(signIn.userId)]);
+  if (!agent || !owner) return undefined;
+  return {
+    sub: d.secret.pairwise(signIn.site, signIn.userId),
+    act: { sub: d.secret.pairwise(signIn.site, signIn.agentId), name: agent.name },
+    name: `${agent.name} (agent of ${owner.displayName || 'its owner'})`,
+  };
+}
+
+export async function issueTokens(d: OidcDeps, signIn: OidcSignInRecord, who: Identity, refreshToken: string, nonce: string | null): Promise<TokenResponse> {
+  const iat = seconds(d.clock.now());
+  const sign = await d.keys.signer();
+  const idToken = await sign({
+    iss: d.issuer, aud: signIn.clientId, sub: who.sub, iat, exp: iat + ID_TOKEN_LIFETIME_SEC,
+    auth_time: signIn.authTime, amr: signIn.amr, sid: signIn.sid, act: who.act, name: who.name,
+    ...(nonce !== null ? { nonce } : {}),
+  }, 'JWT');
+  const accessToken = await sign({
+    iss: d.issuer, aud: d.issuer, sub: who.sub, client_id: signIn.clientId, scope: signIn.scopes.join(' '),
+    sid: signIn.sid, act: { sub: who.act.sub }, iat, exp: iat + ACCESS_TOKEN_LIFETIME_SEC, jti: randomBytes(16).toString('base64url'),
+  }, 'at+jwt');
+  return { access_token: accessToken, token_type: 'Bearer', expires_in: ACCESS_TOKEN_LIFETIME_SEC, refresh_token: refreshToken, id_token: idToken, scope: signIn.scopes.join(' ') };
+}

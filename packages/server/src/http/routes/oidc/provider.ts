@@ -1,0 +1,174 @@
+/**
+ * The OIDC provider's endpoints (decisions §12, §18; interface "OIDC-style endpoints"): discovery,
+ * keys, authorize (with the agent header), the wait address, token, revoke, introspect, userinfo. Registered in their
+ * own scope: form bodies are parsed here only, and token/userinfo errors are RFC 6749 JSON
+ * (`{error, error_description}`, `Cache-Control: no-store`), with the house's `detail` beside them.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Services } from '../../../services.ts';
+import { OAuthError } from '../../../domain/oidc/oauth-error.ts';
+import { SUPPORTED_SCOPES } from '../../../domain/oidc/deps.ts';
+import { JwksOut } from '../site-api/jwks.ts';
+
+const FORM = 'application/x-www-form-urlencoded';
+
+/** Form or query parameters, one value each, and the names sent more than once. */
+function params(source: URLSearchParams): { map: Map<string, string>; repeated: string[] } {
+  const map = new Map<string, string>();
+  const repeated = new Set<string>();
+  for (const [k, v] of source) {
+    if (map.has(k)) repeated.add(k);
+    else map.set(k, v);
+  }
+  return { map, repeated: [...repeated] };
+}
+
+function formOf(body: unknown): URLSearchParams {
+  if (typeof body === 'string') return new URLSearchParams(body);
+  if (body === undefined || body === null) return new URLSearchParams();
+  throw new OAuthError('invalid_request', `send the parameters as ${FORM}`);
+}
+
+const header = (request: FastifyRequest, name: string): string | undefined => {
+  const v = request.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+};
+
+const noStore = (reply: FastifyReply): FastifyReply => reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+
+const WaitParams = Type.Object({ txn: Type.String({ maxLength: 64, description: 'the access request behind the sign-in (`t_`)' }) });
+const WaitQuery = Type.Object({ k: Type.String({ default: '', maxLength: 4000, description: 'the secret of the authorize call, from its redirect' }) });
+
+export async function oidcProviderRoutes(base: FastifyInstance, s: Services): Promise<void> {
+  await base.register(async (scope) => {
+    const app = scope.withTypeProvider<TypeBoxTypeProvider>();
+    const issuer = s.oidc.issuer;
+    scope.addContentTypeParser(FORM, { parseAs: 'string', bodyLimit: 64 * 1024 }, (_request, body, done) => done(null, body));
+    scope.setErrorHandler((err, _request, reply) => {
+      if (err instanceof OAuthError) return noStore(reply).code(err.status).headers(err.headers).send({ error: err.error, error_description: err.detail, detail: err.detail });
+      throw err;
+    });
+
+    const discovery = () => ({
+      issuer,
+      authorization_endpoint: `${issuer}/oidc/authorize`,
+      token_endpoint: `${issuer}/oidc/token`,
+      userinfo_endpoint: `${issuer}/oidc/userinfo`,
+      jwks_uri: `${issuer}/oidc/jwks`,
+      revocation_endpoint: `${issuer}/oidc/revoke`,
+      introspection_endpoint: `${issuer}/oidc/introspect`,
+      revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+      introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      scopes_supported: [...SUPPORTED_SCOPES],
+      response_types_supported: ['code'],
+      response_modes_supported: ['query'],
+      grant_types_supported: ['authorization_code', 'refresh_token'],
+      subject_types_supported: ['pairwise'],
+      id_token_signing_alg_values_supported: ['ES256'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+      code_challenge_methods_supported: ['S256'],
+      claims_supported: ['iss', 'aud', 'sub', 'exp', 'iat', 'auth_time', 'nonce', 'amr', 'sid', 'act', 'name'],
+      prompt_values_supported: ['none', 'login', 'consent'],
+      authorization_response_iss_parameter_supported: true,
+      request_parameter_supported: false,
+      request_uri_parameter_supported: false,
+      // Revoking the grant or removing the agent ends the sign-in and POSTs a logout_token to the
+      // client's backchannel_logout_uri (domain/oidc/sign-in-end.ts).
+      backchannel_logout_supported: true,
+      backchannel_logout_session_supported: true,
+    });
+    for (const path of ['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server']) {
+      app.get(path, { schema: { summary: 'OIDC discovery', tags: ['oidc'] } }, async (_request, reply) => {
+        reply.header('cache-control', 'public, max-age=300');
+        return discovery();
+      });
+    }
+
+    app.get('/oidc/jwks', {
+      schema: { summary: 'Keys that sign ID tokens and access tokens (the same as /api/v1/jwks)', tags: ['oidc'], response: { 200: JwksOut } },
+    }, async (_request, reply) => {
+      reply.header('cache-control', 'public, max-age=300');
+      return s.keys.jwks();
+    });
+
+    const authorizeDescription = 'Code flow with PKCE S256. The agent proves itself with header `X-Service-Agent` (or `X-AuthYourAgent-Agent`): an agent JWT with `htu` = this URL as requested, a one-time `jti`, at most 60 s of life. 302 to the client with `code` when a live grant covers the sign-in, else to `/oidc/authorize/wait/{txn}?k=...` while the owner decides. 400 (no redirect) for an unknown client or an unregistered redirect_uri; other request errors redirect with `error`; 401 for a missing or refused agent header.';
+    const agentHeader = (request: FastifyRequest) => header(request, 'x-service-agent') ?? header(request, 'x-authyouragent-agent');
+
+    app.get('/oidc/authorize', { schema: { summary: 'Authorization endpoint', description: authorizeDescription, tags: ['oidc'] } }, async (request, reply) => {
+      const url = new URL(request.url, issuer);
+      const { map, repeated } = params(url.searchParams);
+      const location = await s.oidc.authorize({ params: map, repeated, agentHeader: agentHeader(request), requested: { method: 'GET', url }, ip: request.ip });
+      return noStore(reply).redirect(location, 302);
+    });
+
+    app.post('/oidc/authorize', { schema: { summary: 'Authorization endpoint (form post)', description: `${authorizeDescription} With POST the htu names the endpoint with all form parameters as its query.`, tags: ['oidc'] } }, async (request, reply) => {
+      let form: URLSearchParams;
+      try {
+        form = formOf(request.body);
+      } catch {
+        return reply.code(400).send({ detail: `send the parameters as ${FORM}` });
+      }
+      const { map, repeated } = params(form);
+      const url = new URL('/oidc/authorize', issuer);
+      const location = await s.oidc.authorize({ params: map, repeated, agentHeader: agentHeader(request), requested: { method: 'POST', url, form: [...form] }, ip: request.ip });
+      return noStore(reply).redirect(location, 302);
+    });
+
+    app.get('/oidc/authorize/wait/:txn/status', {
+      schema: {
+        summary: 'Whether the owner has answered a sign-in',
+        description: '`{status: "pending"}` while the owner decides, then `{redirect}`: the client address with `code` (approved) or `error=access_denied`. 404 without the right `k`.',
+        tags: ['oidc'], params: WaitParams, querystring: WaitQuery,
+      },
+    }, async (request, reply) => {
+      const answer = await s.oidc.waitStatus(request.params.txn, request.query.k);
+      return noStore(reply).send(answer);
+    });
+
+    app.get('/oidc/authorize/wait/:txn', {
+      schema: { summary: 'A page that waits for the owner, then continues to the client', tags: ['oidc'], params: WaitParams, querystring: WaitQuery },
+    }, async (request, reply) => {
+      const answer = await s.oidc.waitStatus(request.params.txn, request.query.k);
+      if ('redirect' in answer) return noStore(reply).redirect(answer.redirect, 302);
+      return noStore(reply).header('refresh', '3').type('text/html; charset=utf-8').send(
+        '<!doctype html><html><head><meta charset="utf-8"><meta http-equiv="refresh" content="3"><title>Waiting for approval</title></head>' +
+          '<body><p>Waiting for the owner to approve this sign-in with their passkey. This page continues by itself.</p></body></html>',
+      );
+    });
+
+    app.post('/oidc/token', {
+      schema: { summary: 'Token endpoint', description: 'authorization_code (with PKCE) and refresh_token (rotating). Client authentication: client_secret_basic, client_secret_post, or none for a public client. Errors are RFC 6749 JSON.', tags: ['oidc'] },
+    }, async (request, reply) => {
+      const { map, repeated } = params(formOf(request.body));
+      const answer = await s.oidc.token(header(request, 'authorization'), map, repeated);
+      return noStore(reply).send(answer);
+    });
+
+    app.post('/oidc/revoke', {
+      schema: { summary: 'Revoke a token (RFC 7009)', description: 'A refresh or access token of a live sign-in of the authenticated client ends that whole sign-in. Always 200: an unknown token, another client\'s (left untouched) or failed client authentication change nothing.', tags: ['oidc'] },
+    }, async (request, reply) => {
+      let form: URLSearchParams;
+      try {
+        form = formOf(request.body);
+      } catch {
+        return noStore(reply).code(200).send({});
+      }
+      const { map, repeated } = params(form);
+      await s.oidc.revoke(header(request, 'authorization'), map, repeated);
+      return noStore(reply).code(200).send({});
+    });
+
+    app.post('/oidc/introspect', {
+      schema: { summary: 'Introspect a token (RFC 7662)', description: 'For a confidential client. `{active: true, sub, act, scope, client_id, exp, iat, token_type}` for a live token of one of its sign-ins; `{active: false}` for anything not live, not ours, or issued to another client.', tags: ['oidc'] },
+    }, async (request, reply) => {
+      const { map, repeated } = params(formOf(request.body));
+      return noStore(reply).send(await s.oidc.introspect(header(request, 'authorization'), map, repeated));
+    });
+
+    const userinfo = async (request: FastifyRequest, reply: FastifyReply) => noStore(reply).send(await s.oidc.userinfo(header(request, 'authorization')));
+    app.get('/oidc/userinfo', { schema: { summary: 'UserInfo: `sub`, `act`, `name` (access token as Bearer)', tags: ['oidc'] } }, userinfo);
+    app.post('/oidc/userinfo', { schema: { summary: 'UserInfo (POST)', tags: ['oidc'] } }, userinfo);
+  });
+}

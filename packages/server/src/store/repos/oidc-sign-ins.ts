@@ -1,0 +1,72 @@
+import type { Selectable } from 'kysely';
+import type { OidcSignInRecord, OidcSignInsRepo } from '../ports.ts';
+import type { OidcSignInsTable } from '../schema.ts';
+import { type Db, affected, numOrNull } from './db.ts';
+
+const toRecord = (r: Selectable<OidcSignInsTable>): OidcSignInRecord => ({
+  sid: r.sid,
+  clientId: r.client_id,
+  userId: r.user_id,
+  agentId: r.agent_id,
+  grantId: r.grant_id,
+  site: r.site,
+  scopes: JSON.parse(r.scopes) as string[],
+  amr: JSON.parse(r.amr) as string[],
+  authTime: Number(r.auth_time),
+  refreshHash: r.refresh_hash,
+  createdAt: Number(r.created_at),
+  expiresAt: Number(r.expires_at),
+  endedAt: numOrNull(r.ended_at),
+});
+
+export function oidcSignInsRepo(db: Db): OidcSignInsRepo {
+  return {
+    async create(s) {
+      const r = await db
+        .insertInto('oidc_sign_ins')
+        .values({
+          sid: s.sid,
+          client_id: s.clientId,
+          user_id: s.userId,
+          agent_id: s.agentId,
+          grant_id: s.grantId,
+          site: s.site,
+          scopes: JSON.stringify(s.scopes),
+          amr: JSON.stringify(s.amr),
+          auth_time: s.authTime,
+          refresh_hash: s.refreshHash,
+          created_at: s.createdAt,
+          expires_at: s.expiresAt,
+          ended_at: s.endedAt,
+        })
+        .onConflict((oc) => oc.column('sid').doNothing())
+        .executeTakeFirst();
+      return Number(r.numInsertedOrUpdatedRows ?? 0n) === 1;
+    },
+    async bySid(sid) {
+      const r = await db.selectFrom('oidc_sign_ins').selectAll().where('sid', '=', sid).executeTakeFirst();
+      return r ? toRecord(r) : undefined;
+    },
+    async rotate(sid, currentHash, nextHash, now) {
+      const r = await db
+        .updateTable('oidc_sign_ins')
+        .set({ refresh_hash: nextHash })
+        .where('sid', '=', sid)
+        .where('refresh_hash', '=', currentHash)
+        .where('ended_at', 'is', null)
+        .where('expires_at', '>', now)
+        .returningAll()
+        .executeTakeFirst();
+      return r ? toRecord(r) : undefined;
+    },
+    async end(sid, now) {
+      const r = await db.updateTable('oidc_sign_ins').set({ ended_at: now }).where('sid', '=', sid).where('ended_at', 'is', null).executeTakeFirst();
+      return affected(r) === 1;
+    },
+    async endLive(of, now) {
+      let q = db.updateTable('oidc_sign_ins').set({ ended_at: now }).where('ended_at', 'is', null).where('expires_at', '>', now);
+      q = 'grantId' in of ? q.where('grant_id', '=', of.grantId) : q.where('agent_id', '=', of.agentId);
+      return (await q.returningAll().execute()).map(toRecord);
+    },
+  };
+}
