@@ -151,7 +151,10 @@ describe('public pages', () => {
     const spec = (await get('/openapi.json')).json() as { paths: Record<string, unknown> };
     const paths = Object.keys(spec.paths);
     assert.ok(paths.length > 10, 'the API is described');
-    for (const path of paths) assert.match(path, /^\/api\//, `${path} is in /openapi.json`);
+    // The API is /api, /oidc and the two OIDC discovery documents; no page is in it.
+    const api = /^\/(api|oidc)\/|^\/\.well-known\/(openid-configuration|oauth-authorization-server)$/;
+    for (const path of paths) assert.match(path, api, `${path} is in /openapi.json`);
+    for (const page of ['/', '/app', '/docs', '/sw.js', '/.well-known/assetlinks.json', '/download/android']) assert.ok(!paths.includes(page), `${page} is in /openapi.json`);
   });
 
   it('pages use the configured BASE_URL, not the address they were requested at', async () => {
