@@ -6,10 +6,13 @@ import { INBOX_MS } from './notifications/inbox.ts';
 
 /** Sent and failed outbox messages are kept this long for diagnosis, then deleted. */
 export const OUTBOX_KEEP_MS = 7 * 86_400_000;
+/** OIDC sign-ins that ended or expired are kept this long (a reused refresh token still reads "ended"), then deleted. */
+export const SIGN_IN_KEEP_MS = 7 * 86_400_000;
 
 /**
  * Removes what has expired: sessions, WebAuthn challenges, single-use records, rate counters,
- * notifications past the inbox's 30 days, outbox messages that ended a week ago, and marks stale
+ * notifications past the inbox's 30 days, outbox messages and OIDC sign-ins that ended a week ago,
+ * and marks stale
  * requests expired. Expired rows are already refused by every query that reads them, so
  * this only bounds the tables' size; running it twice, or on two nodes at once, is harmless.
  */
@@ -23,6 +26,7 @@ export async function purgeExpired(store: Store, clock: Clock): Promise<Record<s
     requests: await store.authzRequests.expireStale(now),
     notifications: await store.notifications.purgeOlderThan(now - INBOX_MS),
     outbox: await store.outbox.purgeEnded(now - OUTBOX_KEEP_MS),
+    oidcSignIns: await store.oidcSignIns.purgeEnded(now - SIGN_IN_KEEP_MS),
   };
 }
 

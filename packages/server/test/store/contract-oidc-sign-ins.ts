@@ -88,5 +88,18 @@ export function oidcSignInsContract(name: string, open: () => Promise<{ store: S
       assert.equal((await store.oidcSignIns.bySid(ended.sid))?.endedAt, 5);
       assert.equal((await store.oidcSignIns.bySid(expired.sid))?.endedAt, null);
     });
+
+    it('purges sign-ins that ended or expired before a time, and keeps the others', async () => {
+      const live = signIn();
+      const endedLongAgo = signIn({ endedAt: 1_000 });
+      const endedRecently = signIn({ endedAt: 9_000 });
+      const expiredLongAgo = signIn({ expiresAt: 2_000 });
+      for (const s of [live, endedLongAgo, endedRecently, expiredLongAgo]) await store.oidcSignIns.create(s);
+      assert.ok((await store.oidcSignIns.purgeEnded(5_000)) >= 2);
+      assert.equal(await store.oidcSignIns.bySid(endedLongAgo.sid), undefined);
+      assert.equal(await store.oidcSignIns.bySid(expiredLongAgo.sid), undefined);
+      assert.equal((await store.oidcSignIns.bySid(endedRecently.sid))?.endedAt, 9_000);
+      assert.equal((await store.oidcSignIns.bySid(live.sid))?.sid, live.sid);
+    });
   });
 }

@@ -96,4 +96,6 @@ export interface OidcSignInsRepo {
    * and answers those it ended: a sign-in is answered by one caller only.
    */
   endLive(of: { grantId: string } | { agentId: string }, now: number): Promise<OidcSignInRecord[]>;
+  /** Deletes sign-ins that ended or expired before `before`; answers how many. */
+  purgeEnded(before: number): Promise<number>;
 }

@@ -68,5 +68,9 @@ export function oidcSignInsRepo(db: Db): OidcSignInsRepo {
       q = 'grantId' in of ? q.where('grant_id', '=', of.grantId) : q.where('agent_id', '=', of.agentId);
       return (await q.returningAll().execute()).map(toRecord);
     },
+    async purgeEnded(before) {
+      const r = await db.deleteFrom('oidc_sign_ins').where((eb) => eb.or([eb('ended_at', '<', before), eb('expires_at', '<', before)])).executeTakeFirst();
+      return affected(r);
+    },
   };
 }
