@@ -1,7 +1,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createAgentJwt } from '@mandate/protocol';
-import type { Browser, Request } from 'playwright-core';
+import type { Browser, Page, Request } from 'playwright-core';
 import { launchChromium } from '../../server/test/helpers/browser.ts';
 import { startServer, type ServerProcess } from '../../server/test/helpers/server-process.ts';
 import { startPushService, type PushServiceStandIn, type SubscriptionJson } from '../../server/test/helpers/stand-ins/push-service.ts';
@@ -190,15 +190,22 @@ test('a push the worker cannot read is reported as an error and shows a plain no
   assert.deepEqual(reports.map((r) => r.status), [204, 204], 'the service took the reports');
 });
 
+/**
+ * Marks every notification read through the API (a clicked button could race the list still
+ * loading) and waits until the app's next refresh hides the count.
+ */
+async function markAllRead(page: Page): Promise<void> {
+  expectStatus(await call(server, 'POST', '/api/notifications/read', {}, { cookie }), 200, 'mark all read');
+  await goTo(page, 'requests');
+  await page.locator('#unread-count').waitFor({ state: 'hidden', timeout: 15_000 });
+}
+
 test('an agent note: the bell counts it, the Notifications view lists it, "Mark all read" clears the count', { timeout: 30_000 }, async () => {
   const { page } = phone;
   const bell = page.locator('#bell');
   const count = page.locator('#unread-count');
   // A clean slate: earlier notifications (the new passkey, the new agent) are read first.
-  await openNotifications(page);
-  if (await page.locator('#inbox-mark-all').isVisible()) await page.click('#inbox-mark-all');
-  await count.waitFor({ state: 'hidden' });
-  await goTo(page, 'requests');
+  await markAllRead(page);
 
   const note = await call(server, 'POST', '/api/v1/agent-notify', { agent_id: agentId, agent_jwt: await createAgentJwt(key.privateKey, agentId), title: 'Order placed', text: 'Two books, 24 EUR.' });
   expectStatus(note, 200, 'agent note');
@@ -231,6 +238,7 @@ test('an agent note: the bell counts it, the Notifications view lists it, "Mark 
 
 test('the inbox pages: "Load more" brings the older ones, newest first, none twice', { timeout: 30_000 }, async () => {
   const { page } = phone;
+  await markAllRead(page);
   // Past one page (30) of notifications.
   for (let i = 0; i < 28; i++) {
     const note = await call(server, 'POST', '/api/v1/agent-notify', { agent_id: agentId, agent_jwt: await createAgentJwt(key.privateKey, agentId), text: `step ${i}` });
