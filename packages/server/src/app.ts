@@ -112,9 +112,9 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   // Site verification fetches addresses the owner chose: only through the outbound guard (§24).
   const oidcClients = new OidcClients({ store, clock, limiter, fetch: guardedFetch({ allowLoopback: config.outboundAllowLoopback }), policy: { allowLoopback: config.outboundAllowLoopback } });
   const oidcSecret = await loadOidcSecret(store.serviceSecrets, encryption, clock);
-  const oidc = new OidcProvider({ store, clock, keys, secret: oidcSecret, clients: oidcClients, notifier, activity, issuer: config.baseUrl });
+  const oidc = new OidcProvider({ store, clock, keys, secret: oidcSecret, clients: oidcClients, notifier, activity, limiter, issuer: config.baseUrl });
   // A revoked grant or a stopped agent ends its OIDC sign-ins (and queues back-channel logouts) in the same transaction.
-  grants.onRevoked(async (repos, grant, now) => void (await endSignIns(repos, oidcSecret, { grantId: grant.id }, now)));
+  grants.onRevoked(async (repos, grant, now) => void (await endSignIns(repos, oidcSecret, { agentId: grant.agentId, site: grant.site }, now)));
   agents.onStopped(async (repos, agent) => void (await endSignIns(repos, oidcSecret, { agentId: agent.id }, clock.now())));
   const services: Services = { oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
 

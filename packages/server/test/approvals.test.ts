@@ -256,7 +256,7 @@ describe('owner approval: /api/txn/{txn_id}/...', () => {
     assert.deepEqual(after.pending, []);
     assert.deepEqual(after.grants, [{
       id: grant.id, agent_id: agent.id, agent_name: agent.name, site: 'shop.example', scopes: ['orders:read', 'orders:write'], user_info: ['user:name', 'user:email'],
-      expires_at: null, uses_left: null, created_at: new Date(t.clock.now()).toISOString(),
+      expires_at: null, uses_left: null, created_at: new Date(t.clock.now()).toISOString(), sign_ins: [],
     }]);
 
     const [act] = await t.services.store.activity.list(owner.user.id, { before: 0, limit: 10, action: 'request.approved' });

@@ -37,7 +37,7 @@ describe('grants', () => {
     const shop = list.find((g) => g.site === 'shop.example');
     assert.deepEqual(shop, {
       id: (await grantOf(agent)).id, agent_id: agent.id, agent_name: agent.name, site: 'shop.example', scopes: ['list'], user_info: ['user:email'],
-      expires_at: new Date(t.clock.now() + 120_000).toISOString(), uses_left: 3, created_at: new Date(t.clock.now()).toISOString(),
+      expires_at: new Date(t.clock.now() + 120_000).toISOString(), uses_left: 3, created_at: new Date(t.clock.now()).toISOString(), sign_ins: [],
     });
     expectStatus(await t.app.inject({ url: '/api/grants' }), 401);
     // An expired grant is no longer listed.

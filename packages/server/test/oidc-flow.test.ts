@@ -126,10 +126,13 @@ function flow(backend: 'sqlite' | 'postgres'): void {
       assert.deepEqual(d.response_types_supported, ['code']);
       assert.deepEqual(d.subject_types_supported, ['pairwise']);
       assert.deepEqual(d.token_endpoint_auth_methods_supported, ['client_secret_basic', 'client_secret_post', 'none']);
-      assert.equal(d.backchannel_authentication_endpoint, undefined);
+      assert.equal(d.backchannel_authentication_endpoint, `${base}/oidc/bc-authorize`);
+      assert.deepEqual(d.backchannel_token_delivery_modes_supported, ['poll']);
+      assert.deepEqual(d.dpop_signing_alg_values_supported, ['ES256']);
+      assert.deepEqual(d.scopes_supported, ['openid', 'profile', 'email', 'phone']);
       assert.equal(d.backchannel_logout_supported, true);
-      for (const key of ['authorization_endpoint', 'token_endpoint', 'userinfo_endpoint', 'jwks_uri', 'revocation_endpoint', 'introspection_endpoint']) {
-        const res = await fetch(String(d[key]), { method: ['token_endpoint', 'revocation_endpoint', 'introspection_endpoint'].includes(key) ? 'POST' : 'GET' });
+      for (const key of ['authorization_endpoint', 'token_endpoint', 'userinfo_endpoint', 'jwks_uri', 'revocation_endpoint', 'introspection_endpoint', 'backchannel_authentication_endpoint']) {
+        const res = await fetch(String(d[key]), { method: ['token_endpoint', 'revocation_endpoint', 'introspection_endpoint', 'backchannel_authentication_endpoint'].includes(key) ? 'POST' : 'GET' });
         assert.notEqual(res.status, 404, `${key} exists`);
         assert.ok(res.status < 500, `${key} ${res.status}`);
       }

@@ -12,7 +12,7 @@ export const SIGN_IN_KEEP_MS = 7 * 86_400_000;
 /**
  * Removes what has expired: sessions, WebAuthn challenges, single-use records, rate counters,
  * notifications past the inbox's 30 days, outbox messages and OIDC sign-ins that ended a week ago,
- * and marks stale
+ * CIBA requests a day after they expired, and marks stale
  * requests expired. Expired rows are already refused by every query that reads them, so
  * this only bounds the tables' size; running it twice, or on two nodes at once, is harmless.
  */
@@ -27,6 +27,8 @@ export async function purgeExpired(store: Store, clock: Clock): Promise<Record<s
     notifications: await store.notifications.purgeOlderThan(now - INBOX_MS),
     outbox: await store.outbox.purgeEnded(now - OUTBOX_KEEP_MS),
     oidcSignIns: await store.oidcSignIns.purgeEnded(now - SIGN_IN_KEEP_MS),
+    // A day after expiry, a late poll still reads "unknown" rather than "expired": harmless.
+    oidcCiba: await store.oidcCiba.purgeExpired(now - 86_400_000),
   };
 }
 

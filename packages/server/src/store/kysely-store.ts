@@ -26,6 +26,8 @@ import { notifySettingsRepo } from './repos/notify-settings.ts';
 import { serviceSecretsRepo } from './repos/service-secrets.ts';
 import { oidcClientsRepo } from './repos/oidc-clients.ts';
 import { oidcSignInsRepo } from './repos/oidc-sign-ins.ts';
+import { oidcSubjectsRepo } from './repos/oidc-subjects.ts';
+import { oidcCibaRepo } from './repos/oidc-ciba.ts';
 import type { HotPath } from './hot-path.ts';
 
 function repos(db: Db, dialect: Dialect): Repos {
@@ -53,6 +55,8 @@ function repos(db: Db, dialect: Dialect): Repos {
     serviceSecrets: serviceSecretsRepo(db),
     oidcClients: oidcClientsRepo(db),
     oidcSignIns: oidcSignInsRepo(db),
+    oidcSubjects: oidcSubjectsRepo(db),
+    oidcCiba: oidcCibaRepo(db),
   };
 }
 

@@ -7,7 +7,7 @@ export type Dialect = 'sqlite' | 'postgres';
 
 import type { NotificationsRepo, NotifySettingsRepo, OutboxRepo, PushDevicesRepo, ServiceSecretsRepo } from './ports/delivery.ts';
 export type * from './ports/delivery.ts';
-import type { OidcClientsRepo, OidcSignInsRepo } from './ports/oidc.ts';
+import type { OidcCibaRepo, OidcClientsRepo, OidcRequestContext, OidcSignInsRepo, OidcSubjectsRepo } from './ports/oidc.ts';
 export type * from './ports/oidc.ts';
 
 export interface UserRecord {
@@ -212,6 +212,8 @@ export interface AuthzRequestRecord {
   expiresAt: number;
   decidedAt: number | null;
   grantId: string | null;
+  /** Set when the OIDC provider filed the request for a sign-in: what the owner's card shows. */
+  oidc: OidcRequestContext | null;
 }
 
 export interface AuthzRequestsRepo {
@@ -395,6 +397,8 @@ export interface Repos {
   serviceSecrets: ServiceSecretsRepo;
   oidcClients: OidcClientsRepo;
   oidcSignIns: OidcSignInsRepo;
+  oidcSubjects: OidcSubjectsRepo;
+  oidcCiba: OidcCibaRepo;
 }
 
 /** One cloud verification's store work: the pass's agent with its grant, and the proof's jti. */

@@ -28,6 +28,8 @@ export interface Database {
   service_secrets: ServiceSecretsTable;
   oidc_clients: OidcClientsTable;
   oidc_sign_ins: OidcSignInsTable;
+  oidc_subjects: OidcSubjectsTable;
+  oidc_ciba: OidcCibaTable;
 }
 
 export interface UsersTable {
@@ -191,6 +193,8 @@ export interface AuthzRequestsTable {
   expires_at: number;
   decided_at: number | null;
   grant_id: string | null;
+  /** JSON (migration 010): the sign-in context of a request filed by the OIDC provider. */
+  oidc: string | null;
 }
 
 export interface GrantsTable {
@@ -280,4 +284,29 @@ export interface OidcSignInsTable {
   created_at: number;
   expires_at: number;
   ended_at: number | null;
+  dpop_jkt: string | null;
+}
+
+/** Pairwise agent subjects given to sites (migration 010). */
+export interface OidcSubjectsTable {
+  site: string;
+  pairwise: string;
+  agent_id: string;
+  created_at: number;
+}
+
+/** CIBA requests (migration 010); `scopes` a JSON array as text. */
+export interface OidcCibaTable {
+  id_hash: string;
+  client_id: string;
+  txn_id: string;
+  agent_id: string;
+  user_id: string;
+  site: string;
+  scopes: string;
+  interval_sec: number;
+  last_poll_at: number | null;
+  consumed_at: number | null;
+  created_at: number;
+  expires_at: number;
 }

@@ -1,11 +1,11 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import type { OidcSignInRecord, Store } from '../../src/store/ports.ts';
+import type { OidcCibaRecord, OidcSignInRecord, Store } from '../../src/store/ports.ts';
 
 let n = 0;
 const uniq = (p: string): string => `${p}${Date.now().toString(36)}${(n++).toString(36)}`;
 
-/** The storage contract of OIDC sign-ins (migration 009), on every backend. */
+/** The storage contract of OIDC sign-ins, pairwise subjects and CIBA requests (migrations 009, 010), on every backend. */
 export function oidcSignInsContract(name: string, open: () => Promise<{ store: Store; cleanup: () => Promise<void> }>): void {
   describe(`store contract (oidc sign-ins): ${name}`, () => {
     let store: Store;
@@ -32,6 +32,7 @@ export function oidcSignInsContract(name: string, open: () => Promise<{ store: S
       createdAt: 2_000_000_000_000,
       expiresAt: 2_000_000_000_000 + 30 * 86_400_000,
       endedAt: null,
+      dpopJkt: null,
       ...over,
     });
 
@@ -59,34 +60,91 @@ export function oidcSignInsContract(name: string, open: () => Promise<{ store: S
     it('does not rotate an ended or expired sign-in; ending is once', async () => {
       const s = signIn();
       await store.oidcSignIns.create(s);
-      assert.equal(await store.oidcSignIns.end(s.sid, s.createdAt + 5), true);
-      assert.equal(await store.oidcSignIns.end(s.sid, s.createdAt + 6), false);
+      assert.deepEqual(await store.oidcSignIns.end(s.sid, s.createdAt + 5), { ...s, endedAt: s.createdAt + 5 });
+      assert.equal(await store.oidcSignIns.end(s.sid, s.createdAt + 6), undefined);
       assert.equal((await store.oidcSignIns.bySid(s.sid))?.endedAt, s.createdAt + 5);
       assert.equal(await store.oidcSignIns.rotate(s.sid, s.refreshHash, 'e'.repeat(64), s.createdAt + 10), undefined);
-      assert.equal(await store.oidcSignIns.end('nobody', 1), false);
+      assert.equal(await store.oidcSignIns.end('nobody', 1), undefined);
       const old = signIn();
       await store.oidcSignIns.create(old);
       assert.equal(await store.oidcSignIns.rotate(old.sid, old.refreshHash, 'f'.repeat(64), old.expiresAt), undefined);
       assert.ok(await store.oidcSignIns.rotate(old.sid, old.refreshHash, 'f'.repeat(64), old.expiresAt - 1));
     });
 
-    it('ends every live sign-in of a grant or of an agent in one statement, each once', async () => {
-      const grantId = uniq('gr_');
+    it('ends every live sign-in of an agent at a site, or anywhere, in one statement, each once', async () => {
       const agentId = uniq('ag_');
-      const a = signIn({ grantId, agentId });
-      const b = signIn({ grantId });
-      const c = signIn({ agentId });
-      const ended = signIn({ grantId, endedAt: 5 });
-      const expired = signIn({ grantId, expiresAt: 100 });
-      for (const s of [a, b, c, ended, expired]) await store.oidcSignIns.create(s);
+      const site = 'shop.example:8443';
+      const a = signIn({ agentId, site });
+      const b = signIn({ agentId, site, grantId: uniq('gr_') });
+      const elsewhere = signIn({ agentId, site: 'other.example' });
+      const otherAgent = signIn({ site });
+      const ended = signIn({ agentId, site, endedAt: 5 });
+      const expired = signIn({ agentId, site, expiresAt: 100 });
+      for (const s of [a, b, elsewhere, otherAgent, ended, expired]) await store.oidcSignIns.create(s);
       const now = a.createdAt + 10;
-      const byGrant = await store.oidcSignIns.endLive({ grantId }, now);
-      assert.deepEqual(byGrant.map((s) => s.sid).sort(), [a.sid, b.sid].sort());
-      assert.ok(byGrant.every((s) => s.endedAt === now));
-      assert.deepEqual((await store.oidcSignIns.endLive({ agentId }, now)).map((s) => s.sid), [c.sid]);
-      assert.deepEqual(await store.oidcSignIns.endLive({ grantId }, now), []);
+      const atSite = await store.oidcSignIns.endLive({ agentId, site }, now);
+      assert.deepEqual(atSite.map((s) => s.sid).sort(), [a.sid, b.sid].sort());
+      assert.ok(atSite.every((s) => s.endedAt === now));
+      assert.deepEqual(await store.oidcSignIns.endLive({ agentId, site }, now), []);
+      assert.deepEqual((await store.oidcSignIns.endLive({ agentId }, now)).map((s) => s.sid), [elsewhere.sid]);
+      assert.equal((await store.oidcSignIns.bySid(otherAgent.sid))?.endedAt, null);
       assert.equal((await store.oidcSignIns.bySid(ended.sid))?.endedAt, 5);
       assert.equal((await store.oidcSignIns.bySid(expired.sid))?.endedAt, null);
+    });
+
+    it('lists an owner\'s live sign-ins, newest first, with the DPoP key they are bound to', async () => {
+      const userId = uniq('u_');
+      const older = signIn({ userId, createdAt: 2_000_000_000_000, dpopJkt: 'j'.repeat(43) });
+      const newer = signIn({ userId, createdAt: 2_000_000_001_000 });
+      const ended = signIn({ userId, endedAt: 2_000_000_000_500 });
+      const expired = signIn({ userId, expiresAt: 2_000_000_000_100 });
+      for (const s of [older, newer, ended, expired, signIn()]) await store.oidcSignIns.create(s);
+      const live = await store.oidcSignIns.listLiveForUser(userId, 2_000_000_002_000);
+      assert.deepEqual(live, [newer, older]);
+    });
+
+    it('remembers the pairwise subject a site was given, once, and finds the agent by it at any of the sites', async () => {
+      const agentId = uniq('ag_');
+      const pairwise = uniq('pw');
+      await store.oidcSubjects.remember('shop.example', pairwise, agentId, 10);
+      await store.oidcSubjects.remember('shop.example', pairwise, 'ag_other', 20);
+      assert.deepEqual(await store.oidcSubjects.find(['a.example', 'shop.example'], pairwise), { site: 'shop.example', agentId });
+      assert.equal(await store.oidcSubjects.find(['a.example'], pairwise), undefined);
+      assert.equal(await store.oidcSubjects.find([], pairwise), undefined);
+      assert.equal(await store.oidcSubjects.find(['shop.example'], 'unknown'), undefined);
+    });
+
+    const ciba = (over: Partial<OidcCibaRecord> = {}): OidcCibaRecord => ({
+      idHash: uniq('h'), clientId: uniq('c_'), txnId: uniq('t_'), agentId: uniq('ag_'), userId: uniq('u_'), site: 'shop.example',
+      scopes: ['openid'], intervalSec: 5, lastPollAt: null, consumedAt: null, createdAt: 1_000, expiresAt: 301_000, ...over,
+    });
+
+    it('CIBA: stores a request and reads it back; polls keep the interval, slow_down adds 5 s each time', async () => {
+      const c = ciba();
+      await store.oidcCiba.create(c);
+      assert.deepEqual(await store.oidcCiba.byIdHash(c.idHash), c);
+      const first = await store.oidcCiba.poll(c.idHash, 1_100);
+      assert.deepEqual(first, { ok: true, record: { ...c, lastPollAt: 1_100 } }, 'the first poll, however soon, is on time');
+      assert.deepEqual(await store.oidcCiba.poll(c.idHash, 2_000), { ok: false, slowDown: true, intervalSec: 10 });
+      assert.deepEqual(await store.oidcCiba.poll(c.idHash, 11_999), { ok: false, slowDown: true, intervalSec: 15 }, 'counted from the latest poll');
+      const onTime = await store.oidcCiba.poll(c.idHash, 26_999);
+      assert.equal(onTime.ok, true);
+      assert.deepEqual(await store.oidcCiba.poll('unknown', 1), { ok: false, slowDown: false });
+    });
+
+    it('CIBA: of concurrent polls at most one is on time; consumption is once; expired requests are purged', async () => {
+      const c = ciba();
+      await store.oidcCiba.create(c);
+      const polls = await Promise.all(Array.from({ length: 8 }, () => store.oidcCiba.poll(c.idHash, 5_000)));
+      assert.equal(polls.filter((p) => p.ok).length, 1);
+      const consumed = await Promise.all(Array.from({ length: 6 }, () => store.oidcCiba.consume(c.idHash, 6_000)));
+      assert.equal(consumed.filter(Boolean).length, 1);
+      assert.equal((await store.oidcCiba.byIdHash(c.idHash))?.consumedAt, 6_000);
+      const old = ciba({ expiresAt: 50 });
+      await store.oidcCiba.create(old);
+      assert.ok((await store.oidcCiba.purgeExpired(100)) >= 1);
+      assert.equal(await store.oidcCiba.byIdHash(old.idHash), undefined);
+      assert.ok(await store.oidcCiba.byIdHash(c.idHash));
     });
 
     it('purges sign-ins that ended or expired before a time, and keeps the others', async () => {

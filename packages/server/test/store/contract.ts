@@ -245,11 +245,21 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
 
     const request = (over: Partial<AuthzRequestRecord> = {}): AuthzRequestRecord => ({
       id: uniq('t_'), kind: 'initial', agentId: uniq('ag_'), userId: 'u_1', site: 'shop.example', scopes: ['list'], userInfo: [],
-      action: null, status: 'pending', createdAt: 1000, expiresAt: 301_000, decidedAt: null, grantId: null, ...over,
+      action: null, status: 'pending', createdAt: 1000, expiresAt: 301_000, decidedAt: null, grantId: null, oidc: null, ...over,
     });
     const grant = (over: Partial<GrantRecord> = {}): GrantRecord => ({
       id: uniq('gr_'), userId: 'u_1', agentId: uniq('ag_'), site: 'shop.example', scopes: ['list'], userInfo: ['user:email'], status: 'active',
       createdAt: 1000, expiresAt: null, usesLeft: null, refreshHash: null, passesIssued: 0, revokedAt: null, revSeq: null, supersededAt: null, ...over,
+    });
+
+    it('keeps the sign-in context of a request filed by the OIDC provider', async () => {
+      const oidc = { clientId: 'c_1', clientName: 'Shop', verified: false, flow: 'ciba' as const, bindingMessage: 'Order #42 <b>"total"</b> — 12 €' };
+      const r = request({ oidc });
+      assert.equal(await store.authzRequests.create(r), true);
+      assert.deepEqual(await store.authzRequests.byId(r.id), r);
+      const plain = request();
+      await store.authzRequests.create(plain);
+      assert.equal((await store.authzRequests.byId(plain.id))?.oidc, null);
     });
 
     it('keeps one pending access request per agent and site, even under a race', async () => {

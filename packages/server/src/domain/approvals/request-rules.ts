@@ -21,7 +21,7 @@ export function newPendingRequest(
   agent: AgentRecord,
   site: string,
   now: number,
-  what: Pick<AuthzRequestRecord, 'kind' | 'scopes' | 'userInfo' | 'action' | 'grantId'>,
+  what: Pick<AuthzRequestRecord, 'kind' | 'scopes' | 'userInfo' | 'action' | 'grantId'> & Partial<Pick<AuthzRequestRecord, 'oidc' | 'expiresAt'>>,
 ): AuthzRequestRecord {
   return {
     id: newId('t'),
@@ -34,9 +34,10 @@ export function newPendingRequest(
     action: what.action,
     status: 'pending',
     createdAt: now,
-    expiresAt: now + REQUEST_LIFETIME_MS,
+    expiresAt: what.expiresAt ?? now + REQUEST_LIFETIME_MS,
     decidedAt: null,
     grantId: what.grantId,
+    oidc: what.oidc ?? null,
   };
 }
 

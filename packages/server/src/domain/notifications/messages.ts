@@ -40,6 +40,8 @@ export interface ApprovalEvent {
   scopes?: readonly string[];
   userInfo?: readonly string[];
   action?: string | null;
+  /** CIBA's `binding_message` (kind `oidc`): shown as written, so the owner can match it with the site. */
+  bindingMessage?: string | null;
   expiresAt: number;
 }
 
@@ -51,7 +53,8 @@ export function approvalMessage(e: ApprovalEvent): OwnerMessage {
     return { ...base, title: clip(`${e.agentName} asks to act on ${e.site}`, TITLE_MAX), body: clip(`${e.action ?? 'a sensitive action'} · approve with your passkey`, BODY_MAX) };
   }
   if (e.kind === 'oidc') {
-    return { ...base, title: clip(`${e.agentName} asks to sign in to ${e.site}`, TITLE_MAX), body: clip(`Sign-in (${(e.scopes ?? []).join(', ')}) · approve with your passkey`, BODY_MAX) };
+    const what = e.bindingMessage ? `The site says: ${e.bindingMessage}` : `Sign-in (${(e.scopes ?? []).join(', ')})`;
+    return { ...base, title: clip(`${e.agentName} asks to sign in to ${e.site}`, TITLE_MAX), body: clip(`${what} · approve with your passkey`, BODY_MAX) };
   }
   const fields = (e.userInfo ?? []).map((f) => FIELD_NAMES[f] ?? f);
   const scopes = (e.scopes ?? []).join(', ');

@@ -9,11 +9,13 @@ import type { AgentRecord, AuthzRequestRecord, OidcClientRecord } from '../../st
 import { badRequest, conflict } from '../errors.ts';
 import { looksLikeId } from '../ids.ts';
 import { seconds } from '../clock.ts';
-import { usableGrant } from '../grants/usable.ts';
+import { liveGrant, usableGrant } from '../grants/usable.ts';
 import { newPendingRequest } from '../approvals/request-rules.ts';
 import { type RequestedUrl, verifyAgentHeader } from './agent-header.ts';
-import { CODE_LIFETIME_MS, type OidcDeps, SUPPORTED_SCOPES } from './deps.ts';
+import { CODE_LIFETIME_MS, type OidcDeps, TOKEN_LIMITS } from './deps.ts';
 import { mintCode, newCodeId } from './codes.ts';
+import { JKT } from './dpop.ts';
+import { allowedScopes, askedWithGrant, requestableScopes } from './scopes.ts';
 import { isRedirectVerified } from './site-origins.ts';
 
 /** What a wait address's `k` carries: the authorize call, sealed, bound to its txn. */
@@ -26,6 +28,8 @@ export interface PendingAuthorize {
   nonce: string | null;
   agentId: string;
   scopes: string[];
+  /** `dpop_jkt`: the key the code is bound to, or null. */
+  dpopJkt: string | null;
 }
 
 export const WAIT_LABEL = 'oidc-wait/v1';
@@ -98,7 +102,9 @@ function registeredRedirect(client: OidcClientRecord, uri: string | undefined): 
 interface CheckedRequest {
   codeChallenge: string;
   nonce: string | null;
-  scopes: string[];
+  /** The `scope` parameter as sent; which of them apply depends on the owner (scopes.ts). */
+  rawScope: string;
+  dpopJkt: string | null;
   /** prompt=none */
   silent: boolean;
   /** prompt=login|consent or max_age=0: the owner confirms with a passkey even when a grant covers it. */
@@ -118,9 +124,10 @@ function checkRequest(input: AuthorizeInput): CheckedRequest {
   const challenge = p.get('code_challenge');
   if (challenge === undefined || method !== 'S256') throw new RedirectError('invalid_request', 'PKCE is required: send code_challenge with code_challenge_method=S256 (plain is not accepted)');
   if (!PKCE_CHALLENGE.test(challenge)) throw new RedirectError('invalid_request', 'code_challenge must be the base64url SHA-256 of the code verifier (43 characters)');
-  const scopes = [...new Set((p.get('scope') ?? '').split(' ').filter((s) => s !== ''))];
-  if (!scopes.includes('openid')) throw new RedirectError('invalid_scope', 'scope must include "openid"');
-  const known = scopes.filter((s) => (SUPPORTED_SCOPES as readonly string[]).includes(s));
+  const rawScope = p.get('scope') ?? '';
+  if (!rawScope.split(' ').includes('openid')) throw new RedirectError('invalid_scope', 'scope must include "openid"');
+  const dpopJkt = p.get('dpop_jkt');
+  if (dpopJkt !== undefined && !JKT.test(dpopJkt)) throw new RedirectError('invalid_request', 'dpop_jkt must be the RFC 7638 thumbprint (base64url SHA-256) of your DPoP key');
   const prompts = (p.get('prompt') ?? '').split(' ').filter((s) => s !== '');
   if (prompts.includes('none') && prompts.length > 1) throw new RedirectError('invalid_request', 'prompt=none cannot be combined with other values');
   if (prompts.includes('select_account')) throw new RedirectError('account_selection_required', 'the agent signs in as itself; there is no account to select');
@@ -130,29 +137,32 @@ function checkRequest(input: AuthorizeInput): CheckedRequest {
   return {
     codeChallenge: challenge,
     nonce: nonce === undefined || nonce === '' ? null : nonce,
-    scopes: known,
+    rawScope,
+    dpopJkt: dpopJkt ?? null,
     silent: prompts.includes('none'),
     fresh: prompts.includes('login') || prompts.includes('consent') || maxAgeRaw === '0',
   };
 }
 
 async function decide(d: OidcDeps, client: OidcClientRecord, redirectUri: string, state: string | null, req: CheckedRequest, agent: AgentRecord, ip: string | null): Promise<string> {
+  await d.limiter.check(`oidc-authorize:${agent.id}`, TOKEN_LIMITS.authorizePerAgentPerMinute, 60);
   const site = new URL(redirectUri).host;
   const now = d.clock.now();
+  const scopes = requestableScopes(req.rawScope, await d.store.users.byId(agent.userId));
   const grant = await usableGrant(d.store.grants, agent.id, site, now);
-  const covered = grant !== undefined && req.scopes.every((s) => grant.scopes.includes(s));
+  const covered = grant !== undefined && allowedScopes(scopes, grant).length === scopes.length;
   if (covered && !req.fresh) {
     const code = mintCode(d.secret, {
       jti: newCodeId(), clientId: client.id, redirectUri, codeChallenge: req.codeChallenge, nonce: req.nonce,
-      agentId: agent.id, userId: agent.userId, grantId: grant.id, site, scopes: req.scopes,
-      authTime: seconds(now), amr: ['agent', 'grant'], expiresAt: now + CODE_LIFETIME_MS,
+      agentId: agent.id, userId: agent.userId, grantId: grant.id, site, scopes,
+      authTime: seconds(now), amr: ['agent', 'grant'], expiresAt: now + CODE_LIFETIME_MS, dpopJkt: req.dpopJkt,
     });
-    await d.activity.record({ userId: agent.userId, action: 'oidc.sign_in', agentId: agent.id, site, detail: { client_id: client.id, amr: ['agent', 'grant'], scopes: req.scopes }, ip });
+    await d.activity.record({ userId: agent.userId, action: 'oidc.sign_in', agentId: agent.id, site, detail: { client_id: client.id, amr: ['agent', 'grant'], scopes }, ip });
     return redirectTo(d.issuer, redirectUri, { code, state });
   }
   if (req.silent) throw new RedirectError(covered ? 'login_required' : 'consent_required', 'the owner must approve this sign-in, and prompt=none forbids asking');
-  const request = await pendingRequest(d, client, redirectUri, agent, site, req.scopes, ip);
-  const pending: PendingAuthorize = { txn: request.id, clientId: client.id, redirectUri, state, codeChallenge: req.codeChallenge, nonce: req.nonce, agentId: agent.id, scopes: req.scopes };
+  const request = await pendingRequest(d, client, redirectUri, agent, site, scopes, ip);
+  const pending: PendingAuthorize = { txn: request.id, clientId: client.id, redirectUri, state, codeChallenge: req.codeChallenge, nonce: req.nonce, agentId: agent.id, scopes, dpopJkt: req.dpopJkt };
   const k = d.secret.seal(`${WAIT_LABEL}:${request.id}`, pending);
   return `${d.issuer}/oidc/authorize/wait/${request.id}?k=${k}`;
 }
@@ -165,12 +175,17 @@ async function decide(d: OidcDeps, client: OidcClientRecord, redirectUri: string
 async function pendingRequest(d: OidcDeps, client: OidcClientRecord, redirectUri: string, agent: AgentRecord, site: string, scopes: string[], ip: string | null): Promise<AuthzRequestRecord> {
   const now = d.clock.now();
   await d.store.authzRequests.expireStale(now, { agentId: agent.id, site });
-  const request = newPendingRequest(agent, site, now, { kind: 'initial', scopes, userInfo: [], action: null, grantId: null });
   const verified = isRedirectVerified(client, redirectUri);
+  const asked = askedWithGrant(scopes, await liveGrant(d.store.grants, agent.id, site, now));
+  const userInfo = asked.userInfo;
+  const request = newPendingRequest(agent, site, now, {
+    kind: 'initial', scopes: asked.scopes, userInfo, action: null, grantId: null,
+    oidc: { clientId: client.id, clientName: client.name, verified, flow: 'authorize', bindingMessage: null },
+  });
   const created = await d.store.transaction(async (repos) => {
     if (!(await repos.authzRequests.create(request))) return false;
-    await d.notifier.approvalRequested(agent.userId, { txnId: request.id, kind: 'oidc', agentName: agent.name, site: verified ? site : `${site} (unverified site)`, scopes, userInfo: [], expiresAt: request.expiresAt }, repos);
-    await d.activity.record({ userId: agent.userId, action: 'request.created', agentId: agent.id, site, detail: { txn_id: request.id, scopes, user_info: [], oidc_client_id: client.id, verified_site: verified }, ip }, repos.activity);
+    await d.notifier.approvalRequested(agent.userId, { txnId: request.id, kind: 'oidc', agentName: agent.name, site: verified ? site : `${site} (unverified site)`, scopes: request.scopes, userInfo, expiresAt: request.expiresAt }, repos);
+    await d.activity.record({ userId: agent.userId, action: 'request.created', agentId: agent.id, site, detail: { txn_id: request.id, scopes: request.scopes, user_info: userInfo, oidc_client_id: client.id, verified_site: verified }, ip }, repos.activity);
     return true;
   });
   if (created) {
@@ -178,6 +193,6 @@ async function pendingRequest(d: OidcDeps, client: OidcClientRecord, redirectUri
     return request;
   }
   const waiting = (await d.store.authzRequests.listPendingForUser(agent.userId, now)).find((r) => r.agentId === agent.id && r.site === site && r.kind === 'initial');
-  if (waiting && scopes.every((s) => waiting.scopes.includes(s))) return waiting;
+  if (waiting && allowedScopes(scopes, waiting).length === scopes.length) return waiting;
   throw conflict('a request of this agent for this site is already waiting for the owner', { next_step: 'wait for the owner to answer it, or retry after it expires (300 s)' });
 }

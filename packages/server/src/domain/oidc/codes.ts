@@ -28,6 +28,8 @@ export interface CodeData {
   amr: string[];
   /** Epoch milliseconds. */
   expiresAt: number;
+  /** `dpop_jkt` of the authorize request: the token request must carry a proof of that key. */
+  dpopJkt: string | null;
 }
 
 export const newCodeId = (): string => randomBytes(16).toString('base64url');
@@ -42,6 +44,7 @@ export function openCode(secret: OidcSecret, code: string): CodeData | undefined
   const strings = [v.jti, v.clientId, v.redirectUri, v.codeChallenge, v.agentId, v.userId, v.grantId, v.site];
   if (!strings.every((s) => typeof s === 'string') || !isStrings(v.scopes) || !isStrings(v.amr)) return undefined;
   if (typeof v.authTime !== 'number' || typeof v.expiresAt !== 'number' || (v.nonce !== null && typeof v.nonce !== 'string')) return undefined;
+  if (v.dpopJkt !== null && typeof v.dpopJkt !== 'string') return undefined;
   return v as CodeData;
 }
 

@@ -1,8 +1,9 @@
 import { type AuthorizeInput, authorize } from './authorize.ts';
+import { type BcAuthorizeAnswer, bcAuthorize } from './ciba.ts';
 import type { OidcDeps } from './deps.ts';
-import { tokenEndpoint } from './token-endpoint.ts';
-import type { TokenResponse, Identity } from './tokens.ts';
-import { userinfo } from './userinfo.ts';
+import { type TokenRequest, tokenEndpoint } from './token-endpoint.ts';
+import type { Identity, TokenResponse } from './tokens.ts';
+import { type UserinfoRequest, userinfo } from './userinfo.ts';
 import { type WaitStatus, waitStatus } from './wait.ts';
 import { type Introspection, introspect, revoke } from './revoke-introspect.ts';
 
@@ -23,8 +24,12 @@ export class OidcProvider {
     return waitStatus(this.deps, txn, k);
   }
 
-  token(authorization: string | undefined, form: Map<string, string>, repeated: string[]): Promise<TokenResponse> {
-    return tokenEndpoint(this.deps, authorization, form, repeated);
+  token(req: TokenRequest): Promise<TokenResponse> {
+    return tokenEndpoint(this.deps, req);
+  }
+
+  bcAuthorize(authorization: string | undefined, form: Map<string, string>, repeated: string[], ip: string | null): Promise<BcAuthorizeAnswer> {
+    return bcAuthorize(this.deps, authorization, form, repeated, ip);
   }
 
   revoke(authorization: string | undefined, form: Map<string, string>, repeated: string[]): Promise<void> {
@@ -35,7 +40,7 @@ export class OidcProvider {
     return introspect(this.deps, authorization, form, repeated);
   }
 
-  userinfo(authorization: string | undefined): Promise<Identity> {
-    return userinfo(this.deps, authorization);
+  userinfo(req: UserinfoRequest): Promise<Omit<Identity, 'scopes'>> {
+    return userinfo(this.deps, req);
   }
 }

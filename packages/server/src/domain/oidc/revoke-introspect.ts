@@ -7,13 +7,12 @@
  */
 import { verifyAccessToken } from '../../crypto/oidc-access-token.ts';
 import type { OidcClientRecord, OidcSignInRecord } from '../../store/ports.ts';
-import { isAgentBlocked } from '../agents/blocked.ts';
 import { AppError } from '../errors.ts';
-import { isGrantLive } from '../grants/usable.ts';
 import { seconds } from '../clock.ts';
 import { authenticateTokenClient } from './client-auth.ts';
-import type { OidcDeps } from './deps.ts';
+import { type OidcDeps, TOKEN_LIMITS } from './deps.ts';
 import { invalidClient, invalidRequest } from './oauth-error.ts';
+import { signInBasis } from './standing.ts';
 import { hashRefreshToken, sidOfRefreshToken } from './tokens.ts';
 
 interface Found {
@@ -21,6 +20,8 @@ interface Found {
   kind: 'access_token' | 'refresh_token';
   iat: number;
   exp: number;
+  /** An access token's `cnf.jkt`, or a bound sign-in's key for its refresh token. */
+  jkt: string | null;
 }
 
 /** The live sign-in of `client` a token belongs to, or undefined. */
@@ -30,16 +31,15 @@ async function find(d: OidcDeps, client: OidcClientRecord, token: string): Promi
   let found: Found | undefined;
   if (sid !== undefined) {
     const s = await d.store.oidcSignIns.bySid(sid);
-    if (s && s.refreshHash === hashRefreshToken(token)) found = { signIn: s, kind: 'refresh_token', iat: seconds(s.createdAt), exp: seconds(s.expiresAt) };
+    if (s && s.refreshHash === hashRefreshToken(token)) found = { signIn: s, kind: 'refresh_token', iat: seconds(s.createdAt), exp: seconds(s.expiresAt), jkt: s.dpopJkt };
   } else {
     const claims = await verifyAccessToken(d.keys, token, d.issuer, now);
     const s = typeof claims?.sid === 'string' ? await d.store.oidcSignIns.bySid(claims.sid) : undefined;
-    if (s && claims && claims.client_id === s.clientId && typeof claims.iat === 'number' && typeof claims.exp === 'number') found = { signIn: s, kind: 'access_token', iat: claims.iat, exp: claims.exp };
+    const cnf = claims?.cnf as { jkt?: unknown } | undefined;
+    if (s && claims && claims.client_id === s.clientId && typeof claims.iat === 'number' && typeof claims.exp === 'number') found = { signIn: s, kind: 'access_token', iat: claims.iat, exp: claims.exp, jkt: typeof cnf?.jkt === 'string' ? cnf.jkt : null };
   }
-  if (!found || found.signIn.clientId !== client.id || found.signIn.endedAt !== null || found.signIn.expiresAt <= now) return undefined;
-  const [agent, grant] = await Promise.all([d.store.agents.byId(found.signIn.agentId), d.store.grants.byId(found.signIn.grantId)]);
-  if (!agent || isAgentBlocked(agent) || !grant || !isGrantLive(grant, now)) return undefined;
-  return found;
+  if (!found || found.signIn.clientId !== client.id) return undefined;
+  return (await signInBasis(d, found.signIn, now)) ? found : undefined;
 }
 
 const tokenOf = (form: Map<string, string>): string => {
@@ -59,16 +59,22 @@ export async function revoke(d: OidcDeps, authorization: string | undefined, for
   }
   const token = form.get('token');
   if (token === undefined || token === '' || token.length > 4096) return;
+  try {
+    await d.limiter.check(`oidc-revoke:${client.id}`, TOKEN_LIMITS.revokePerClientPerMinute, 60);
+  } catch {
+    return;
+  }
   const found = await find(d, client, token);
   if (found) await d.store.oidcSignIns.end(found.signIn.sid, d.clock.now());
 }
 
-export type Introspection = { active: false } | { active: true; sub: string; act: { sub: string }; scope: string; client_id: string; exp: number; iat: number; token_type: string };
+export type Introspection = { active: false } | { active: true; sub: string; act: { sub: string }; scope: string; client_id: string; exp: number; iat: number; token_type: string; cnf?: { jkt: string } };
 
 export async function introspect(d: OidcDeps, authorization: string | undefined, form: Map<string, string>, repeated: string[]): Promise<Introspection> {
   if (repeated.length > 0) throw invalidRequest(`parameters sent more than once: ${repeated.join(', ')}`);
   const client = await authenticateTokenClient(d, authorization, form);
   if (client.isPublic) throw invalidClient('introspection is for confidential clients');
+  await d.limiter.check(`oidc-introspect:${client.id}`, TOKEN_LIMITS.introspectPerClientPerMinute, 60);
   const found = await find(d, client, tokenOf(form));
   if (!found) return { active: false };
   const s = found.signIn;
@@ -81,5 +87,6 @@ export async function introspect(d: OidcDeps, authorization: string | undefined,
     exp: found.exp,
     iat: found.iat,
     token_type: found.kind,
+    ...(found.jkt !== null ? { cnf: { jkt: found.jkt } } : {}),
   };
 }

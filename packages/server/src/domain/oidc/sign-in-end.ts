@@ -1,19 +1,31 @@
 /**
- * Ending sign-ins when what they stand on goes (decisions §18): the grant revoked, the agent removed
- * or revoked. Inside the caller's transaction: the live sign-ins end (their refresh tokens die) and
- * each client with a `backchannel_logout_uri` gets a logout queued (logout.ts), written together with
- * the change that caused it.
+ * Ending sign-ins (decisions §18), always with a back-channel logout to a client that registered a
+ * `backchannel_logout_uri` (logout.ts), written in the same transaction as the end:
+ * - `endSignIns`: everything of an agent, or of an agent at one site (the agent removed or blocked,
+ *   its grant there revoked);
+ * - `endSignIn`: one sign-in found broken (a code replayed, a rotated refresh token presented again,
+ *   its grant gone when it came to refresh).
+ * The one exception is the client's own `/oidc/revoke`: the site ended its own sign-in and knows.
  */
 import type { OidcSecret } from '../../crypto/oidc-secret.ts';
-import type { Repos } from '../../store/ports.ts';
+import type { OidcSignInRecord, Repos, SignInScope } from '../../store/ports.ts';
 import { queueBackchannelLogout } from './logout.ts';
 
-export async function endSignIns(repos: Repos, secret: OidcSecret, of: { grantId: string } | { agentId: string }, now: number): Promise<number> {
+async function tellClient(repos: Repos, secret: OidcSecret, s: OidcSignInRecord, now: number): Promise<void> {
+  const client = await repos.oidcClients.byId(s.clientId);
+  if (!client?.backchannelLogoutUri) return;
+  await queueBackchannelLogout(repos, { userId: s.userId, clientId: s.clientId, uri: client.backchannelLogoutUri, sub: secret.pairwise(s.site, s.userId), sid: s.sid, now });
+}
+
+export async function endSignIns(repos: Repos, secret: OidcSecret, of: SignInScope, now: number): Promise<number> {
   const ended = await repos.oidcSignIns.endLive(of, now);
-  for (const s of ended) {
-    const client = await repos.oidcClients.byId(s.clientId);
-    if (!client?.backchannelLogoutUri) continue;
-    await queueBackchannelLogout(repos, { userId: s.userId, clientId: s.clientId, uri: client.backchannelLogoutUri, sub: secret.pairwise(s.site, s.userId), sid: s.sid, now });
-  }
+  for (const s of ended) await tellClient(repos, secret, s, now);
   return ended.length;
+}
+
+/** Ends one sign-in; true when this call ended it (and queued its logout). */
+export async function endSignIn(repos: Repos, secret: OidcSecret, sid: string, now: number): Promise<boolean> {
+  const ended = await repos.oidcSignIns.end(sid, now);
+  if (ended) await tellClient(repos, secret, ended, now);
+  return ended !== undefined;
 }

@@ -1,40 +1,57 @@
 /**
- * POST /oidc/token (decisions §18), in named steps: authenticate the client, then per grant type
- * check the proof and act. `authorization_code`: open the code, check client, redirect URI and PKCE,
- * consume it (single use; a replay ends the sign-in the first redemption created), create the
- * sign-in. `refresh_token`: rotation by compare-and-set; a rotated token presented again ends the
- * sign-in. A sign-in whose grant was revoked or whose agent was removed is over.
+ * POST /oidc/token (decisions §18), in named steps: authenticate the client, check a DPoP proof when
+ * one is sent, then per grant type check the proof of the grant and act.
+ * - `authorization_code`: open the code, check client, redirect URI, PKCE and `dpop_jkt`, consume it
+ *   (single use; a replay ends the sign-in the first redemption created), create the sign-in.
+ * - `refresh_token`: rotation by compare-and-set; a rotated token presented again ends the sign-in.
+ * - CIBA (ciba.ts): the owner's answer to a backchannel request, polled.
+ * A sign-in whose grant was revoked or whose agent was removed is over. Every end of a sign-in here
+ * goes through the one hook that tells the client (sign-in-end.ts).
  */
 import { createHash } from 'node:crypto';
-import type { OidcClientRecord, OidcSignInRecord } from '../../store/ports.ts';
-import { isAgentBlocked } from '../agents/blocked.ts';
-import { isGrantLive } from '../grants/usable.ts';
+import type { OidcClientRecord } from '../../store/ports.ts';
 import { authenticateTokenClient } from './client-auth.ts';
+import { CIBA_GRANT_TYPE, redeemCiba } from './ciba.ts';
 import { CODE_NAMESPACE, openCode, sidOfCode } from './codes.ts';
-import { type OidcDeps, SIGN_IN_LIFETIME_MS } from './deps.ts';
+import { type OidcDeps, TOKEN_LIMITS } from './deps.ts';
+import { checkDpopProof } from './dpop.ts';
 import { invalidGrant, invalidRequest, unsupportedGrantType } from './oauth-error.ts';
+import { endSignIn } from './sign-in-end.ts';
+import { startSignIn } from './sign-in-start.ts';
+import { signInBasis } from './standing.ts';
 import { type TokenResponse, hashRefreshToken, identityOf, issueTokens, newRefreshToken, sidOfRefreshToken } from './tokens.ts';
 
 const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
 
-export async function tokenEndpoint(d: OidcDeps, authorization: string | undefined, form: Map<string, string>, repeated: string[]): Promise<TokenResponse> {
-  if (repeated.length > 0) throw invalidRequest(`parameters sent more than once: ${repeated.join(', ')}`);
-  const client = await authenticateTokenClient(d, authorization, form);
-  const type = form.get('grant_type');
-  if (type === 'authorization_code') return redeemCode(d, client, form);
-  if (type === 'refresh_token') return refresh(d, client, form);
+/** One request to the token endpoint, as the route read it. */
+export interface TokenRequest {
+  authorization: string | undefined;
+  form: Map<string, string>;
+  /** Names of parameters sent more than once. */
+  repeated: string[];
+  /** The `DPoP` header, when sent. */
+  dpop: string | undefined;
+}
+
+export async function tokenEndpoint(d: OidcDeps, req: TokenRequest): Promise<TokenResponse> {
+  if (req.repeated.length > 0) throw invalidRequest(`parameters sent more than once: ${req.repeated.join(', ')}`);
+  const client = await authenticateTokenClient(d, req.authorization, req.form);
+  const type = req.form.get('grant_type');
+  const supported = ['authorization_code', 'refresh_token', CIBA_GRANT_TYPE];
   if (type === undefined) throw invalidRequest('grant_type is missing');
-  throw unsupportedGrantType('grant_type must be authorization_code or refresh_token');
+  if (!supported.includes(type)) throw unsupportedGrantType(`grant_type must be one of ${supported.join(', ')}`);
+  const jkt = req.dpop === undefined ? null : await checkDpopProof(d, req.dpop, { method: 'POST', url: `${d.issuer}/oidc/token` });
+  if (type === 'authorization_code') return redeemCode(d, client, req.form, jkt);
+  if (type === 'refresh_token') return refresh(d, client, req.form, jkt);
+  return redeemCiba(d, client, req.form, jkt);
 }
 
-/** Whether the sign-in may still be renewed: not ended, not expired, agent kept, grant live. */
-async function standing(d: OidcDeps, s: OidcSignInRecord, now: number): Promise<boolean> {
-  if (s.endedAt !== null || s.expiresAt <= now) return false;
-  const [agent, grant] = await Promise.all([d.store.agents.byId(s.agentId), d.store.grants.byId(s.grantId)]);
-  return agent !== undefined && !isAgentBlocked(agent) && grant !== undefined && isGrantLive(grant, now);
+/** Ends a sign-in found broken, tells its client, and wakes the sender. */
+export async function endBroken(d: OidcDeps, sid: string): Promise<void> {
+  if (await endSignIn(d.store, d.secret, sid, d.clock.now())) d.notifier.wake();
 }
 
-async function redeemCode(d: OidcDeps, client: OidcClientRecord, form: Map<string, string>): Promise<TokenResponse> {
+async function redeemCode(d: OidcDeps, client: OidcClientRecord, form: Map<string, string>, jkt: string | null): Promise<TokenResponse> {
   const raw = form.get('code');
   if (raw === undefined || raw === '') throw invalidRequest('code is missing');
   const code = openCode(d.secret, raw);
@@ -45,50 +62,47 @@ async function redeemCode(d: OidcDeps, client: OidcClientRecord, form: Map<strin
   const verifier = form.get('code_verifier');
   if (verifier === undefined || !VERIFIER.test(verifier)) throw invalidGrant('code_verifier is missing or malformed (PKCE is required)');
   if (createHash('sha256').update(verifier, 'ascii').digest('base64url') !== code.codeChallenge) throw invalidGrant('code_verifier does not match the code_challenge');
+  if (code.dpopJkt !== null && jkt !== code.dpopJkt) throw invalidGrant('the code is bound to a DPoP key (dpop_jkt): send a DPoP proof signed by that key');
   const sid = sidOfCode(d.secret, code.jti);
   if (!(await d.store.singleUse.consume(CODE_NAMESPACE, code.jti, code.expiresAt + 60_000, now))) {
     // A replayed code: whatever the first redemption issued ends too (RFC 6749 §4.1.2).
-    await d.store.oidcSignIns.end(sid, now);
+    await endBroken(d, sid);
     throw invalidGrant('the code was used already');
   }
-  const refreshToken = newRefreshToken(sid);
-  const signIn: OidcSignInRecord = {
+  return startSignIn(d, {
     sid, clientId: client.id, userId: code.userId, agentId: code.agentId, grantId: code.grantId, site: code.site,
-    scopes: code.scopes, amr: code.amr, authTime: code.authTime, refreshHash: hashRefreshToken(refreshToken),
-    createdAt: now, expiresAt: now + SIGN_IN_LIFETIME_MS, endedAt: null,
-  };
-  if (!(await standing(d, signIn, now))) throw invalidGrant('the access behind this code was revoked');
-  const who = await identityOf(d, signIn);
-  if (!who) throw invalidGrant('the agent or its owner is gone');
-  if (!(await d.store.oidcSignIns.create(signIn))) throw invalidGrant('the code was used already');
-  return issueTokens(d, signIn, who, refreshToken, code.nonce);
+    scopes: code.scopes, amr: code.amr, authTime: code.authTime, dpopJkt: jkt,
+  }, code.nonce, 'the code was used already');
 }
 
-async function refresh(d: OidcDeps, client: OidcClientRecord, form: Map<string, string>): Promise<TokenResponse> {
+async function refresh(d: OidcDeps, client: OidcClientRecord, form: Map<string, string>, jkt: string | null): Promise<TokenResponse> {
   const token = form.get('refresh_token');
   if (token === undefined || token === '') throw invalidRequest('refresh_token is missing');
   const sid = sidOfRefreshToken(token);
   const signIn = sid === undefined ? undefined : await d.store.oidcSignIns.bySid(sid);
   // Another client's token is refused and left untouched.
   if (!signIn || signIn.clientId !== client.id) throw invalidGrant('the refresh token is invalid');
+  await d.limiter.check(`oidc-refresh:${signIn.sid}`, TOKEN_LIMITS.refreshesPerMinute, 60);
   const now = d.clock.now();
   const hash = hashRefreshToken(token);
   if (signIn.refreshHash !== hash) {
     // A rotated token came back: someone kept a copy. The whole sign-in ends.
-    await d.store.oidcSignIns.end(signIn.sid, now);
+    await endBroken(d, signIn.sid);
     throw invalidGrant('the refresh token was used already; the sign-in has ended');
   }
-  if (!(await standing(d, signIn, now))) {
-    await d.store.oidcSignIns.end(signIn.sid, now);
+  if (signIn.dpopJkt !== null && jkt !== signIn.dpopJkt) throw invalidGrant('this sign-in is bound to a DPoP key: send a DPoP proof signed by that key');
+  const basis = await signInBasis(d, signIn, now);
+  if (!basis) {
+    await endBroken(d, signIn.sid);
     throw invalidGrant('the sign-in has ended (expired, access revoked, or agent removed)');
   }
   const next = newRefreshToken(signIn.sid);
   const rotated = await d.store.oidcSignIns.rotate(signIn.sid, hash, hashRefreshToken(next), now);
   if (!rotated) {
-    await d.store.oidcSignIns.end(signIn.sid, now);
+    await endBroken(d, signIn.sid);
     throw invalidGrant('the refresh token was used already; the sign-in has ended');
   }
-  const who = await identityOf(d, rotated);
+  const who = await identityOf(d, rotated, basis.grant);
   if (!who) throw invalidGrant('the agent or its owner is gone');
-  return issueTokens(d, rotated, who, next, null);
+  return issueTokens(d, rotated, who, next, null, rotated.dpopJkt ?? jkt);
 }

@@ -1,17 +1,19 @@
 /**
  * What a sign-in is given at the token endpoint (decisions §18): an ID token (ES256, `iss` = base
  * URL, `aud` = client, 10 min, pairwise `sub` and `act.sub`, `amr`, `auth_time`, `sid`, `nonce`
- * only when one was sent), an access token (JWT `typ at+jwt`, 10 min) and a refresh token
+ * only when one was sent, `email`/`phone_number` only with that scope and the owner's approval), an
+ * access token (JWT `typ at+jwt`, 10 min, `cnf.jkt` when DPoP-bound) and a refresh token
  * (`<sid>.<secret>`; only its SHA-256 is stored).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type { OidcSignInRecord } from '../../store/ports.ts';
+import type { GrantRecord, OidcSignInRecord } from '../../store/ports.ts';
 import { seconds } from '../clock.ts';
 import { ACCESS_TOKEN_LIFETIME_SEC, ID_TOKEN_LIFETIME_SEC, type OidcDeps } from './deps.ts';
+import { allowedScopes, scopeClaims } from './scopes.ts';
 
 export interface TokenResponse {
   access_token: string;
-  token_type: 'Bearer';
+  token_type: 'Bearer' | 'DPoP';
   expires_in: number;
   refresh_token: string;
   id_token: string;
@@ -33,29 +35,44 @@ export interface Identity {
   sub: string;
   act: { sub: string; name: string };
   name: string;
+  email?: string;
+  phone_number?: string;
+  phone_number_verified?: true;
+  /** The scopes the grant allows now (possibly fewer than the sign-in started with). */
+  scopes: string[];
 }
 
-export async function identityOf(d: OidcDeps, signIn: Pick<OidcSignInRecord, 'site' | 'userId' | 'agentId'>): Promise<Identity | undefined> {
+/** The person and agent as this sign-in's site knows them, with what the grant releases now. */
+export async function identityOf(d: OidcDeps, signIn: Pick<OidcSignInRecord, 'site' | 'userId' | 'agentId' | 'scopes'>, grant: Pick<GrantRecord, 'scopes' | 'userInfo'>): Promise<Identity | undefined> {
   const [agent, owner] = await Promise.all([d.store.agents.byId(signIn.agentId), d.store.users.byId(signIn.userId)]);
   if (!agent || !owner) return undefined;
+  const scopes = allowedScopes(signIn.scopes, grant);
   return {
     sub: d.secret.pairwise(signIn.site, signIn.userId),
     act: { sub: d.secret.pairwise(signIn.site, signIn.agentId), name: agent.name },
     name: `${agent.name} (agent of ${owner.displayName || 'its owner'})`,
+    ...scopeClaims(scopes, owner),
+    scopes,
   };
 }
 
-export async function issueTokens(d: OidcDeps, signIn: OidcSignInRecord, who: Identity, refreshToken: string, nonce: string | null): Promise<TokenResponse> {
+/** The claims of userinfo: the identity without the bookkeeping. */
+export const userinfoClaims = ({ scopes: _scopes, ...claims }: Identity): Omit<Identity, 'scopes'> => claims;
+
+/** `jkt`: the DPoP key the access token is bound to (the sign-in's, or this request's proof), or null. */
+export async function issueTokens(d: OidcDeps, signIn: OidcSignInRecord, who: Identity, refreshToken: string, nonce: string | null, jkt: string | null): Promise<TokenResponse> {
   const iat = seconds(d.clock.now());
   const sign = await d.keys.signer();
+  const scope = who.scopes.join(' ');
   const idToken = await sign({
-    iss: d.issuer, aud: signIn.clientId, sub: who.sub, iat, exp: iat + ID_TOKEN_LIFETIME_SEC,
-    auth_time: signIn.authTime, amr: signIn.amr, sid: signIn.sid, act: who.act, name: who.name,
+    iss: d.issuer, aud: signIn.clientId, iat, exp: iat + ID_TOKEN_LIFETIME_SEC,
+    auth_time: signIn.authTime, amr: signIn.amr, sid: signIn.sid, ...userinfoClaims(who),
     ...(nonce !== null ? { nonce } : {}),
   }, 'JWT');
   const accessToken = await sign({
-    iss: d.issuer, aud: d.issuer, sub: who.sub, client_id: signIn.clientId, scope: signIn.scopes.join(' '),
+    iss: d.issuer, aud: d.issuer, sub: who.sub, client_id: signIn.clientId, scope,
     sid: signIn.sid, act: { sub: who.act.sub }, iat, exp: iat + ACCESS_TOKEN_LIFETIME_SEC, jti: randomBytes(16).toString('base64url'),
+    ...(jkt !== null ? { cnf: { jkt } } : {}),
   }, 'at+jwt');
-  return { access_token: accessToken, token_type: 'Bearer', expires_in: ACCESS_TOKEN_LIFETIME_SEC, refresh_token: refreshToken, id_token: idToken, scope: signIn.scopes.join(' ') };
+  return { access_token: accessToken, token_type: jkt !== null ? 'DPoP' : 'Bearer', expires_in: ACCESS_TOKEN_LIFETIME_SEC, refresh_token: refreshToken, id_token: idToken, scope };
 }

@@ -12,6 +12,7 @@ import { looksLikeId } from '../ids.ts';
 import { type PendingAuthorize, WAIT_LABEL, errorRedirect, redirectTo } from './authorize.ts';
 import { CODE_LIFETIME_MS, type OidcDeps } from './deps.ts';
 import { mintCode } from './codes.ts';
+import { allowedScopes } from './scopes.ts';
 
 export type WaitStatus = { status: 'pending'; expires_in: number } | { redirect: string };
 
@@ -38,13 +39,14 @@ export async function waitStatus(d: OidcDeps, txn: string, k: string): Promise<W
   if (decidedAt + 300_000 <= now) return denied('the approval was not collected in time; start the sign-in again');
   const grant = await d.store.grants.byId(request.grantId);
   if (!grant || !isGrantLive(grant, now)) return denied('the access was revoked');
-  // The owner may have narrowed the scopes; without openid there is no sign-in.
-  const scopes = p.scopes.filter((s) => grant.scopes.includes(s));
+  // The owner may have narrowed the scopes or the email/phone; without openid there is no sign-in.
+  const scopes = allowedScopes(p.scopes, grant);
   if (!scopes.includes('openid')) return denied('the owner did not approve "openid"');
   const code = mintCode(d.secret, {
     jti: `w.${txn}`, clientId: p.clientId, redirectUri: p.redirectUri, codeChallenge: p.codeChallenge, nonce: p.nonce,
     agentId: request.agentId, userId: request.userId, grantId: grant.id, site: grant.site, scopes,
     authTime: seconds(decidedAt), amr: ['agent', 'passkey'], expiresAt: Math.min(now + CODE_LIFETIME_MS, decidedAt + 300_000 + CODE_LIFETIME_MS),
+    dpopJkt: p.dpopJkt ?? null,
   });
   return { redirect: redirectTo(d.issuer, p.redirectUri, { code, state: p.state }) };
 }

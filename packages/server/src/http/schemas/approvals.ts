@@ -3,6 +3,7 @@ import type { AuthzRequestRecord, GrantRecord } from '../../store/ports.ts';
 import type { PendingItem } from '../../domain/approvals/pending.ts';
 import { iso, isoOrNull } from '../../domain/clock.ts';
 import { IdParam, Timestamp } from './common.ts';
+import { type OwnerSignIn, signInKey } from '../../domain/oidc/owner-sign-ins.ts';
 
 /** Shapes shared by the approval, grant and /api/me routes. */
 
@@ -24,6 +25,13 @@ export const PendingOut = Type.Object({
   scopes: Type.Array(Type.String(), { description: 'empty for a step-up' }),
   user_info: Type.Array(Type.String()),
   action: Type.Optional(Type.String({ description: 'step-ups only: the action to approve, as the agent wrote it' })),
+  sign_in: Type.Optional(Type.Object({
+    client_id: Type.String(),
+    client_name: Type.String({ description: 'the name the site registered' }),
+    verified: Type.Boolean({ description: 'false: the site has not proved it runs this address ("unverified site")' }),
+    flow: Type.Union([Type.Literal('authorize'), Type.Literal('ciba')], { description: '`authorize`: the agent signs in at the site; `ciba`: the site asks from its server' }),
+    binding_message: Type.Union([Type.String(), Type.Null()], { description: 'CIBA: what the site shows too; displayed as written' }),
+  }, { description: 'present when the request is an OIDC sign-in (decisions §18)' })),
   created_at: Timestamp,
   expires_at: Timestamp,
 });
@@ -38,6 +46,12 @@ export const GrantOut = Type.Object({
   expires_at: Type.Union([Timestamp, Type.Null()], { description: 'null = until revoked' }),
   uses_left: Type.Union([Type.Integer(), Type.Null()], { description: 'passes the grant may still issue; null = unlimited' }),
   created_at: Timestamp,
+  sign_ins: Type.Array(Type.Object({
+    client_id: Type.String(),
+    client_name: Type.String(),
+    created_at: Timestamp,
+    expires_at: Timestamp,
+  }), { description: 'live OIDC sign-ins of this agent at this site; revoking the grant ends them and tells the site (back-channel logout)' }),
 });
 
 /** `action` of a step-up request, for the answers that list requests; access requests have none. */
@@ -53,13 +67,14 @@ export function pendingOut({ request: r, agentName }: PendingItem) {
     scopes: r.scopes,
     user_info: r.userInfo,
     ...stepupAction(r),
+    ...(r.oidc ? { sign_in: { client_id: r.oidc.clientId, client_name: r.oidc.clientName, verified: r.oidc.verified, flow: r.oidc.flow, binding_message: r.oidc.bindingMessage } } : {}),
     created_at: iso(r.createdAt),
     expires_at: iso(r.expiresAt),
   };
 }
 
-/** `names`: agent id -> display name (domain/agents/agent-names.ts). */
-export function grantOut(g: GrantRecord, names: ReadonlyMap<string, string>) {
+/** `names`: agent id -> display name (domain/agents/agent-names.ts); `signIns`: domain/oidc/owner-sign-ins.ts. */
+export function grantOut(g: GrantRecord, names: ReadonlyMap<string, string>, signIns: ReadonlyMap<string, OwnerSignIn[]>) {
   return {
     id: g.id,
     agent_id: g.agentId,
@@ -70,5 +85,6 @@ export function grantOut(g: GrantRecord, names: ReadonlyMap<string, string>) {
     expires_at: isoOrNull(g.expiresAt),
     uses_left: g.usesLeft,
     created_at: iso(g.createdAt),
+    sign_ins: (signIns.get(signInKey(g.agentId, g.site)) ?? []).map((s) => ({ client_id: s.clientId, client_name: s.clientName, created_at: iso(s.createdAt), expires_at: iso(s.expiresAt) })),
   };
 }

@@ -9,6 +9,7 @@ import * as revocationIndexes from './006-revocation-indexes.ts';
 import * as devicesAndNotifications from './007-devices-and-notifications.ts';
 import * as oidcClients from './008-oidc-clients.ts';
 import * as oidcSignIns from './009-oidc-sign-ins.ts';
+import * as oidcCibaDpop from './010-oidc-ciba-dpop.ts';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -23,6 +24,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '007-devices-and-notifications': devicesAndNotifications,
   '008-oidc-clients': oidcClients,
   '009-oidc-sign-ins': oidcSignIns,
+  '010-oidc-ciba-dpop': oidcCibaDpop,
 };
 
 /**

@@ -77,7 +77,23 @@ export interface OidcSignInRecord {
   expiresAt: number;
   /** When it ended (refresh token reuse, code replay, grant revoked); null while it lives. */
   endedAt: number | null;
+  /** RFC 7638 thumbprint of the DPoP key its tokens are bound to; null for Bearer sign-ins. */
+  dpopJkt: string | null;
 }
+
+/** What an access request filed by the OIDC provider shows the owner (decisions §18). */
+export interface OidcRequestContext {
+  clientId: string;
+  clientName: string;
+  /** Whether the site proved it runs the redirect URI's origin (`/verify`); "unverified site" otherwise. */
+  verified: boolean;
+  flow: 'authorize' | 'ciba';
+  /** CIBA's `binding_message`, shown to the owner as written; null otherwise. */
+  bindingMessage: string | null;
+}
+
+/** Which live sign-ins to end: those of one grant's agent at its site, or every one of an agent. */
+export type SignInScope = { agentId: string; site: string } | { agentId: string };
 
 export interface OidcSignInsRepo {
   /** Inserts; false when the sid exists already (a code redeemed twice by racing callers). */
@@ -89,13 +105,60 @@ export interface OidcSignInsRepo {
    * exactly one gets the updated record; the others get undefined.
    */
   rotate(sid: string, currentHash: string, nextHash: string, now: number): Promise<OidcSignInRecord | undefined>;
-  /** Ends the sign-in (all its refresh tokens die); false when it was unknown or had ended. */
-  end(sid: string, now: number): Promise<boolean>;
+  /** Ends the sign-in (all its refresh tokens die) and answers it; undefined when it was unknown or had ended. */
+  end(sid: string, now: number): Promise<OidcSignInRecord | undefined>;
   /**
-   * Ends, in one statement, every live (not ended, not expired) sign-in of a grant or of an agent,
-   * and answers those it ended: a sign-in is answered by one caller only.
+   * Ends, in one statement, every live (not ended, not expired) sign-in of an agent (at one site, or
+   * anywhere), and answers those it ended: a sign-in is answered by one caller only.
    */
-  endLive(of: { grantId: string } | { agentId: string }, now: number): Promise<OidcSignInRecord[]>;
+  endLive(of: SignInScope, now: number): Promise<OidcSignInRecord[]>;
+  /** The owner's live (not ended, not expired) sign-ins, newest first. */
+  listLiveForUser(userId: string, now: number): Promise<OidcSignInRecord[]>;
   /** Deletes sign-ins that ended or expired before `before`; answers how many. */
   purgeEnded(before: number): Promise<number>;
+}
+
+/** The pairwise `act.sub` each site was given for an agent: how CIBA's `login_hint` finds the agent. */
+export interface OidcSubjectsRepo {
+  /** Records the pair; a pair recorded before is left as it is. */
+  remember(site: string, pairwise: string, agentId: string, now: number): Promise<void>;
+  /** The agent a site knows by `pairwise`, looked up at any of `sites`; undefined when none. */
+  find(sites: readonly string[], pairwise: string): Promise<{ site: string; agentId: string } | undefined>;
+}
+
+/** A CIBA request in poll mode (decisions §18). */
+export interface OidcCibaRecord {
+  /** SHA-256 (hex) of the `auth_req_id` the client holds; the id itself is never stored. */
+  idHash: string;
+  clientId: string;
+  /** The access request the owner answers. */
+  txnId: string;
+  agentId: string;
+  userId: string;
+  site: string;
+  scopes: string[];
+  /** The poll interval the client must keep, in seconds: 5, plus 5 at each `slow_down`. */
+  intervalSec: number;
+  lastPollAt: number | null;
+  consumedAt: number | null;
+  createdAt: number;
+  expiresAt: number;
+}
+
+export type CibaPoll = { ok: true; record: OidcCibaRecord } | { ok: false; slowDown: true; intervalSec: number } | { ok: false; slowDown: false };
+
+export interface OidcCibaRepo {
+  create(record: OidcCibaRecord): Promise<void>;
+  byIdHash(idHash: string): Promise<OidcCibaRecord | undefined>;
+  /**
+   * One poll, as a compare-and-set on `last_poll_at`: the first poll, or one at least `interval_sec`
+   * after the previous, is recorded and answered `ok`; an earlier one adds 5 s to the interval, is
+   * recorded as the latest poll, and answers `slowDown` with the new interval. Unknown: `{ok: false,
+   * slowDown: false}`. Of concurrent polls at most one is `ok`.
+   */
+  poll(idHash: string, now: number): Promise<CibaPoll>;
+  /** Marks it consumed; true for exactly one caller. */
+  consume(idHash: string, now: number): Promise<boolean>;
+  /** Deletes requests that expired before `before`; answers how many. */
+  purgeExpired(before: number): Promise<number>;
 }

@@ -1,5 +1,5 @@
 import { sql, type Selectable } from 'kysely';
-import type { AuthzRequestRecord, AuthzRequestsRepo, RequestKind, RequestStatus } from '../ports.ts';
+import type { AuthzRequestRecord, AuthzRequestsRepo, OidcRequestContext, RequestKind, RequestStatus } from '../ports.ts';
 import type { AuthzRequestsTable } from '../schema.ts';
 import { type Db, affected, numOrNull } from './db.ts';
 
@@ -17,6 +17,7 @@ const toRecord = (r: Selectable<AuthzRequestsTable>): AuthzRequestRecord => ({
   expiresAt: Number(r.expires_at),
   decidedAt: numOrNull(r.decided_at),
   grantId: r.grant_id,
+  oidc: r.oidc === null ? null : (JSON.parse(r.oidc) as OidcRequestContext),
 });
 
 export function authzRequestsRepo(db: Db): AuthzRequestsRepo {
@@ -40,6 +41,7 @@ export function authzRequestsRepo(db: Db): AuthzRequestsRepo {
           expires_at: r.expiresAt,
           decided_at: r.decidedAt,
           grant_id: r.grantId,
+          oidc: r.oidc === null ? null : JSON.stringify(r.oidc),
         })
         .onConflict((oc) => oc.columns(['agent_id', 'site']).where('status', '=', sql.lit('pending')).where('kind', '=', sql.lit('initial')).doNothing())
         .returning('id')

@@ -17,6 +17,7 @@ const toRecord = (r: Selectable<OidcSignInsTable>): OidcSignInRecord => ({
   createdAt: Number(r.created_at),
   expiresAt: Number(r.expires_at),
   endedAt: numOrNull(r.ended_at),
+  dpopJkt: r.dpop_jkt,
 });
 
 export function oidcSignInsRepo(db: Db): OidcSignInsRepo {
@@ -38,6 +39,7 @@ export function oidcSignInsRepo(db: Db): OidcSignInsRepo {
           created_at: s.createdAt,
           expires_at: s.expiresAt,
           ended_at: s.endedAt,
+          dpop_jkt: s.dpopJkt,
         })
         .onConflict((oc) => oc.column('sid').doNothing())
         .executeTakeFirst();
@@ -60,13 +62,18 @@ export function oidcSignInsRepo(db: Db): OidcSignInsRepo {
       return r ? toRecord(r) : undefined;
     },
     async end(sid, now) {
-      const r = await db.updateTable('oidc_sign_ins').set({ ended_at: now }).where('sid', '=', sid).where('ended_at', 'is', null).executeTakeFirst();
-      return affected(r) === 1;
+      const r = await db.updateTable('oidc_sign_ins').set({ ended_at: now }).where('sid', '=', sid).where('ended_at', 'is', null).returningAll().executeTakeFirst();
+      return r ? toRecord(r) : undefined;
     },
     async endLive(of, now) {
-      let q = db.updateTable('oidc_sign_ins').set({ ended_at: now }).where('ended_at', 'is', null).where('expires_at', '>', now);
-      q = 'grantId' in of ? q.where('grant_id', '=', of.grantId) : q.where('agent_id', '=', of.agentId);
+      let q = db.updateTable('oidc_sign_ins').set({ ended_at: now }).where('ended_at', 'is', null).where('expires_at', '>', now).where('agent_id', '=', of.agentId);
+      if ('site' in of) q = q.where('site', '=', of.site);
       return (await q.returningAll().execute()).map(toRecord);
+    },
+    async listLiveForUser(userId, now) {
+      const rows = await db.selectFrom('oidc_sign_ins').selectAll().where('user_id', '=', userId).where('ended_at', 'is', null).where('expires_at', '>', now)
+        .orderBy('created_at', 'desc').orderBy('sid').limit(1000).execute();
+      return rows.map(toRecord);
     },
     async purgeEnded(before) {
       const r = await db.deleteFrom('oidc_sign_ins').where((eb) => eb.or([eb('ended_at', '<', before), eb('expires_at', '<', before)])).executeTakeFirst();

@@ -10,6 +10,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
 import { OAuthError } from '../../../domain/oidc/oauth-error.ts';
 import { SUPPORTED_SCOPES } from '../../../domain/oidc/deps.ts';
+import { CIBA_GRANT_TYPE } from '../../../domain/oidc/ciba.ts';
+import { AppError } from '../../../domain/errors.ts';
 import { JwksOut } from '../site-api/jwks.ts';
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -48,6 +50,8 @@ export async function oidcProviderRoutes(base: FastifyInstance, s: Services): Pr
     scope.addContentTypeParser(FORM, { parseAs: 'string', bodyLimit: 64 * 1024 }, (_request, body, done) => done(null, body));
     scope.setErrorHandler((err, _request, reply) => {
       if (err instanceof OAuthError) return noStore(reply).code(err.status).headers(err.headers).send({ error: err.error, error_description: err.detail, detail: err.detail });
+      // A rate limit at these endpoints reads as an OAuth error too, with its Retry-After.
+      if (err instanceof AppError && err.status === 429) return noStore(reply).code(429).headers(err.headers).send({ error: 'rate_limited', error_description: err.detail, detail: err.detail });
       throw err;
     });
 
@@ -56,6 +60,9 @@ export async function oidcProviderRoutes(base: FastifyInstance, s: Services): Pr
       authorization_endpoint: `${issuer}/oidc/authorize`,
       token_endpoint: `${issuer}/oidc/token`,
       userinfo_endpoint: `${issuer}/oidc/userinfo`,
+      backchannel_authentication_endpoint: `${issuer}/oidc/bc-authorize`,
+      backchannel_token_delivery_modes_supported: ['poll'],
+      backchannel_user_code_parameter_supported: false,
       jwks_uri: `${issuer}/oidc/jwks`,
       revocation_endpoint: `${issuer}/oidc/revoke`,
       introspection_endpoint: `${issuer}/oidc/introspect`,
@@ -64,12 +71,13 @@ export async function oidcProviderRoutes(base: FastifyInstance, s: Services): Pr
       scopes_supported: [...SUPPORTED_SCOPES],
       response_types_supported: ['code'],
       response_modes_supported: ['query'],
-      grant_types_supported: ['authorization_code', 'refresh_token'],
+      grant_types_supported: ['authorization_code', 'refresh_token', CIBA_GRANT_TYPE],
       subject_types_supported: ['pairwise'],
       id_token_signing_alg_values_supported: ['ES256'],
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       code_challenge_methods_supported: ['S256'],
-      claims_supported: ['iss', 'aud', 'sub', 'exp', 'iat', 'auth_time', 'nonce', 'amr', 'sid', 'act', 'name'],
+      claims_supported: ['iss', 'aud', 'sub', 'exp', 'iat', 'auth_time', 'nonce', 'amr', 'sid', 'act', 'name', 'email', 'phone_number', 'phone_number_verified'],
+      dpop_signing_alg_values_supported: ['ES256'],
       prompt_values_supported: ['none', 'login', 'consent'],
       authorization_response_iss_parameter_supported: true,
       request_parameter_supported: false,
@@ -139,11 +147,22 @@ export async function oidcProviderRoutes(base: FastifyInstance, s: Services): Pr
     });
 
     app.post('/oidc/token', {
-      schema: { summary: 'Token endpoint', description: 'authorization_code (with PKCE) and refresh_token (rotating). Client authentication: client_secret_basic, client_secret_post, or none for a public client. Errors are RFC 6749 JSON.', tags: ['oidc'] },
+      schema: { summary: 'Token endpoint', description: 'authorization_code (with PKCE), refresh_token (rotating; a rotated token presented again ends the sign-in) and the CIBA grant (`urn:openid:params:grant-type:ciba`). Client authentication: client_secret_basic, client_secret_post, or none for a public client. With a `DPoP` proof (RFC 9449: `htm` POST, `htu` this endpoint, no `ath`) the access token is bound to its key (`cnf.jkt`, `token_type: DPoP`), and so is the sign-in: its refreshes need a proof of the same key. A code asked for with `dpop_jkt` needs a proof of that key. Errors are RFC 6749 JSON; 429 `rate_limited` past 60 refreshes a minute of one sign-in.', tags: ['oidc'] },
     }, async (request, reply) => {
       const { map, repeated } = params(formOf(request.body));
-      const answer = await s.oidc.token(header(request, 'authorization'), map, repeated);
+      const answer = await s.oidc.token({ authorization: header(request, 'authorization'), form: map, repeated, dpop: header(request, 'dpop') });
       return noStore(reply).send(answer);
+    });
+
+    app.post('/oidc/bc-authorize', {
+      schema: {
+        summary: 'Backchannel authentication (CIBA, poll mode)',
+        description: 'For a confidential client. Form: `scope` (with `openid`), `login_hint` = the agent\'s `act.sub` at your site (from an ID token you received), optional `binding_message` (at most 100 characters, shown to the owner as written), optional `requested_expiry` (seconds; default 300, at most 600). Answers `{auth_req_id, expires_in, interval: 5}`; then poll /oidc/token with `grant_type=urn:openid:params:grant-type:ciba` and `auth_req_id`: `authorization_pending`, `slow_down` (+5 s to the interval each time you poll faster), `access_denied`, `expired_token`, then the tokens once. Errors: `unknown_user_id`, `invalid_binding_message`, `invalid_scope`, `unauthorized_client` (a public client), `invalid_client`.',
+        tags: ['oidc'],
+      },
+    }, async (request, reply) => {
+      const { map, repeated } = params(formOf(request.body));
+      return noStore(reply).send(await s.oidc.bcAuthorize(header(request, 'authorization'), map, repeated, request.ip));
     });
 
     app.post('/oidc/revoke', {
@@ -167,8 +186,10 @@ export async function oidcProviderRoutes(base: FastifyInstance, s: Services): Pr
       return noStore(reply).send(await s.oidc.introspect(header(request, 'authorization'), map, repeated));
     });
 
-    const userinfo = async (request: FastifyRequest, reply: FastifyReply) => noStore(reply).send(await s.oidc.userinfo(header(request, 'authorization')));
-    app.get('/oidc/userinfo', { schema: { summary: 'UserInfo: `sub`, `act`, `name` (access token as Bearer)', tags: ['oidc'] } }, userinfo);
-    app.post('/oidc/userinfo', { schema: { summary: 'UserInfo (POST)', tags: ['oidc'] } }, userinfo);
+    const userinfo = (method: 'GET' | 'POST') => async (request: FastifyRequest, reply: FastifyReply) =>
+      noStore(reply).send(await s.oidc.userinfo({ authorization: header(request, 'authorization'), dpop: header(request, 'dpop'), method }));
+    const userinfoDescription = '`sub`, `act`, `name`, and `email` / `phone_number` when the sign-in\'s scopes and the owner\'s approval release them. The access token as `Authorization: Bearer <token>`, or, for a DPoP-bound token, `Authorization: DPoP <token>` with a `DPoP` proof (`ath`, `htm`, `htu` of this endpoint).';
+    app.get('/oidc/userinfo', { schema: { summary: 'UserInfo', description: userinfoDescription, tags: ['oidc'] } }, userinfo('GET'));
+    app.post('/oidc/userinfo', { schema: { summary: 'UserInfo (POST)', description: userinfoDescription, tags: ['oidc'] } }, userinfo('POST'));
   });
 }

@@ -7,6 +7,7 @@ import { SignedInOut, UserOut, signedInOut, userOut as userOutOf } from './user-
 import { Email, withErrors } from '../../schemas/common.ts';
 import { grantOut, pendingOut } from '../../schemas/approvals.ts';
 import { agentNames } from '../../../domain/agents/agent-names.ts';
+import { liveSignInsByGrant } from '../../../domain/oidc/owner-sign-ins.ts';
 
 const UserIn = Type.Object({
   email: Email,
@@ -71,8 +72,10 @@ export async function accountRoutes(base: FastifyInstance, s: Services): Promise
     schema: { summary: 'The signed-in owner, open requests and grants', tags: ['owner'], response: withErrors({ 200: MeOut }, 401) },
   }, async (request) => {
     const { user } = await s.auth.required(request);
-    const [pending, grants, names, unread] = await Promise.all([s.approvals.pending(user.id), s.grants.listLive(user.id), agentNames(s.store.agents, user.id), s.inbox.unread(user.id)]);
-    return { ...userOut(user), pending: pending.map(pendingOut), grants: grants.map((g) => grantOut(g, names)), unread_notifications: unread };
+    const [pending, grants, names, unread, signIns] = await Promise.all([
+      s.approvals.pending(user.id), s.grants.listLive(user.id), agentNames(s.store.agents, user.id), s.inbox.unread(user.id), liveSignInsByGrant(s.store, user.id, s.clock.now()),
+    ]);
+    return { ...userOut(user), pending: pending.map(pendingOut), grants: grants.map((g) => grantOut(g, names, signIns)), unread_notifications: unread };
   });
 
   app.patch('/api/me', {

@@ -5,6 +5,7 @@ import type { Services } from '../../../services.ts';
 import { withErrors } from '../../schemas/common.ts';
 import { GrantOut, GrantParams, grantOut } from '../../schemas/approvals.ts';
 import { agentNames } from '../../../domain/agents/agent-names.ts';
+import { liveSignInsByGrant } from '../../../domain/oidc/owner-sign-ins.ts';
 
 const GrantUserInfoIn = Type.Object({
   user_info: Type.Array(Type.String({ maxLength: 1000 }), { maxItems: 100, description: 'the fields to keep: a subset of the current ones; `[]` clears' }),
@@ -22,8 +23,8 @@ export async function grantRoutes(base: FastifyInstance, s: Services): Promise<v
     },
   }, async (request) => {
     const { user } = await s.auth.required(request);
-    const [grants, names] = await Promise.all([s.grants.listLive(user.id), agentNames(s.store.agents, user.id)]);
-    return grants.map((g) => grantOut(g, names));
+    const [grants, names, signIns] = await Promise.all([s.grants.listLive(user.id), agentNames(s.store.agents, user.id), liveSignInsByGrant(s.store, user.id, s.clock.now())]);
+    return grants.map((g) => grantOut(g, names, signIns));
   });
 
   app.post('/api/grants/:grant_id/revoke', {
@@ -52,6 +53,7 @@ export async function grantRoutes(base: FastifyInstance, s: Services): Promise<v
   }, async (request) => {
     const { user } = await s.auth.required(request);
     const grant = await s.grants.narrowUserInfo(user.id, request.params.grant_id, request.body.user_info, request.ip);
-    return grantOut(grant, await agentNames(s.store.agents, user.id));
+    const [names, signIns] = await Promise.all([agentNames(s.store.agents, user.id), liveSignInsByGrant(s.store, user.id, s.clock.now())]);
+    return grantOut(grant, names, signIns);
   });
 }

@@ -1,0 +1,22 @@
+import type { OidcSignInRecord } from '../../store/ports.ts';
+import { type OidcDeps, SIGN_IN_LIFETIME_MS } from './deps.ts';
+import { invalidGrant } from './oauth-error.ts';
+import { signInBasis } from './standing.ts';
+import { type TokenResponse, hashRefreshToken, identityOf, issueTokens, newRefreshToken } from './tokens.ts';
+
+/**
+ * Creates a sign-in and answers its first tokens: used by the code and CIBA grants. The pairwise
+ * subject the client is given for the agent is remembered, so CIBA's `login_hint` can find it.
+ */
+export async function startSignIn(d: OidcDeps, signIn: Omit<OidcSignInRecord, 'refreshHash' | 'createdAt' | 'expiresAt' | 'endedAt'>, nonce: string | null, replayed: string): Promise<TokenResponse> {
+  const now = d.clock.now();
+  const refreshToken = newRefreshToken(signIn.sid);
+  const record: OidcSignInRecord = { ...signIn, refreshHash: hashRefreshToken(refreshToken), createdAt: now, expiresAt: now + SIGN_IN_LIFETIME_MS, endedAt: null };
+  const basis = await signInBasis(d, record, now);
+  if (!basis) throw invalidGrant('the access behind this sign-in was revoked');
+  const who = await identityOf(d, record, basis.grant);
+  if (!who || !who.scopes.includes('openid')) throw invalidGrant('the agent or its owner is gone, or signing in is no longer allowed');
+  if (!(await d.store.oidcSignIns.create(record))) throw invalidGrant(replayed);
+  await d.store.oidcSubjects.remember(record.site, who.act.sub, record.agentId, now);
+  return issueTokens(d, record, who, refreshToken, nonce, record.dpopJkt);
+}
