@@ -6,6 +6,7 @@ import type { AgentStatus, CreatedRequest, PollAnswer } from './client/types.ts'
 import { systemClock, type Clock } from './clock.ts';
 import { AgentKey } from './keys/agent-key.ts';
 import { defaultAgentDir, isAgentId, loadKeyFile } from './keys/key-file.ts';
+import { oidcAuthorizeHeaders } from './oidc-sign-in.ts';
 import { PassKeeper, type Pass } from './passes/pass-keeper.ts';
 import { sendToSite, siteError, type SiteRequestInit } from './site-call.ts';
 import { normalizeSiteId, siteIdOfUrl } from './site-id.ts';
@@ -79,6 +80,15 @@ export class MandateAgent {
   /** A fresh agent JWT (5 minutes of life) proving this agent to the service. */
   agentJwt(): Promise<string> {
     return createAgentJwt(this.key.privateKey, this.agentId);
+  }
+
+  /**
+   * The header for one request to Mandate's `/oidc/authorize` when a site signs the agent in with
+   * OpenID Connect: `{ 'X-Service-Agent': jwt }` with `htu` = `url` exactly, a fresh `jti`, 60 s of
+   * life. Make a new one for each request (see oidc-sign-in.ts).
+   */
+  signInHeaders(url: string | URL): Promise<{ 'X-Service-Agent': string }> {
+    return oidcAuthorizeHeaders(this.key.privateKey, this.agentId, url);
   }
 
   /** Asks the owner for access to a site (`POST /api/v1/authz-requests`). */

@@ -3,7 +3,7 @@ import type { FetchLike } from './client/http.ts';
 import type { Pass } from './passes/pass-keeper.ts';
 
 /** A request body the SDK can send twice (a retry after a step-up or a renewed pass needs it again). */
-export type ReplayableBody = string | Uint8Array | URLSearchParams | null;
+export type ReplayableBody = string | Uint8Array<ArrayBuffer> | URLSearchParams | null;
 
 export type SiteRequestInit = Omit<RequestInit, 'body'> & { body?: ReplayableBody | undefined };
 

@@ -4,6 +4,18 @@
 export type RequestKind = 'initial' | 'stepup';
 export type AgentFlag = 'ok' | 'suspicious' | 'revoked';
 
+/** What makes an open request an OIDC sign-in: the site (client) the agent signs in to, and how. */
+export interface SignInRequest {
+  client_id: string;
+  client_name: string;
+  /** The client proved it runs the redirect URI's site (decisions §18); false: "unverified site". */
+  verified: boolean;
+  /** `authorize`: the agent went to /oidc/authorize; `ciba`: the site asked (POST /oidc/bc-authorize). */
+  flow: 'authorize' | 'ciba' | string;
+  /** CIBA: what the site shows too, to be shown exactly as written. */
+  binding_message: string | null;
+}
+
 /** An open request for one of the owner's agents (`pending` of GET /api/me). */
 export interface PendingRequest {
   id: string;
@@ -14,6 +26,16 @@ export interface PendingRequest {
   scopes: string[];
   user_info: string[];
   action?: string;
+  /** Only for an OIDC sign-in (kind `initial`; `scopes` are the OIDC scopes). */
+  sign_in?: SignInRequest;
+  created_at: string;
+  expires_at: string;
+}
+
+/** A live OIDC sign-in standing on a grant: it ends when the grant is revoked. */
+export interface GrantSignIn {
+  client_id: string;
+  client_name: string;
   created_at: string;
   expires_at: string;
 }
@@ -28,6 +50,8 @@ export interface Grant {
   expires_at: string | null;
   uses_left: number | null;
   created_at: string;
+  /** The live OIDC sign-ins of this agent at this site (empty when none): revoking ends them. */
+  sign_ins: GrantSignIn[];
 }
 
 export interface Me {

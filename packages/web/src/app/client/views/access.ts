@@ -1,12 +1,13 @@
-// "Access you have given": one card per live grant. The owner may stop sharing a user-info field
-// (narrowing) or revoke the grant; both take a confirm step.
+// "Access you have given": one card per live grant, with the OIDC sign-ins standing on it. The owner
+// may stop sharing a user-info field (narrowing) or revoke the grant (which also signs the agent out
+// of those sites); both take a confirm step.
 import { api, seg } from '../api.ts';
 import { confirmInline, run } from '../actions.ts';
 import { button, byId, el } from '../dom.ts';
 import { plural, userInfoLabel, when } from '../format.ts';
 import { reload } from '../loaders.ts';
 import { show } from '../message.ts';
-import type { Grant } from '../types.ts';
+import type { Grant, GrantSignIn } from '../types.ts';
 
 let shownKey = '';
 
@@ -16,6 +17,44 @@ function limitsText(g: Grant): string {
     g.expires_at ? `ends ${when(g.expires_at)}` : 'no end date',
     g.uses_left === null ? 'unlimited passes' : `${plural(g.uses_left, 'pass', 'passes')} left`,
   ].join(' · ');
+}
+
+/** More sites than this: the first ones, then "and N more". */
+const MAX_SIGN_IN_LINES = 3;
+
+/** The sign-ins by site (client): name, how many, since when (the earliest). */
+function bySite(signIns: GrantSignIn[]): { name: string; count: number; since: string }[] {
+  const sites = new Map<string, { name: string; count: number; since: string }>();
+  for (const s of signIns) {
+    const seen = sites.get(s.client_id);
+    if (!seen) sites.set(s.client_id, { name: s.client_name, count: 1, since: s.created_at });
+    else {
+      seen.count += 1;
+      if (Date.parse(s.created_at) < Date.parse(seen.since)) seen.since = s.created_at;
+    }
+  }
+  return [...sites.values()];
+}
+
+/** "Signed in at Shop since …", one line per site. */
+function signInLines(signIns: GrantSignIn[]): HTMLElement | null {
+  const sites = bySite(signIns);
+  if (!sites.length) return null;
+  const shown = sites.length > MAX_SIGN_IN_LINES ? sites.slice(0, MAX_SIGN_IN_LINES - 1) : sites;
+  const rest = sites.length - shown.length;
+  return el('ul', { className: 'sign-ins', 'aria-label': 'Signed in' },
+    ...shown.map((s) => el('li', {},
+      'Signed in at ', el('strong', { text: s.name }), ` since ${when(s.since)}`,
+      s.count > 1 ? el('span', { className: 'hint', text: ` (${plural(s.count, 'session')})` }) : null)),
+    rest > 0 ? el('li', { className: 'more', text: `and at ${plural(rest, 'more site')}` }) : null);
+}
+
+/** "Shop" / "Shop and Books" / "Shop, Books and 2 more sites": for the revoke question. */
+function siteNames(signIns: GrantSignIn[]): string {
+  const names = bySite(signIns).map((s) => s.name);
+  if (names.length <= 2) return names.join(' and ');
+  if (names.length === 3) return `${names[0] ?? ''}, ${names[1] ?? ''} and ${names[2] ?? ''}`;
+  return `${names.slice(0, 2).join(', ')} and ${plural(names.length - 2, 'more site')}`;
 }
 
 function grantCard(g: Grant): HTMLElement {
@@ -42,11 +81,16 @@ function grantCard(g: Grant): HTMLElement {
     return row;
   });
 
+  const signIns = g.sign_ins;
+  const signedOut = signIns.length ? siteNames(signIns) : '';
   revoke.addEventListener('click', async () => {
-    if (!(await confirmInline(actions, `Revoke ${agent}'s access to ${g.site}? It stops working at once.`, 'Revoke'))) return;
+    const question = signedOut
+      ? `Revoke ${agent}'s access to ${g.site}? It stops working at once, and ${agent} is signed out of ${signedOut}.`
+      : `Revoke ${agent}'s access to ${g.site}? It stops working at once.`;
+    if (!(await confirmInline(actions, question, signedOut ? 'Revoke and sign out' : 'Revoke'))) return;
     await run(revoke, 'Revoking…', async () => {
       await api('POST', `/api/grants/${seg(g.id)}/revoke`);
-      show(`${agent}'s access to ${g.site} is revoked.`, 'ok');
+      show(signedOut ? `${agent}'s access to ${g.site} is revoked, and it is signed out of ${signedOut}.` : `${agent}'s access to ${g.site} is revoked.`, 'ok');
       await reload('me', 'activity');
     }, { errorNode });
   });
@@ -54,6 +98,7 @@ function grantCard(g: Grant): HTMLElement {
   return el('article', { className: 'card grant', 'data-grant': g.id, 'aria-label': `${agent} at ${g.site}` },
     el('h3', {}, el('strong', { text: agent }), ' at ', el('span', { className: 'site', text: g.site })),
     el('p', { className: 'may' }, el('span', { className: 'label', text: 'May ' }), ...g.scopes.map((s) => el('span', { className: 'code chip', text: s }))),
+    signInLines(signIns),
     g.user_info.length
       ? el('div', { className: 'may-see' }, el('span', { className: 'label', text: 'May see' }), el('ul', { className: 'fields' }, ...fields))
       : el('p', { className: 'meta no-info', text: 'Sees nothing about you.' }),

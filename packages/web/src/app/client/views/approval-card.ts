@@ -10,6 +10,7 @@ import { session } from '../session.ts';
 import type { PendingRequest } from '../types.ts';
 import { approvalAssertion } from '../webauthn.ts';
 import { type Choices, choiceControls, readChoices } from './request-choices.ts';
+import { signInBody, signInHeading, signInKindLabel, signInOutcome } from './sign-in-request.ts';
 
 /** How long an answered card stays to show its outcome before it goes. */
 const OUTCOME_MS = 6000;
@@ -28,6 +29,7 @@ export interface RequestCard {
 }
 
 function heading(p: PendingRequest): HTMLHeadingElement {
+  if (p.sign_in) return signInHeading(p, p.sign_in);
   const agent = el('strong', { text: p.agent });
   const site = el('span', { className: 'site', text: p.site });
   if (p.kind === 'stepup') return el('h3', {}, agent, ' asks you to confirm an action at ', site);
@@ -36,6 +38,7 @@ function heading(p: PendingRequest): HTMLHeadingElement {
 }
 
 function outcomeText(p: PendingRequest, status: string, choices: Choices | undefined): string {
+  if (p.sign_in) return signInOutcome(p, p.sign_in, status === 'approved', choices);
   if (status !== 'approved') return `Denied. ${p.agent} gets nothing from ${p.site}.`;
   if (p.kind === 'stepup') return `Approved: ${p.agent} may "${p.action ?? ''}" at ${p.site}, once.`;
   const scopes = choices?.scopes ?? p.scopes;
@@ -59,12 +62,16 @@ export function requestCard(p: PendingRequest, onGone: (card: RequestCard) => vo
   const notice = el('div', { className: 'notice no-passkey', hidden: true },
     el('p', { text: 'Approving needs a passkey, and this account has none yet. Add one, then approve here. You can deny without one.' }),
     addPasskey);
-  const kindLabel = p.kind === 'stepup' ? 'Confirm an action' : p.kind === 'initial' ? 'Access request' : 'Request';
-  const body: HTMLElement[] = p.kind === 'stepup'
-    ? [el('blockquote', { className: 'action', text: p.action ?? '' }), el('p', { className: 'hint', text: 'Approve only if this is exactly what you want done. It can be used once.' })]
-    : p.kind === 'initial' ? choiceControls(p.scopes, p.user_info) : [];
-  const node = el('article', { className: `card request ${p.kind}`, 'data-txn': p.id, 'aria-busy': 'false', 'aria-label': `${kindLabel} from ${p.agent} at ${p.site}` },
-    el('div', { className: 'card-top' }, el('span', { className: `kind ${p.kind}`, text: kindLabel }), time),
+  const signIn = p.sign_in;
+  const kindLabel = signIn ? signInKindLabel(signIn) : p.kind === 'stepup' ? 'Confirm an action' : p.kind === 'initial' ? 'Access request' : 'Request';
+  const body: HTMLElement[] = signIn
+    ? signInBody(p, signIn)
+    : p.kind === 'stepup'
+      ? [el('blockquote', { className: 'action', text: p.action ?? '' }), el('p', { className: 'hint', text: 'Approve only if this is exactly what you want done. It can be used once.' })]
+      : p.kind === 'initial' ? choiceControls(p.scopes, p.user_info) : [];
+  const ariaLabel = signIn ? `${kindLabel}: ${p.agent} to ${signIn.client_name} at ${p.site}` : `${kindLabel} from ${p.agent} at ${p.site}`;
+  const node = el('article', { className: `card request ${p.kind}${signIn ? ` sign-in ${signIn.verified ? 'verified' : 'unverified'}` : ''}`, 'data-txn': p.id, 'aria-busy': 'false', 'aria-label': ariaLabel },
+    el('div', { className: 'card-top' }, el('span', { className: `kind ${p.kind}${signIn ? ' sign-in' : ''}`, text: kindLabel }), time),
     heading(p),
     ...body,
     el('p', { className: 'meta', text: `Agent ${p.agent_id} · asked ${when(p.created_at)}` }),
@@ -113,7 +120,7 @@ export function requestCard(p: PendingRequest, onGone: (card: RequestCard) => vo
     errorNode.hidden = true;
     let choices: Choices | undefined;
     try {
-      if (yes && p.kind === 'initial') choices = readChoices(node);
+      if (yes && p.kind === 'initial') choices = readChoices(node, signIn ? p.scopes : undefined);
     } catch (e) {
       await report(e, errorNode);
       return;
