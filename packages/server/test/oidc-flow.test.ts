@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import * as oidc from 'openid-client';
 import { createAgentJwt } from '@mandate/protocol';
-import { decodeJwt, decodeProtectedHeader } from 'jose';
+import { SignJWT, decodeJwt, decodeProtectedHeader } from 'jose';
 import { expectStatus, json, signUp, testApp, type TestApp } from './helpers/app.ts';
 import { createAgent, createGrant, type TestAgent } from './helpers/agents.ts';
 import { approve, ownerWithPasskey, respond, type Owner } from './helpers/approvals.ts';
@@ -414,7 +414,7 @@ function flow(backend: 'sqlite' | 'postgres'): void {
       assert.equal(u.location, '');
     });
 
-    it('attacks: a replayed agent header, a header for another URL, alg none, a long-lived or absent header are refused', async () => {
+    it('attacks: a replayed agent header, a header for another URL, alg none, HS256 confusion, a long-lived or absent header are refused', async () => {
       const url = oidc.buildAuthorizationUrl(rpA.config, { redirect_uri: rpA.redirectUri, scope: 'openid', code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()), code_challenge_method: 'S256' });
       const h = await agentHeader(url.href);
       assert.equal((await fetch(url, { redirect: 'manual', headers: { 'x-service-agent': h } })).status, 302);
@@ -437,6 +437,14 @@ function flow(backend: 'sqlite' | 'postgres'): void {
       const ui = await fetch(`${base}/oidc/userinfo`, { headers: { authorization: `Bearer ${fake}` } });
       assert.equal(ui.status, 401);
       assert.match(String(ui.headers.get('www-authenticate')), /invalid_token/);
+      // HS256 confusion: a token MACed with the client's own secret (what a confused verifier would take
+      // for our signature), naming one of our real kids, is refused at userinfo and by introspection.
+      const { keys } = await (await fetch(`${base}/oidc/jwks`)).json() as { keys: Array<{ kid: string }> };
+      const hs = await new SignJWT({ iss: base, aud: base, sub: 'x', sid: 'y', client_id: rpA.clientId, iat, exp: iat + 60 })
+        .setProtectedHeader({ alg: 'HS256', typ: 'at+jwt', kid: keys[0]?.kid ?? '' }).sign(new TextEncoder().encode(rpA.secret));
+      assert.equal((await fetch(`${base}/oidc/userinfo`, { headers: { authorization: `Bearer ${hs}` } })).status, 401);
+      const seen = await fetch(`${base}/oidc/introspect`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${rpA.clientId}:${rpA.secret}`).toString('base64')}` }, body: new URLSearchParams({ token: hs }).toString() });
+      assert.deepEqual(await seen.json(), { active: false });
     });
 
     it('token endpoint: client authentication errors are invalid_client 401 with WWW-Authenticate; Basic credentials are form-decoded', async () => {
