@@ -19,6 +19,8 @@ import { cloudVerifyRows, type LoadSettings } from './suites/cloud-verify.ts';
 import { localVerifyRows } from './suites/local-verify.ts';
 import { readRows } from './suites/scale.ts';
 import { tokenRows } from './suites/token.ts';
+import { oidcPlan, oidcTokenRows, seedOidcAgents, OIDC_REDIRECT_URI } from './suites/oidc-token.ts';
+import { startOidcProviderPeer } from './lib/oidc-provider-peer.ts';
 import { pushFanout } from './push-fanout.ts';
 
 const REVOCATION_ENTRIES = 10_000;
@@ -95,7 +97,9 @@ async function benchStore(backend: Backend, first: boolean): Promise<Row[]> {
     const now = Date.now();
     const owner: BenchOwner = await seedOwner(store, now);
     const [verifyAgent] = await seedAgents(store, owner, 1, now);
-    const tokenAgents = await seedAgents(store, owner, options.concurrency * 4, now);
+    const tokenAgents = options.suites.has('token') ? await seedAgents(store, owner, options.concurrency * 4, now) : [];
+    const oidcLoad: LoadSettings = { ...load, requests: Math.ceil(load.requests / 3) };
+    const oidcAgents = options.suites.has('oidc') ? await seedOidcAgents(store, owner, oidcPlan(oidcLoad).agents, now) : [];
     await store.close();
     if (!verifyAgent) throw new Error('no verify agent');
     const holder = new PassHolder(verifyAgent);
@@ -116,7 +120,19 @@ async function benchStore(backend: Backend, first: boolean): Promise<Row[]> {
       log('local verify (in-process)');
       rows.push(...(await localVerifyRows({ mandate: servers.mandate, baseUrl: servers.baseUrl, agent: verifyAgent, pass: servers.pass, load, note: 'in-process' })));
     }
-    print(formatTable(`${backend}: verify, local verify, pass issuance (concurrency ${load.concurrency})`, rows));
+    if (rows.length > 0) print(formatTable(`${backend}: verify, local verify, pass issuance (concurrency ${load.concurrency})`, rows));
+
+    if (options.suites.has('oidc')) {
+      log(`${backend}: OIDC token refresh, beside oidc-provider 8`);
+      const peer = await startOidcProviderPeer({ port: await freePort(), redirectUri: OIDC_REDIRECT_URI });
+      try {
+        const oidcRows = await oidcTokenRows({ mandate: servers.mandate, issuer: servers.baseUrl, peer, owner, agents: oidcAgents, store: backend, load: oidcLoad });
+        rows.push(...oidcRows);
+        print(formatTable(`${backend}: OIDC token endpoint, grant_type=refresh_token, beside oidc-provider 8 (concurrency ${load.concurrency})`, oidcRows));
+      } finally {
+        await peer.proc.stop();
+      }
+    }
 
     if (options.suites.has('scale') && options.sizes.length > 0) {
       const scaleRows: Row[] = [];
@@ -163,7 +179,7 @@ async function benchStore(backend: Backend, first: boolean): Promise<Row[]> {
 
 const started = Date.now();
 // The push fan-out needs no store: with --suites push alone, no database is made.
-const STORE_SUITES: readonly Suite[] = ['cloud', 'local', 'token', 'scale'];
+const STORE_SUITES: readonly Suite[] = ['cloud', 'local', 'token', 'scale', 'oidc'];
 const storeRun = STORE_SUITES.some((s) => options.suites.has(s));
 print(`# Mandate benchmark\n\nnode ${process.version}, ${(await import('node:os')).cpus().length} CPUs, suites: ${[...options.suites].join(', ')}${storeRun ? '' : ' (no store)'}, stores: ${options.stores.join(', ')}, sizes: ${options.sizes.map(sizeLabel).join(', ') || 'none'}, concurrency ${options.concurrency}${options.saturation > 0 ? ` (cloud verify also at ${options.saturation})` : ''}, ${options.requests} verify requests over ${options.rounds} rounds${options.isolate ? '; isolated: serving process on CPU 0, load generator and PostgreSQL backends on the other CPUs' : ''}`);
 if (storeRun) {

@@ -18,13 +18,14 @@ export interface Options {
   isolate: boolean;
 }
 
-export const SUITES = ['cloud', 'local', 'token', 'scale', 'push'] as const;
+export const SUITES = ['cloud', 'local', 'token', 'scale', 'push', 'oidc'] as const;
 export type Suite = (typeof SUITES)[number];
 
 export const USAGE = `npm run bench -- [options]
   --store sqlite|postgres|both   stores to measure (default both)
   --sizes 1k,100k,1M             scale runs: stored agents+grants (and activity records); none = skip (default 1k,100k)
-  --suites cloud,local,token,scale,push  what to run (default all; push: web push fan-out, no store)
+  --suites cloud,local,token,scale,push,oidc  what to run (default all; push: web push fan-out, no store;
+                                 oidc: /oidc/token refresh beside oidc-provider 8)
   --concurrency N                concurrent requests of the load generator (default 32)
   --saturation N                 cloud verify (and the scale runs' verify) also at N in flight, where both
                                  servers are bound by CPU; 0 = not (default 128)

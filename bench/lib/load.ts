@@ -9,7 +9,7 @@ import { Agent, request } from 'node:http';
 export interface LoadRequest {
   method: 'GET' | 'POST';
   path: string;
-  /** A JSON body, already serialised. */
+  /** A body, already serialised: JSON unless `headers` names another `content-type` (lower case). */
   body?: string;
   headers?: Record<string, string>;
   /** Anything the caller wants back in `ok` (e.g. which agent the request was for). */
@@ -108,7 +108,7 @@ function send(origin: string, agent: Agent, r: LoadRequest): Promise<{ status: n
   return new Promise((resolve, reject) => {
     const headers: Record<string, string | number> = { ...r.headers };
     if (r.body !== undefined) {
-      headers['content-type'] = 'application/json';
+      headers['content-type'] ??= 'application/json';
       headers['content-length'] = Buffer.byteLength(r.body);
     }
     const req = request(`${origin}${r.path}`, { method: r.method, agent, headers }, (res) => {
