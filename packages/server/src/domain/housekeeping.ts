@@ -23,7 +23,7 @@ export async function purgeExpired(store: Store, clock: Clock): Promise<Record<s
     challenges: await store.challenges.purgeExpired(now),
     singleUse: await store.singleUse.purgeExpired(now),
     rateCounters: await store.rateCounters.purgeExpired(now),
-    requests: await store.authzRequests.expireStale(now),
+    requests: (await store.authzRequests.expireStale(now)).length,
     notifications: await store.notifications.purgeOlderThan(now - INBOX_MS),
     outbox: await store.outbox.purgeEnded(now - OUTBOX_KEEP_MS),
     oidcSignIns: await store.oidcSignIns.purgeEnded(now - SIGN_IN_KEEP_MS),

@@ -73,7 +73,7 @@ export interface PasskeysRepo {
   delete(userId: string, id: string): Promise<boolean>;
 }
 
-export type ChallengePurpose = 'register' | 'login' | 'txn';
+export type ChallengePurpose = 'register' | 'login' | 'txn' | 'pairing';
 
 export interface ChallengeRecord {
   challenge: string;
@@ -220,8 +220,8 @@ export interface AuthzRequestsRepo {
   /** Inserts; returns false when an access request for that agent and site is already pending. */
   create(request: AuthzRequestRecord): Promise<boolean>;
   byId(id: string): Promise<AuthzRequestRecord | undefined>;
-  /** Marks pending requests past their expiry as `expired` (all, or those of one agent and site). */
-  expireStale(now: number, scope?: { agentId: string; site: string }): Promise<number>;
+  /** Marks pending requests past their expiry as `expired` (all, or those of one agent and site); answers those it marked. */
+  expireStale(now: number, scope?: { agentId: string; site: string }): Promise<AuthzRequestRecord[]>;
   /** Open (pending, unexpired) requests for the owner's agents, newest first. */
   listPendingForUser(userId: string, now: number): Promise<AuthzRequestRecord[]>;
   /**

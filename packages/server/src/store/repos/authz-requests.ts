@@ -55,7 +55,7 @@ export function authzRequestsRepo(db: Db): AuthzRequestsRepo {
     async expireStale(now, scope) {
       let q = db.updateTable('authz_requests').set({ status: 'expired' }).where('status', '=', 'pending').where('expires_at', '<=', now);
       if (scope) q = q.where('agent_id', '=', scope.agentId).where('site', '=', scope.site);
-      return affected(await q.executeTakeFirst());
+      return (await q.returningAll().execute()).map(toRecord);
     },
     async listPendingForUser(userId, now) {
       const rows = await db
