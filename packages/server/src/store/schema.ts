@@ -285,6 +285,8 @@ export interface OidcSignInsTable {
   expires_at: number;
   ended_at: number | null;
   dpop_jkt: string | null;
+  refresh_window_at: number | null;
+  refresh_count: number;
 }
 
 /** Pairwise agent subjects given to sites (migration 010). */

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import type { OidcCibaRecord, OidcSignInRecord, Store } from '../../src/store/ports.ts';
 
 let n = 0;
+const LIMIT = { max: 1000, windowMs: 60_000 };
 const uniq = (p: string): string => `${p}${Date.now().toString(36)}${(n++).toString(36)}`;
 
 /** The storage contract of OIDC sign-ins, pairwise subjects and CIBA requests (migrations 009, 010), on every backend. */
@@ -49,12 +50,31 @@ export function oidcSignInsContract(name: string, open: () => Promise<{ store: S
       const s = signIn();
       await store.oidcSignIns.create(s);
       const now = s.createdAt + 1000;
-      assert.equal(await store.oidcSignIns.rotate(s.sid, 'b'.repeat(64), 'c'.repeat(64), now), undefined);
-      const results = await Promise.all(Array.from({ length: 8 }, (_, i) => store.oidcSignIns.rotate(s.sid, s.refreshHash, `${i}`.repeat(64), now)));
+      assert.equal(await store.oidcSignIns.rotate(s.sid, 'b'.repeat(64), 'c'.repeat(64), now, LIMIT), undefined);
+      const results = await Promise.all(Array.from({ length: 8 }, (_, i) => store.oidcSignIns.rotate(s.sid, s.refreshHash, `${i}`.repeat(64), now, LIMIT)));
       const winners = results.filter((r) => r !== undefined);
       assert.equal(winners.length, 1);
       assert.equal((await store.oidcSignIns.bySid(s.sid))?.refreshHash, winners[0]?.refreshHash);
-      assert.equal(await store.oidcSignIns.rotate(s.sid, s.refreshHash, 'd'.repeat(64), now), undefined);
+      assert.equal(await store.oidcSignIns.rotate(s.sid, s.refreshHash, 'd'.repeat(64), now, LIMIT), undefined);
+    });
+
+    it('counts refreshes in the rotation itself: past the limit in a window, no rotation, and the token stays good', async () => {
+      const s = signIn();
+      await store.oidcSignIns.create(s);
+      const limit = { max: 3, windowMs: 60_000 };
+      let hash = s.refreshHash;
+      const t0 = s.createdAt + 1_000;
+      for (let i = 0; i < 3; i++) {
+        const next = `${i}`.repeat(64);
+        assert.ok(await store.oidcSignIns.rotate(s.sid, hash, next, t0 + i, limit), `rotation ${i + 1}`);
+        hash = next;
+      }
+      assert.equal(await store.oidcSignIns.refreshLimitedUntil(s.sid, t0 + 10, limit), t0 + 60_000);
+      assert.equal(await store.oidcSignIns.rotate(s.sid, hash, 'x'.repeat(64), t0 + 10, limit), undefined);
+      assert.equal((await store.oidcSignIns.bySid(s.sid))?.refreshHash, hash, 'the refused rotation changed nothing');
+      assert.equal(await store.oidcSignIns.refreshLimitedUntil(s.sid, t0 + 60_000, limit), undefined, 'a new window');
+      assert.ok(await store.oidcSignIns.rotate(s.sid, hash, 'y'.repeat(64), t0 + 60_000, limit));
+      assert.equal(await store.oidcSignIns.refreshLimitedUntil('nobody', t0, limit), undefined);
     });
 
     it('does not rotate an ended or expired sign-in; ending is once', async () => {
@@ -63,12 +83,12 @@ export function oidcSignInsContract(name: string, open: () => Promise<{ store: S
       assert.deepEqual(await store.oidcSignIns.end(s.sid, s.createdAt + 5), { ...s, endedAt: s.createdAt + 5 });
       assert.equal(await store.oidcSignIns.end(s.sid, s.createdAt + 6), undefined);
       assert.equal((await store.oidcSignIns.bySid(s.sid))?.endedAt, s.createdAt + 5);
-      assert.equal(await store.oidcSignIns.rotate(s.sid, s.refreshHash, 'e'.repeat(64), s.createdAt + 10), undefined);
+      assert.equal(await store.oidcSignIns.rotate(s.sid, s.refreshHash, 'e'.repeat(64), s.createdAt + 10, LIMIT), undefined);
       assert.equal(await store.oidcSignIns.end('nobody', 1), undefined);
       const old = signIn();
       await store.oidcSignIns.create(old);
-      assert.equal(await store.oidcSignIns.rotate(old.sid, old.refreshHash, 'f'.repeat(64), old.expiresAt), undefined);
-      assert.ok(await store.oidcSignIns.rotate(old.sid, old.refreshHash, 'f'.repeat(64), old.expiresAt - 1));
+      assert.equal(await store.oidcSignIns.rotate(old.sid, old.refreshHash, 'f'.repeat(64), old.expiresAt, LIMIT), undefined);
+      assert.ok(await store.oidcSignIns.rotate(old.sid, old.refreshHash, 'f'.repeat(64), old.expiresAt - 1, LIMIT));
     });
 
     it('ends every live sign-in of an agent at a site, or anywhere, in one statement, each once', async () => {

@@ -14,7 +14,7 @@ export async function startSignIn(d: OidcDeps, signIn: Omit<OidcSignInRecord, 'r
   const record: OidcSignInRecord = { ...signIn, refreshHash: hashRefreshToken(refreshToken), createdAt: now, expiresAt: now + SIGN_IN_LIFETIME_MS, endedAt: null };
   const basis = await signInBasis(d, record, now);
   if (!basis) throw invalidGrant('the access behind this sign-in was revoked');
-  const who = await identityOf(d, record, basis.grant);
+  const who = await identityOf(d, record, basis);
   if (!who || !who.scopes.includes('openid')) throw invalidGrant('the agent or its owner is gone, or signing in is no longer allowed');
   if (!(await d.store.oidcSignIns.create(record))) throw invalidGrant(replayed);
   await d.store.oidcSubjects.remember(record.site, who.act.sub, record.agentId, now);

@@ -14,6 +14,9 @@ import { authenticateTokenClient } from './client-auth.ts';
 import { CIBA_GRANT_TYPE, redeemCiba } from './ciba.ts';
 import { CODE_NAMESPACE, openCode, sidOfCode } from './codes.ts';
 import { type OidcDeps, TOKEN_LIMITS } from './deps.ts';
+import { rateLimited } from '../errors.ts';
+
+const REFRESH_LIMIT = { max: TOKEN_LIMITS.refreshesPerMinute, windowMs: 60_000 };
 import { checkDpopProof } from './dpop.ts';
 import { invalidGrant, invalidRequest, unsupportedGrantType } from './oauth-error.ts';
 import { endSignIn } from './sign-in-end.ts';
@@ -82,7 +85,6 @@ async function refresh(d: OidcDeps, client: OidcClientRecord, form: Map<string, 
   const signIn = sid === undefined ? undefined : await d.store.oidcSignIns.bySid(sid);
   // Another client's token is refused and left untouched.
   if (!signIn || signIn.clientId !== client.id) throw invalidGrant('the refresh token is invalid');
-  await d.limiter.check(`oidc-refresh:${signIn.sid}`, TOKEN_LIMITS.refreshesPerMinute, 60);
   const now = d.clock.now();
   const hash = hashRefreshToken(token);
   if (signIn.refreshHash !== hash) {
@@ -97,12 +99,15 @@ async function refresh(d: OidcDeps, client: OidcClientRecord, form: Map<string, 
     throw invalidGrant('the sign-in has ended (expired, access revoked, or agent removed)');
   }
   const next = newRefreshToken(signIn.sid);
-  const rotated = await d.store.oidcSignIns.rotate(signIn.sid, hash, hashRefreshToken(next), now);
+  const rotated = await d.store.oidcSignIns.rotate(signIn.sid, hash, hashRefreshToken(next), now, REFRESH_LIMIT);
   if (!rotated) {
+    // Either over the limit (the token stays good) or a concurrent use won: only the latter ends it.
+    const until = await d.store.oidcSignIns.refreshLimitedUntil(signIn.sid, now, REFRESH_LIMIT);
+    if (until !== undefined) throw rateLimited((until - now) / 1000);
     await endBroken(d, signIn.sid);
     throw invalidGrant('the refresh token was used already; the sign-in has ended');
   }
-  const who = await identityOf(d, rotated, basis.grant);
+  const who = await identityOf(d, rotated, basis);
   if (!who) throw invalidGrant('the agent or its owner is gone');
   return issueTokens(d, rotated, who, next, null, rotated.dpopJkt ?? jkt);
 }

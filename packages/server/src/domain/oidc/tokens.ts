@@ -6,7 +6,7 @@
  * (`<sid>.<secret>`; only its SHA-256 is stored).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type { GrantRecord, OidcSignInRecord } from '../../store/ports.ts';
+import type { AgentRecord, GrantRecord, OidcSignInRecord } from '../../store/ports.ts';
 import { seconds } from '../clock.ts';
 import { ACCESS_TOKEN_LIFETIME_SEC, ID_TOKEN_LIFETIME_SEC, type OidcDeps } from './deps.ts';
 import { allowedScopes, scopeClaims } from './scopes.ts';
@@ -42,10 +42,11 @@ export interface Identity {
   scopes: string[];
 }
 
-/** The person and agent as this sign-in's site knows them, with what the grant releases now. */
-export async function identityOf(d: OidcDeps, signIn: Pick<OidcSignInRecord, 'site' | 'userId' | 'agentId' | 'scopes'>, grant: Pick<GrantRecord, 'scopes' | 'userInfo'>): Promise<Identity | undefined> {
-  const [agent, owner] = await Promise.all([d.store.agents.byId(signIn.agentId), d.store.users.byId(signIn.userId)]);
-  if (!agent || !owner) return undefined;
+/** The person and agent as this sign-in's site knows them, with what the grant releases now (`basis`: standing.ts). */
+export async function identityOf(d: OidcDeps, signIn: Pick<OidcSignInRecord, 'site' | 'userId' | 'agentId' | 'scopes'>, basis: { agent: AgentRecord; grant: Pick<GrantRecord, 'scopes' | 'userInfo'> }): Promise<Identity | undefined> {
+  const { agent, grant } = basis;
+  const owner = await d.store.users.byId(signIn.userId);
+  if (!owner) return undefined;
   const scopes = allowedScopes(signIn.scopes, grant);
   return {
     sub: d.secret.pairwise(signIn.site, signIn.userId),

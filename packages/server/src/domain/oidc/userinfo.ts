@@ -40,7 +40,7 @@ export async function userinfo(d: OidcDeps, req: UserinfoRequest): Promise<Omit<
   const signIn = await d.store.oidcSignIns.bySid(claims.sid);
   if (!signIn || claims.client_id !== signIn.clientId) throw invalidToken('the sign-in has ended');
   const basis = await signInBasis(d, signIn, now);
-  const who = basis ? await identityOf(d, signIn, basis.grant) : undefined;
+  const who = basis ? await identityOf(d, signIn, basis) : undefined;
   if (!who || who.sub !== claims.sub) throw invalidToken('the sign-in has ended');
   return userinfoClaims(who);
 }

@@ -81,6 +81,12 @@ export interface OidcSignInRecord {
   dpopJkt: string | null;
 }
 
+/** At most `max` refreshes of one sign-in in a window of `windowMs` that starts at its first refresh. */
+export interface RefreshLimit {
+  max: number;
+  windowMs: number;
+}
+
 /** What an access request filed by the OIDC provider shows the owner (decisions §18). */
 export interface OidcRequestContext {
   clientId: string;
@@ -100,11 +106,14 @@ export interface OidcSignInsRepo {
   create(signIn: OidcSignInRecord): Promise<boolean>;
   bySid(sid: string): Promise<OidcSignInRecord | undefined>;
   /**
-   * Rotation as one compare-and-set: replaces the refresh hash only while it is still `currentHash`
-   * and the sign-in has neither ended nor expired. Of N concurrent callers with the same token
-   * exactly one gets the updated record; the others get undefined.
+   * Rotation as one compare-and-set: replaces the refresh hash only while it is still `currentHash`,
+   * the sign-in has neither ended nor expired, and it is under its refresh limit (counted in the same
+   * statement). Of N concurrent callers with the same token exactly one gets the updated record;
+   * the others get undefined.
    */
-  rotate(sid: string, currentHash: string, nextHash: string, now: number): Promise<OidcSignInRecord | undefined>;
+  rotate(sid: string, currentHash: string, nextHash: string, now: number, limit: RefreshLimit): Promise<OidcSignInRecord | undefined>;
+  /** When the refresh window of a sign-in that reached its limit ends (epoch ms); undefined when it has not reached it. */
+  refreshLimitedUntil(sid: string, now: number, limit: RefreshLimit): Promise<number | undefined>;
   /** Ends the sign-in (all its refresh tokens die) and answers it; undefined when it was unknown or had ended. */
   end(sid: string, now: number): Promise<OidcSignInRecord | undefined>;
   /**

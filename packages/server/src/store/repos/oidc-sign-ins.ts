@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { OidcSignInRecord, OidcSignInsRepo } from '../ports.ts';
 import type { OidcSignInsTable } from '../schema.ts';
 import { type Db, affected, numOrNull } from './db.ts';
@@ -40,6 +40,8 @@ export function oidcSignInsRepo(db: Db): OidcSignInsRepo {
           expires_at: s.expiresAt,
           ended_at: s.endedAt,
           dpop_jkt: s.dpopJkt,
+          refresh_window_at: null,
+          refresh_count: 0,
         })
         .onConflict((oc) => oc.column('sid').doNothing())
         .executeTakeFirst();
@@ -49,17 +51,29 @@ export function oidcSignInsRepo(db: Db): OidcSignInsRepo {
       const r = await db.selectFrom('oidc_sign_ins').selectAll().where('sid', '=', sid).executeTakeFirst();
       return r ? toRecord(r) : undefined;
     },
-    async rotate(sid, currentHash, nextHash, now) {
+    async rotate(sid, currentHash, nextHash, now, limit) {
+      const windowOver = sql<boolean>`(refresh_window_at is null or refresh_window_at <= ${now - limit.windowMs})`;
       const r = await db
         .updateTable('oidc_sign_ins')
-        .set({ refresh_hash: nextHash })
+        .set({
+          refresh_hash: nextHash,
+          refresh_window_at: sql<number>`case when ${windowOver} then ${now} else refresh_window_at end`,
+          refresh_count: sql<number>`case when ${windowOver} then 1 else refresh_count + 1 end`,
+        })
         .where('sid', '=', sid)
         .where('refresh_hash', '=', currentHash)
         .where('ended_at', 'is', null)
         .where('expires_at', '>', now)
+        .where(sql<boolean>`(${windowOver} or refresh_count < ${limit.max})`)
         .returningAll()
         .executeTakeFirst();
       return r ? toRecord(r) : undefined;
+    },
+    async refreshLimitedUntil(sid, now, limit) {
+      const r = await db.selectFrom('oidc_sign_ins').select(['refresh_window_at', 'refresh_count']).where('sid', '=', sid).executeTakeFirst();
+      const start = r ? numOrNull(r.refresh_window_at) : null;
+      if (!r || start === null || start <= now - limit.windowMs || Number(r.refresh_count) < limit.max) return undefined;
+      return start + limit.windowMs;
     },
     async end(sid, now) {
       const r = await db.updateTable('oidc_sign_ins').set({ ended_at: now }).where('sid', '=', sid).where('ended_at', 'is', null).returningAll().executeTakeFirst();
