@@ -26,7 +26,7 @@ export interface DpopCheck {
 /** How a refused proof is answered: 400 at the token endpoint, 401 with a DPoP challenge at userinfo. */
 export type ProofError = (why: string) => OAuthError;
 
-export const invalidDpopProof: ProofError = (why) => new OAuthError('invalid_dpop_proof', `the DPoP proof ${why}`);
+const invalidDpopProof: ProofError = (why) => new OAuthError('invalid_dpop_proof', `the DPoP proof ${why}`);
 
 /** Checks one proof and consumes its jti; answers the thumbprint of its key. */
 export async function checkDpopProof(d: OidcDeps, proof: string, expect: DpopCheck, refuse: ProofError = invalidDpopProof): Promise<string> {

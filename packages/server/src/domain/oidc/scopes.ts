@@ -21,7 +21,7 @@ export function requestableScopes(raw: string, owner: UserRecord | undefined): s
 }
 
 /** The user-info fields the owner is asked to approve for these scopes. */
-export const userInfoOfScopes = (scopes: readonly string[]): string[] => scopes.flatMap((s) => (FIELD_OF_SCOPE[s] ? [FIELD_OF_SCOPE[s]] : []));
+const userInfoOfScopes = (scopes: readonly string[]): string[] => scopes.flatMap((s) => (FIELD_OF_SCOPE[s] ? [FIELD_OF_SCOPE[s]] : []));
 
 /** Of `scopes`, those the grant allows now (for `email`/`phone`: the scope and its field). */
 export function allowedScopes(scopes: readonly string[], grant: Pick<GrantRecord, 'scopes' | 'userInfo'>): string[] {

@@ -15,8 +15,6 @@ import { CIBA_GRANT_TYPE, redeemCiba } from './ciba.ts';
 import { CODE_NAMESPACE, openCode, sidOfCode } from './codes.ts';
 import { type OidcDeps, TOKEN_LIMITS } from './deps.ts';
 import { rateLimited } from '../errors.ts';
-
-const REFRESH_LIMIT = { max: TOKEN_LIMITS.refreshesPerMinute, windowMs: 60_000 };
 import { checkDpopProof } from './dpop.ts';
 import { invalidGrant, invalidRequest, unsupportedGrantType } from './oauth-error.ts';
 import { endSignIn } from './sign-in-end.ts';
@@ -25,6 +23,7 @@ import { signInBasis } from './standing.ts';
 import { type TokenResponse, hashRefreshToken, identityOf, issueTokens, newRefreshToken, sidOfRefreshToken } from './tokens.ts';
 
 const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
+const REFRESH_LIMIT = { max: TOKEN_LIMITS.refreshesPerMinute, windowMs: 60_000 };
 
 /** One request to the token endpoint, as the route read it. */
 export interface TokenRequest {
@@ -50,7 +49,7 @@ export async function tokenEndpoint(d: OidcDeps, req: TokenRequest): Promise<Tok
 }
 
 /** Ends a sign-in found broken, tells its client, and wakes the sender. */
-export async function endBroken(d: OidcDeps, sid: string): Promise<void> {
+async function endBroken(d: OidcDeps, sid: string): Promise<void> {
   if (await endSignIn(d.store, d.secret, sid, d.clock.now())) d.notifier.wake();
 }
 
