@@ -1,5 +1,5 @@
 // The Mandate demo shop: a small shop whose routes agents use with their owner's approval.
-//   npm run demo:shop                      (cloud mode, Mandate at http://localhost:8080, port 3000)
+//   npm run demo:shop                      (cloud mode, Mandate at http://localhost:8080, port 3001)
 //   MANDATE_MODE=local npm run demo:shop   (verifies passes itself; Mandate only for step-ups)
 // Environment: MANDATE_URL, MANDATE_MODE (cloud | local), SITE_ID, PUBLIC_BASE_URL, PORT, HOST,
 // MANDATE_ISSUER (local mode: Mandate's BASE_URL when it differs from MANDATE_URL), REV_TTL_SEC and
@@ -8,7 +8,8 @@ import { createServer } from 'node:http';
 import { createVerifier } from '@mandate/site';
 import { createShopApp } from './app.ts';
 
-const PORT = Number(process.env.PORT ?? 3000);
+// 3001, not 3000: the quickstart's example site (docs/agents/quickstart.md) runs beside it on 3000.
+const PORT = Number(process.env.PORT ?? 3001);
 const HOST = process.env.HOST ?? '127.0.0.1';
 const MANDATE_URL = process.env.MANDATE_URL ?? 'http://localhost:8080';
 const MODE = process.env.MANDATE_MODE ?? 'cloud';
@@ -38,6 +39,11 @@ if (MODE === 'local') {
 }
 
 const server = createServer(createShopApp(verifier));
+server.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code !== 'EADDRINUSE') throw err;
+  console.error(`demo shop: port ${PORT} is already in use (another example running?); start it with PORT=<a free port> npm run demo:shop`);
+  process.exit(1);
+});
 server.listen(PORT, HOST, () => {
   console.log(`demo shop listening on http://${HOST}:${PORT} (site ${SITE_ID}, public URL ${PUBLIC_BASE_URL}, ${MODE} mode, Mandate at ${MANDATE_URL})`);
 });

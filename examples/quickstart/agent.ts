@@ -1,15 +1,17 @@
 // An agent, from zero to verified requests, over plain HTTP: access request, approval, pass, calls to
 // a site with DPoP, refresh, and a step-up for a sensitive action.
-//   node --import tsx examples/quickstart/agent.ts <mandate-url> <agent-id> <key-file> <site-url>
+//   node --import tsx examples/quickstart/agent.ts <mandate-url> <agent-id> [key-file] [site-url]
 // or set MANDATE_URL, AGENT_ID, AGENT_KEY_FILE and SITE_URL.
 import { createPrivateKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { createAgentJwt, createDpopProof, type EcP256PublicJwk } from '@mandate/protocol';
 
 const [
   mandateUrl = process.env.MANDATE_URL ?? 'http://localhost:8080',
   agentId = process.env.AGENT_ID ?? '',
-  keyFile = process.env.AGENT_KEY_FILE ?? 'agent-key.json',
+  keyFile = process.env.AGENT_KEY_FILE ?? join(homedir(), '.mandate', 'agent-key.json'), // as keygen.ts writes it
   siteUrl = process.env.SITE_URL ?? 'http://localhost:3000',
 ] = process.argv.slice(2);
 if (!agentId) throw new Error('give the agent id (ag_...) the owner got when creating the agent');

@@ -84,10 +84,16 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   send(res, 404, { error: 'not found' });
 }
 
-createServer((req, res) => {
+const server = createServer((req, res) => {
   handle(req, res).catch((err) => {
     // Mandate unreachable or failing: refuse, never let the request through unverified.
     console.error(`refused ${req.method} ${req.url}: ${err instanceof Error ? err.message : err}`);
     if (!res.headersSent) send(res, 503, { error: 'verification_unavailable' });
   });
-}).listen(PORT, HOST, () => console.log(`site ${SITE_ID} listening on http://${HOST}:${PORT}`));
+});
+server.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code !== 'EADDRINUSE') throw err;
+  console.error(`site: port ${PORT} is already in use (another example running?); start it with PORT=<a free port>`);
+  process.exit(1);
+});
+server.listen(PORT, HOST, () => console.log(`site ${SITE_ID} listening on http://${HOST}:${PORT}`));

@@ -33,6 +33,7 @@ import { Approvals } from './domain/approvals/approvals.ts';
 import { Grants } from './domain/grants/grants.ts';
 import { endAgentAccess } from './domain/grants/agent-stopped.ts';
 import { OidcClients } from './domain/oidc/clients.ts';
+import { Pairing } from './domain/agents/pairing.ts';
 import { OidcProvider } from './domain/oidc/provider.ts';
 import { loadOidcSecret } from './crypto/oidc-secret.ts';
 import { endSignIns } from './domain/oidc/sign-in-end.ts';
@@ -116,7 +117,8 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   // A revoked grant or a stopped agent ends its OIDC sign-ins (and queues back-channel logouts) in the same transaction.
   grants.onRevoked(async (repos, grant, now) => void (await endSignIns(repos, oidcSecret, { agentId: grant.agentId, site: grant.site }, now)));
   agents.onStopped(async (repos, agent) => void (await endSignIns(repos, oidcSecret, { agentId: agent.id }, clock.now())));
-  const services: Services = { oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
+  const pairing = new Pairing(store.challenges, clock, limiter, agents);
+  const services: Services = { pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
 
   const app = Fastify({
     logger: opts.logger ?? {

@@ -24,12 +24,15 @@ import type { Passes } from './domain/passes/issue-pass.ts';
 import type { CloudVerifier } from './domain/verification/cloud-verify.ts';
 import type { LocalStepupVerifier } from './domain/verification/local-stepup.ts';
 import type { OidcClients } from './domain/oidc/clients.ts';
+import type { Pairing } from './domain/agents/pairing.ts';
 import type { OidcProvider } from './domain/oidc/provider.ts';
 
 /** Everything the routes may call, built once in app.ts. */
 export interface Services {
   /** The owner's OIDC clients (sites) and client authentication for the token endpoint (domain/oidc). */
   oidcClients: OidcClients;
+  /** One-time codes that pair an agent's key with its owner (domain/agents/pairing.ts). */
+  pairing: Pairing;
   /** The OIDC provider: authorize, wait, token, userinfo (domain/oidc/provider.ts). */
   oidc: OidcProvider;
   /** GET /api/push/keys: the VAPID public key browsers subscribe with. */

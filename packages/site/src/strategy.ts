@@ -10,6 +10,7 @@ export type PreparedRequest = {
   /** The full public URL the proof must sign. */
   url: string;
   scope?: string;
+  /** The route's action; without `stepupToken` the request is verified as usual and then refused with stepup_required. */
   action?: string;
 };
 

@@ -23,7 +23,8 @@ export type RouteRequirements = {
   scope?: string;
   /**
    * A sensitive action: the exact text the owner approved in a step-up (`buy 1 x Desk lamp for 19.90 EUR`).
-   * The request must carry `X-Service-Stepup` for it; missing: 403 `stepup_required`.
+   * The request must carry `X-Service-Stepup` for it; missing: 403 `stepup_required`, but only for a
+   * valid pass that has the route's `scope` (the others get 401 or 403 `insufficient_scope` first).
    */
   action?: string;
 };

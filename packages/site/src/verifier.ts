@@ -51,7 +51,9 @@ type Prepared = { ok: true; request: PreparedRequest };
 
 /**
  * The mode-independent checks, none of which calls Mandate or uses anything up: headers present and
- * of sane size, the public URL rebuilt, and the step-up header present on a sensitive route.
+ * of sane size, the public URL rebuilt, and the step-up header well-formed when present. A missing
+ * step-up is not answered here: the pass is verified and its scope checked first (site rules 1 and 2),
+ * so the owner is never asked to approve an action that cannot succeed.
  */
 function prepare(request: MandateRequest, route: RouteRequirements, rebuild: (r: MandateRequest) => ReturnType<typeof publicUrl>): Prepared | Refused {
   const { action, scope } = route;
@@ -76,13 +78,13 @@ function prepare(request: MandateRequest, route: RouteRequirements, rebuild: (r:
   const prepared: PreparedRequest = { accessToken, dpop: dpop.value, method, url: url.url };
   if (scope !== undefined) prepared.scope = scope;
   if (action !== undefined) {
+    prepared.action = action; // without a step-up token: verified, scope checked, then stepup_required
     const stepup = header(request.headers, STEPUP_HEADER);
-    // Before anything is verified or used up: the agent learns at no cost what to ask its owner.
-    if (stepup.kind === 'none') return stepupRequired(action);
     if (stepup.kind === 'many') return unauthorized('stepup_invalid', 'send exactly one X-Service-Stepup token');
-    if (stepup.value.length > MAX_TOKEN_LENGTH) return unauthorized('stepup_invalid', 'the step-up token is too long');
-    prepared.action = action;
-    prepared.stepupToken = stepup.value;
+    if (stepup.kind === 'one') {
+      if (stepup.value.length > MAX_TOKEN_LENGTH) return unauthorized('stepup_invalid', 'the step-up token is too long');
+      prepared.stepupToken = stepup.value;
+    }
   }
   return { ok: true, request: prepared };
 }
@@ -109,7 +111,8 @@ export function createVerifier(options: VerifierOptions): Verifier {
         if (!prepared.ok) return prepared;
         const p = prepared.request;
         const verified = await strategy.verify(p);
-        // Site rules 2 and 1, in this order: a pass without the scope never gets to spend a step-up.
+        // The scope before the step-up: a pass without the scope neither spends a step-up nor is told
+        // to ask its owner for one (stepup_required), since the action could not succeed anyway.
         if (p.scope !== undefined && !verified.scopes.includes(p.scope)) return insufficientScope(p.scope);
         if (p.action !== undefined && !verified.stepup) return stepupRequired(p.action);
         return verified;

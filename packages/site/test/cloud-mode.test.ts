@@ -102,7 +102,7 @@ describe('checks before Mandate is asked', () => {
   const v = () => createVerifier({ mode: 'cloud', serviceUrl: stub.url, site: 'shop.example', publicBaseUrl: 'https://shop.example', onError: () => {} });
   const verifyCalls = () => stub.count('/api/v1/verify');
 
-  it('refuses without calling Mandate: missing or repeated credentials, oversized tokens, missing step-up, bad action', async () => {
+  it('refuses without calling Mandate: missing or repeated credentials, oversized tokens, bad action', async () => {
     const before = verifyCalls();
     const action = 'buy 1 x Desk lamp for 19.90 EUR';
     const cases: [MandateRequest, { action?: string }, string][] = [
@@ -113,7 +113,6 @@ describe('checks before Mandate is asked', () => {
       [request({ headers: { dpop: '' } }), {}, '401 invalid_dpop'],
       [{ ...request(), headers: { ...(request().headers as Record<string, string>), dpop: ['a', 'b'] } } as MandateRequest, {}, '401 invalid_dpop'],
       [request({ headers: { dpop: 'a'.repeat(17000) } }), {}, '401 invalid_dpop'],
-      [request(), { action }, '403 stepup_required'],
       [request({ stepup: 'x'.repeat(17000) }), { action }, '401 stepup_invalid'],
       [request({ stepup: 't' }), { action: 'pay\u202Eorder' }, '400 invalid_request'],
       [request({ stepup: 't' }), { action: '' }, '400 invalid_request'],
@@ -123,10 +122,12 @@ describe('checks before Mandate is asked', () => {
     assert.equal(verifyCalls(), before);
   });
 
-  it('stepup_required names the action the owner must approve', async () => {
+  it('stepup_required comes after the verdict of Mandate and names the action the owner must approve', async () => {
+    const before = verifyCalls();
     const r = await v().verify(request(), { action: 'buy 1 x Desk lamp for 19.90 EUR' });
     assert.equal(r.ok, false);
     assert.equal(!r.ok && r.action, 'buy 1 x Desk lamp for 19.90 EUR');
+    assert.equal(verifyCalls(), before + 1, 'the pass is verified first: a refused one is never told to ask for a step-up');
   });
 
   it('takes Fetch API Headers, any header case, and the DPoP authorization scheme', async () => {

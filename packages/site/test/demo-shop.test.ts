@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { type Child, runTs } from '../../server/test/helpers/child-process.ts';
 import { freePort } from '../../server/test/helpers/server-process.ts';
@@ -62,6 +63,11 @@ describe('demo shop', () => {
         assert.deepEqual([r.status, r.body['error']], [403, 'insufficient_scope']);
       });
 
+      it('POST /checkout by a pass without checkout: 403 insufficient_scope, the owner is not asked for a step-up', async () => {
+        const r = await call(await agentWithPass(m, { scopes: ['list', 'orders:read'] }), 'POST', '/checkout', { body: { product_id: 'p2', quantity: 1 } });
+        assert.deepEqual([r.status, r.body['error'], r.body['action']], [403, 'insufficient_scope', undefined]);
+      });
+
       it('POST /checkout: cheap checks first, then the step-up naming what is bought, then the order', async () => {
         const a = await agentWithPass(m, { scopes: ['list', 'orders:read', 'checkout'] });
         assert.equal((await call(a, 'POST', '/checkout', { body: { product_id: 'p9' } })).status, 404);
@@ -93,4 +99,19 @@ describe('demo shop', () => {
       });
     });
   }
+});
+
+describe('demo shop on a port already in use', () => {
+  it('says so in one line naming the port and PORT, and exits with status 1, without a stack trace', async () => {
+    const port = await freePort();
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(port, '127.0.0.1', resolve));
+    try {
+      const shop = runTs('examples/demo-shop/shop.ts', { env: { PORT: String(port), HOST: '127.0.0.1', MANDATE_URL: 'http://127.0.0.1:9' } });
+      assert.equal(await shop.exited, 1, shop.output());
+      assert.equal(shop.output().trim(), `demo shop: port ${port} is already in use (another example running?); start it with PORT=<a free port> npm run demo:shop`);
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
+    }
+  });
 });

@@ -160,6 +160,11 @@ describe('middleware', () => {
           assert.deepEqual([r.status, r.body['error'], r.body['action']], [403, 'stepup_required', 'pay order 42']);
         });
 
+        it('a pass without the scope on a sensitive route, no step-up: 403 insufficient_scope, never stepup_required', async () => {
+          const r = await send(await agentWithPass(m, { scopes: ['list', 'orders:read'] }), 'POST', '/api/orders/42/pay');
+          assert.deepEqual([r.status, r.body['error'], r.body['action']], [403, 'insufficient_scope', undefined]);
+        });
+
         it('the lookup runs first: an unknown order is a 404 and the step-up is not used up', async () => {
           const a = await agentWithPass(m);
           const stepup = await stepupFor(m, a, payAction('43'));

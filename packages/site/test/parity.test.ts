@@ -199,6 +199,21 @@ const CASES: Case[] = [
     run: async (c) => c.verify(await agentRequest(c.m, await c.agent(), { method: 'POST', path: '/checkout' }), CHECKOUT),
   },
   {
+    // The owner unticked `checkout` when approving: asking them for a step-up could only end in a 403.
+    name: 'step-up missing, pass lacking the scope: insufficient_scope, not stepup_required',
+    expect: { status: 403, error: 'insufficient_scope' },
+    run: async (c) => c.verify(await agentRequest(c.m, await c.agent({ scopes: ['list'] }), { method: 'POST', path: '/checkout' }), CHECKOUT),
+  },
+  {
+    name: 'step-up missing, revoked grant: grant_revoked, not stepup_required',
+    expect: { status: 401, error: 'grant_revoked' },
+    run: async (c) => {
+      const a = await c.agent();
+      await ownerCall(c.m, a, 'POST', `/api/grants/${a.grant.id}/revoke`);
+      return c.verify(await agentRequest(c.m, a, { method: 'POST', path: '/checkout' }), CHECKOUT);
+    },
+  },
+  {
     name: 'step-up expired',
     expect: { status: 401, error: 'stepup_used_or_expired' },
     run: async (c) => {

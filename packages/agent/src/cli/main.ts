@@ -5,6 +5,7 @@ import type { CliContext, Command } from './command.ts';
 import { COMMANDS } from './commands/index.ts';
 import { EXIT, Interrupted, UsageError, exitCodeFor } from './exit-codes.ts';
 import { commandHelp, mainHelp } from './help.ts';
+import { programFor, shellQuote } from './invocation.ts';
 import { Output } from './output.ts';
 
 const GLOBAL_OPTIONS = {
@@ -29,7 +30,7 @@ function splitCommand(argv: string[]): { name: string | undefined; rest: string[
 
 export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const json = argv.includes('--json');
-  const out = new Output(json);
+  const out = new Output(json, process.stdout, process.stderr, programFor(process.argv[1], env, process.cwd()));
   const { name, rest } = splitCommand(argv);
   const command: Command | undefined = COMMANDS.find((c) => c.name === name);
   if (name === 'help' || name === undefined) {
@@ -71,10 +72,6 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
   } finally {
     process.removeListener('SIGINT', onSigint);
   }
-}
-
-function shellQuote(s: string): string {
-  return /^[\w./:@-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
 process.exitCode = await main(process.argv.slice(2));

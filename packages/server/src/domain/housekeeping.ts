@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import type { Store } from '../store/ports.ts';
 import type { Clock } from './clock.ts';
 import { INBOX_MS } from './notifications/inbox.ts';
+import { expireStaleRequests } from './approvals/expiry.ts';
 
 /** Sent and failed outbox messages are kept this long for diagnosis, then deleted. */
 export const OUTBOX_KEEP_MS = 7 * 86_400_000;
@@ -23,7 +24,7 @@ export async function purgeExpired(store: Store, clock: Clock): Promise<Record<s
     challenges: await store.challenges.purgeExpired(now),
     singleUse: await store.singleUse.purgeExpired(now),
     rateCounters: await store.rateCounters.purgeExpired(now),
-    requests: (await store.authzRequests.expireStale(now)).length,
+    requests: (await expireStaleRequests({ store, clock }, now)).length,
     notifications: await store.notifications.purgeOlderThan(now - INBOX_MS),
     outbox: await store.outbox.purgeEnded(now - OUTBOX_KEEP_MS),
     oidcSignIns: await store.oidcSignIns.purgeEnded(now - SIGN_IN_KEEP_MS),

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { ErrorObject } from 'ajv';
 import { AppError } from '../domain/errors.ts';
+import { installNotFound } from './not-found.ts';
 import { toValidationItems } from './validation.ts';
 
 const DB_DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', '57P01', '57P03', '08006', '08001', '08003', 'SQLITE_BUSY', 'SQLITE_IOERR']);
@@ -16,7 +17,8 @@ const invalidJson = (message: string) => ({ detail: [{ loc: ['body'], msg: `requ
 
 /**
  * One serializer for every error (decisions §10): 4xx `{detail}`, 422 `{detail: [{loc, msg, type}]}`,
- * 503 when the database is unreachable, and a generic 500 (logged with the request id) otherwise.
+ * 503 when the database is unreachable, and a generic 500 (logged with the request id) otherwise;
+ * unknown addresses get 404 (not-found.ts: JSON, or the HTML 404 page for browsers outside the API).
  */
 export function installErrorHandling(app: FastifyInstance, bodyLimit: number): void {
   app.setErrorHandler((err: FastifyError | AppError, request, reply) => {
@@ -56,7 +58,5 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
     return reply.code(500).send({ detail: 'internal error', request_id: request.id });
   });
 
-  app.setNotFoundHandler((request, reply) => {
-    reply.code(404).send({ detail: `not found: ${request.method} ${request.url.split('?')[0]}` });
-  });
+  installNotFound(app);
 }

@@ -2,6 +2,7 @@ import type { Command } from '../command.ts';
 import { callCommand } from './call.ts';
 import { initCommand } from './init.ts';
 import { notifyCommand } from './notify.ts';
+import { pairCommand } from './pair.ts';
 import { reportStatusCommand } from './report-status.ts';
 import { requestCommand } from './request.ts';
 import { setIdCommand } from './set-id.ts';
@@ -14,6 +15,7 @@ import { whoamiCommand } from './whoami.ts';
 /** In the order `--help` lists them: the order an agent uses them in. */
 export const COMMANDS: Command[] = [
   initCommand,
+  pairCommand,
   setIdCommand,
   whoamiCommand,
   statusCommand,

@@ -13,7 +13,7 @@ export const whoamiCommand: Command = {
     const file = loadKeyFile(ctx.dir);
     const jkt = await file.key.thumbprint();
     ctx.out.result([
-      `agent id:  ${file.agentId ?? '(none yet: run mandate-agent set-id ag_... once the owner registered the key)'}`,
+      `agent id:  ${file.agentId ?? '(none yet: run mandate-agent set-id ag_... once the owner registered the key, or pair it: mandate-agent pair CODE)'}`,
       `name:      ${file.name ?? ''}`,
       `service:   ${file.serviceUrl}`,
       `directory: ${ctx.dir}`,

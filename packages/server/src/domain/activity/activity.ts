@@ -9,6 +9,7 @@ export type ActivityAction =
   | 'request.created'
   | 'request.approved'
   | 'request.denied'
+  | 'request.expired'
   | 'stepup.requested'
   | 'stepup.approved'
   | 'stepup.denied'

@@ -2,6 +2,7 @@ import { conflict, unauthorized } from '../errors.ts';
 import { usableGrant } from '../grants/usable.ts';
 import { checkUserInfoNames } from '../user-info.ts';
 import type { ApprovalDeps } from './deps.ts';
+import { expireStaleRequests } from './expiry.ts';
 import { ACCESS_REQUEST_LIMIT, REQUEST_LIFETIME_SEC, newPendingRequest, normalizeScopes, normalizeSite } from './request-rules.ts';
 
 export interface AccessRequestInput {
@@ -36,7 +37,7 @@ export async function requestAccess(d: ApprovalDeps, input: AccessRequestInput):
     throw conflict('access already approved', { next_step: 'get a pass with POST /api/v1/token' });
   }
   // A stale pending request must not hold the unique index; then the index decides races.
-  await d.store.authzRequests.expireStale(now, { agentId: agent.id, site });
+  await expireStaleRequests(d, now, { agentId: agent.id, site });
   const request = newPendingRequest(agent, site, now, { kind: 'initial', scopes, userInfo, action: null, grantId: null });
   // The request, its record and its pushes commit together: a request nobody is told of cannot exist.
   await d.store.transaction(async (repos) => {

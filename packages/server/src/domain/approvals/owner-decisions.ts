@@ -5,6 +5,7 @@ import { looksLikeId, newId } from '../ids.ts';
 import { type ApprovedAccess, createGrantFromApproval } from '../grants/grant-from-approval.ts';
 import { isKnownUserInfoField, unknownUserInfoField } from '../user-info.ts';
 import type { ApprovalDeps } from './deps.ts';
+import { expireStaleRequests } from './expiry.ts';
 import { narrowTo } from './request-rules.ts';
 
 /** ApproveLimitsIn (decisions §3). */
@@ -31,7 +32,7 @@ export async function ownedRequest(d: ApprovalDeps, userId: string, txnId: strin
 async function requirePending(d: ApprovalDeps, request: AuthzRequestRecord, now: number): Promise<void> {
   let status: RequestStatus = request.status;
   if (status === 'pending' && request.expiresAt <= now) {
-    await d.store.authzRequests.expireStale(now, { agentId: request.agentId, site: request.site });
+    await expireStaleRequests(d, now, { agentId: request.agentId, site: request.site });
     status = 'expired';
   }
   if (status !== 'pending') throw conflict(`request is not pending (it is ${status})`);

@@ -3,6 +3,7 @@ import { AppError, notFound } from '../errors.ts';
 import { looksLikeId } from '../ids.ts';
 import { liveGrant } from '../grants/usable.ts';
 import type { ApprovalDeps } from './deps.ts';
+import { expireStaleRequests } from './expiry.ts';
 import { STEPUP_COLLECT_WINDOW_MS } from './request-rules.ts';
 import { mintStepupToken } from './stepup-token.ts';
 
@@ -31,7 +32,7 @@ export async function pollRequest(d: ApprovalDeps, txnId: string, agentJwt: stri
   const now = d.clock.now();
 
   if (request.status === 'pending' && request.expiresAt <= now) {
-    await d.store.authzRequests.expireStale(now, { agentId: request.agentId, site: request.site });
+    await expireStaleRequests(d, now, { agentId: request.agentId, site: request.site });
     return { request: { ...request, status: 'expired' }, agentName };
   }
   if (request.kind !== 'stepup') return { request: await asGranted(d, request), agentName };

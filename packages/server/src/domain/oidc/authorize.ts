@@ -11,6 +11,7 @@ import { looksLikeId } from '../ids.ts';
 import { seconds } from '../clock.ts';
 import { liveGrant, usableGrant } from '../grants/usable.ts';
 import { newPendingRequest } from '../approvals/request-rules.ts';
+import { expireStaleRequests } from '../approvals/expiry.ts';
 import { type RequestedUrl, verifyAgentHeader } from './agent-header.ts';
 import { CODE_LIFETIME_MS, type OidcDeps, TOKEN_LIMITS } from './deps.ts';
 import { mintCode, newCodeId } from './codes.ts';
@@ -174,7 +175,7 @@ async function decide(d: OidcDeps, client: OidcClientRecord, redirectUri: string
  */
 async function pendingRequest(d: OidcDeps, client: OidcClientRecord, redirectUri: string, agent: AgentRecord, site: string, scopes: string[], ip: string | null): Promise<AuthzRequestRecord> {
   const now = d.clock.now();
-  await d.store.authzRequests.expireStale(now, { agentId: agent.id, site });
+  await expireStaleRequests(d, now, { agentId: agent.id, site });
   const verified = isRedirectVerified(client, redirectUri);
   const asked = askedWithGrant(scopes, await liveGrant(d.store.grants, agent.id, site, now));
   const userInfo = asked.userInfo;

@@ -11,6 +11,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { OidcClientRecord } from '../../store/ports.ts';
 import { seconds } from '../clock.ts';
 import { newPendingRequest } from '../approvals/request-rules.ts';
+import { expireStaleRequests } from '../approvals/expiry.ts';
 import { isAgentBlocked } from '../agents/blocked.ts';
 import { isGrantLive, liveGrant } from '../grants/usable.ts';
 import { authenticateTokenClient } from './client-auth.ts';
@@ -84,7 +85,7 @@ export async function bcAuthorize(d: OidcDeps, authorization: string | undefined
   const scopes = requestableScopes(rawScope, owner);
   const redirectUri = sites.get(site) ?? client.redirectUris[0] ?? '';
   const verified = isRedirectVerified(client, redirectUri);
-  await d.store.authzRequests.expireStale(now, { agentId: agent.id, site });
+  await expireStaleRequests(d, now, { agentId: agent.id, site });
   const asked = askedWithGrant(scopes, await liveGrant(d.store.grants, agent.id, site, now));
   const request = newPendingRequest(agent, site, now, {
     kind: 'initial', scopes: asked.scopes, userInfo: asked.userInfo, action: null, grantId: null, expiresAt: now + expirySec * 1000,

@@ -29,10 +29,12 @@ import { notificationRoutes } from './owner/notifications.ts';
 import { swReportRoutes } from './owner/sw-reports.ts';
 import { oidcClientRoutes } from './oidc/clients.ts';
 import { oidcProviderRoutes } from './oidc/provider.ts';
+import { pairingCodeRoutes } from './owner/pairing.ts';
+import { agentPairRoutes } from './agent-api/pairing.ts';
 
 /** Every route module, registered in one place. */
 export async function registerRoutes(app: FastifyInstance, s: Services): Promise<void> {
-  for (const routes of [metaRoutes, accountRoutes, agentRoutes, passkeyRoutes, jwksRoutes, tokenRoutes, verifyRoutes, stepupVerifyRoutes, revocationRoutes, siteAgentStatusRoutes, reputationRoutes, reportRoutes, agentStatusRoutes, agentNotifyRoutes, activityRoutes, agentStatusListRoutes, authzRequestRoutes, stepupRequestRoutes, approvalRoutes, grantRoutes, userInfoRoutes, deviceRoutes, pushRoutes, notificationRoutes, swReportRoutes, oidcClientRoutes, oidcProviderRoutes, adminKeyRoutes, pageRoutes]) {
+  for (const routes of [metaRoutes, accountRoutes, agentRoutes, pairingCodeRoutes, agentPairRoutes, passkeyRoutes, jwksRoutes, tokenRoutes, verifyRoutes, stepupVerifyRoutes, revocationRoutes, siteAgentStatusRoutes, reputationRoutes, reportRoutes, agentStatusRoutes, agentNotifyRoutes, activityRoutes, agentStatusListRoutes, authzRequestRoutes, stepupRequestRoutes, approvalRoutes, grantRoutes, userInfoRoutes, deviceRoutes, pushRoutes, notificationRoutes, swReportRoutes, oidcClientRoutes, oidcProviderRoutes, adminKeyRoutes, pageRoutes]) {
     await routes(app, s);
   }
 }

@@ -17,6 +17,7 @@ function send(reply: FastifyReply, answer: PublicResponse): FastifyReply {
 export async function publicPageRoutes(app: FastifyInstance, s: Services): Promise<void> {
   const site = buildPublicSite({ baseUrl: s.config.baseUrl });
   for (const warning of site.warnings) app.log.warn(warning);
+  app.useNotFoundPage(site.fallback('/404'));
 
   for (const [path, answer] of site.pages) {
     app.get(path, { schema: { hide: true } }, async (_request, reply) => send(reply, answer));

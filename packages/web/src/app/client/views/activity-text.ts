@@ -7,6 +7,7 @@ export const ACTION_FILTERS: readonly [string, string][] = [
   ['request.created', 'Access asked'],
   ['request.approved', 'Access approved'],
   ['request.denied', 'Access denied'],
+  ['request.expired', 'Request expired unanswered'],
   ['pass.issued', 'Pass issued'],
   ['grant.revoked', 'Access revoked'],
   ['grant.user_info_narrowed', 'Sharing narrowed'],
@@ -46,6 +47,9 @@ export function activityText(a: ActivityItem): [title: string, extra: string] {
       return [`You approved ${who}${at}`, `${listText(d.scopes)}; about you: ${listText(d.user_info)}${lim ? `; ${lim}` : ''}`];
     }
     case 'request.denied': return [`You denied ${who}${at}`, listText(d.scopes)];
+    case 'request.expired': return d.kind === 'stepup'
+      ? [`${who}'s request to confirm ${quoted(d.action)}${at} expired unanswered`, '']
+      : [`${who}'s request for access${at} expired unanswered`, listText(d.scopes)];
     case 'stepup.requested': return [`${who} asked you to confirm ${quoted(d.action)}${at}`, ''];
     case 'stepup.approved': return [`You approved ${quoted(d.action)} for ${who}${at}`, ''];
     case 'stepup.denied': return [`You denied ${quoted(d.action)} for ${who}${at}`, ''];

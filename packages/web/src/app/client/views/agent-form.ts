@@ -1,14 +1,21 @@
-// Adding an agent: paste the public key it made (JWK or PEM), or follow the mandate-agent command
-// line steps, which make the key on the agent's machine and print it.
+// Adding an agent. "Add agent" with the key field empty makes a one-time pairing code that the
+// agent's machine redeems (`mandate-agent pair CODE`): no key to copy, no password on that machine.
+// Pasting a public key the agent made (JWK or PEM) is the other way; the command line steps below
+// the form lead with the code too.
 import { api, userError } from '../api.ts';
 import { run } from '../actions.ts';
 import { byId, el } from '../dom.ts';
 import { reload } from '../loaders.ts';
 import { show } from '../message.ts';
+import type { Agent } from '../types.ts';
 import { copyButton } from './agent-card.ts';
+import { onAgentsLoaded } from './agents.ts';
 
 /** Shell quoting for the commands we print: names may hold spaces or quotes. */
 const shellQuote = (s: string): string => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'"'"'`)}'`);
+
+/** How often the app looks for the paired agent while a code is on screen. */
+const PAIRING_POLL_MS = 3000;
 
 /** The request body for a pasted key; a private key is refused here, so it never leaves the device. */
 export function keyBody(raw: string): { jwk: Record<string, unknown> } | { pubkey: string } {
@@ -30,41 +37,108 @@ export function keyBody(raw: string): { jwk: Record<string, unknown> } | { pubke
   return { pubkey: key };
 }
 
-/** The signed-in owner's email, for the one-step command. */
-let sessionEmail = '';
+/** The command that redeems a pairing code on the agent's machine. */
+export const pairCommand = (code: string, origin: string): string => `npx mandate-agent pair ${code} --service ${origin}`;
+
+const command = (text: string, what: string) => el('div', { className: 'command' }, el('code', { text }), copyButton(text, what));
 
 function renderCliSteps(name: string): void {
   const origin = location.origin;
-  const agentName = shellQuote(name.trim() || 'my-agent');
-  const init = `npx mandate-agent init --service ${origin} --name ${agentName}`;
-  const direct = `npx mandate-agent init --service ${origin} --name ${agentName} --email ${shellQuote(sessionEmail || 'you@example.com')}`;
-  const steps = byId('agent-cli-steps', HTMLElement);
-  const command = (text: string, what: string) => el('div', { className: 'command' }, el('code', { text }), copyButton(text, what));
-  steps.replaceChildren(
-    el('li', {}, 'On the machine where the agent runs, make its key:', command(init, 'the init command'),
-      el('span', { className: 'hint', text: 'The private key stays there (in ~/.mandate-agent, readable only by you). The command prints the public key.' })),
-    el('li', {}, 'Paste that public key above under "Paste its public key", with the same name, and press "Add agent".'),
-    el('li', {}, 'Tell the agent its id (shown once it is added):', command('npx mandate-agent set-id ag_…', 'the set-id command')),
-    el('li', {}, 'Or, in one step, let the command register the agent with your account. It asks for your password (or reads MANDATE_PASSWORD); never put a password on the command line:',
-      command(direct, 'the one-step command')),
+  const init = `npx mandate-agent init --service ${origin} --name ${shellQuote(name.trim() || 'my-agent')}`;
+  byId('agent-cli-steps', HTMLElement).replaceChildren(
+    el('li', {}, 'Give the agent a name above, leave the key empty and press "Add agent". The app shows a one-time code. On the machine where the agent runs, pair with it:',
+      command(pairCommand('CODE', origin), 'the pair command'),
+      el('span', { className: 'hint', text: 'This makes the agent\'s key there (the private key stays in ~/.mandate-agent, readable only by you) and registers it with your account. The agent never needs your password; never put a password on the command line.' })),
+    el('li', {}, 'Or make the key first. On the agent\'s machine:', command(init, 'the init command'),
+      'It prints the public key: paste it above under "Its public key" and press "Add agent". Then tell the agent the id the app shows:',
+      command('npx mandate-agent set-id ag_…', 'the set-id command')),
   );
 }
 
-export function setAgentFormEmail(email: string): void {
-  sessionEmail = email;
+/** Kept for main.ts: the steps no longer name the owner's email, but are redrawn on a new session. */
+export function setAgentFormEmail(_email: string): void {
   renderCliSteps(byId('agent-name', HTMLInputElement).value);
+}
+
+/**
+ * Scrolls `node` into the part of the screen nothing covers: below the sticky top bar, above the
+ * tab bar that a phone keeps fixed at the bottom. (The browser's own scrollIntoView knows neither.)
+ */
+function bringIntoView(node: HTMLElement): void {
+  const top = document.querySelector('.topbar')?.getBoundingClientRect().bottom ?? 0;
+  const tabs = document.getElementById('tabs');
+  const bottom = tabs && getComputedStyle(tabs).position === 'fixed' ? tabs.getBoundingClientRect().top : window.innerHeight;
+  const rect = node.getBoundingClientRect();
+  const gap = 8;
+  if (rect.bottom > bottom - gap) window.scrollBy(0, Math.min(rect.bottom - bottom + gap, rect.top - top - gap));
+  else if (rect.top < top + gap) window.scrollBy(0, rect.top - top - gap);
+}
+
+/** The result box under the form, brought into view: on a phone it starts below the fold. */
+function showBox(...children: HTMLElement[]): void {
+  const box = byId('agent-created', HTMLElement);
+  box.replaceChildren(...children);
+  box.hidden = false;
+  bringIntoView(box);
 }
 
 function showCreated(agent: { id: string; name: string }): void {
   const setId = `npx mandate-agent set-id ${agent.id}`;
-  const box = byId('agent-created', HTMLElement);
-  box.replaceChildren(
+  showBox(
     el('p', {}, el('strong', { text: `${agent.name} is added.` }), ' Its id is ', el('span', { className: 'code', text: agent.id }), ' ', copyButton(agent.id, 'the agent id')),
     el('p', { className: 'hint', text: 'If you made its key with the command line, tell the agent its id:' }),
     el('div', { className: 'command' }, el('code', { text: setId }), copyButton(setId, 'the set-id command')),
     el('p', { className: 'hint', text: 'When it asks for access to a site, the request appears under Requests.' }),
   );
-  box.hidden = false;
+}
+
+/** The code on screen: agents known before it was made, when it stops working, the poll timer. */
+let waiting: { known: Set<string>; deadline: number; timer: ReturnType<typeof setInterval> } | undefined;
+
+function stopWaiting(): void {
+  if (waiting) clearInterval(waiting.timer);
+  waiting = undefined;
+}
+
+function showCode(made: { code: string; expires_in: number; name: string | null }, known: Set<string>): void {
+  const pair = pairCommand(made.code, location.origin);
+  const until = new Date(Date.now() + made.expires_in * 1000).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+  showBox(
+    el('p', {}, el('strong', { text: made.name ? `Pairing code for ${made.name}:` : 'Pairing code:' })),
+    el('div', { className: 'command' }, el('code', { id: 'agent-pairing-code', text: made.code, style: 'font-size:1.5rem;letter-spacing:.08em' }), copyButton(made.code, 'the pairing code')),
+    el('p', { className: 'hint', text: 'On the machine where the agent runs:' }),
+    command(pair, 'the pair command'),
+    el('p', { className: 'hint', id: 'agent-pairing-status', text: `Works once, until ${until}. Waiting for the agent…` }),
+  );
+  stopWaiting();
+  const timer = setInterval(() => {
+    if (waiting && Date.now() > waiting.deadline) return expired();
+    if (document.visibilityState === 'visible') void reload('agents').catch(() => undefined);
+  }, PAIRING_POLL_MS);
+  waiting = { known, deadline: Date.now() + made.expires_in * 1000, timer };
+}
+
+function expired(): void {
+  stopWaiting();
+  const status = document.getElementById('agent-pairing-status');
+  if (status) status.textContent = 'This code has expired. Press "Add agent" with the key field empty for a new one.';
+}
+
+function paired(agent: Agent): void {
+  stopWaiting();
+  showBox(
+    el('p', {}, el('strong', { text: `${agent.name} is paired.` }), ' Its id is ', el('span', { className: 'code', text: agent.id }), '; the agent has recorded it.'),
+    el('p', { className: 'hint', text: 'When it asks for access to a site, the request appears under Requests.' }),
+  );
+  // Called as the agent list is loaded, before its new card is drawn above the box: look again after.
+  setTimeout(() => bringIntoView(byId('agent-created', HTMLElement)), 0);
+  void reload('activity').catch(() => undefined);
+}
+
+/** A hint under the key field: leaving it empty is the way to pair. */
+function addKeyHint(key: HTMLTextAreaElement): void {
+  if (document.getElementById('agent-key-hint')) return;
+  key.closest('label')?.after(el('p', { className: 'hint', id: 'agent-key-hint', text: 'No key? Leave it empty: "Add agent" then shows a one-time code to pair the agent from its machine.' }));
 }
 
 export function setUpAgentForm(): void {
@@ -72,25 +146,41 @@ export function setUpAgentForm(): void {
   const name = byId('agent-name', HTMLInputElement);
   const key = byId('agent-key', HTMLTextAreaElement);
   const submit = byId('agent-create-button', HTMLButtonElement);
+  addKeyHint(key);
   name.addEventListener('input', () => renderCliSteps(name.value));
   renderCliSteps('');
+  onAgentsLoaded((agents) => {
+    const added = waiting && agents.find((a) => !waiting?.known.has(a.id));
+    if (added) paired(added);
+  });
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
     void run(submit, 'Adding…', async () => {
-      const body = { name: name.value.trim(), ...keyBody(key.value) };
-      if (!body.name) throw userError('Give the agent a name you will recognise, like "shopping assistant".');
-      const agent = await api<{ id: string; name: string }>('POST', '/api/agents', body);
+      const agentName = name.value.trim();
+      if (!agentName) throw userError('Give the agent a name you will recognise, like "shopping assistant".');
+      if (!key.value.trim()) {
+        // Agents known before the code exists: the one that appears after it is the paired one.
+        const known = new Set((await api<Agent[]>('GET', '/api/agents')).map((a) => a.id));
+        const made = await api<{ code: string; expires_in: number; name: string | null }>('POST', '/api/agents/pairing-codes', { name: agentName });
+        form.reset();
+        renderCliSteps('');
+        showCode(made, known);
+        return;
+      }
+      const agent = await api<{ id: string; name: string }>('POST', '/api/agents', { name: agentName, ...keyBody(key.value) });
+      stopWaiting();
       form.reset();
       renderCliSteps('');
       showCreated(agent);
-      show(`Agent "${agent.name}" added (${agent.id}).`, 'ok');
       await reload('agents', 'activity');
+      show(`Agent "${agent.name}" added (${agent.id}).`, 'ok');
+      bringIntoView(byId('agent-created', HTMLElement));
     });
   });
 }
 
 export function resetAgentForm(): void {
+  stopWaiting();
   byId('agent-form', HTMLFormElement).reset();
   byId('agent-created', HTMLElement).hidden = true;
-  sessionEmail = '';
 }
