@@ -59,7 +59,11 @@ describe('revocation seen by the shops', () => {
     // The CLI renews its pass after grant_revoked, and the service refuses: access must be asked again.
     const called = await agent.run('call', '--site', SITE, `${d.local.url}/products`);
     assert.equal(called.code, 1, show(called));
-    assert.equal((called.json?.['error'] as { code?: string } | undefined)?.code, 'access_required', show(called));
+    const error = called.json?.['error'] as { code?: string; site_answer?: string } | undefined;
+    assert.deepEqual([error?.code, error?.site_answer], ['access_required', 'grant_revoked'], show(called));
+    // It says what the site answered, and the CLI command to run next (not a raw HTTP call).
+    assert.match(called.stderr, /no access to .*: the site answered grant_revoked/, show(called));
+    assert.match(called.stderr, /next step: ask the owner again: .*request --site /, show(called));
     const status = await agent.run('status');
     assert.equal(status.code, 0, show(status));
     assert.deepEqual([status.json?.['global_flag'], status.json?.['revoked_sites']], ['ok', [SITE]], show(status));

@@ -1,6 +1,6 @@
 import { createAgentJwt, isValidAction, isValidScopeList, LIMITS } from '@mandate/protocol';
 import { waitForAnswer, type WaitOptions } from './approvals/wait.ts';
-import { InvalidInputError, KeyFileError } from './client/errors.ts';
+import { AccessRequiredError, InvalidInputError, KeyFileError } from './client/errors.ts';
 import { ServiceClient, type FetchLike } from './client/http.ts';
 import type { AgentStatus, CreatedRequest, PollAnswer } from './client/types.ts';
 import { systemClock, type Clock } from './clock.ts';
@@ -148,7 +148,13 @@ export class MandateAgent {
     // more. If the access is really gone, renewing says so with AccessRequiredError.
     if (res.status === 401 && (error?.error === 'token_expired' || error?.error === 'grant_revoked')) {
       await res.body?.cancel();
-      res = await send(await this.pass(site, { force: true }));
+      const siteAnswer = error.error;
+      const renewed = await this.pass(site, { force: true }).catch((e: unknown) => {
+        // Keep what the site said: "grant_revoked" tells the caller more than the service's refusal alone.
+        if (e instanceof AccessRequiredError) throw new AccessRequiredError(e.site, { status: e.status, detail: e.detail, nextStep: e.nextStep, method: e.method, path: e.path, cause: e }, siteAnswer);
+        throw e;
+      });
+      res = await send(renewed);
       error = await siteError(res);
     }
     if (res.status !== 403 || error?.error !== 'stepup_required' || opts.stepup === false) return res;
@@ -176,10 +182,12 @@ export class MandateAgent {
   }
 
   /** A one-way note to the owner's phone (`POST /api/v1/agent-notify`). */
-  async notify(note: { text: string; title?: string; kind?: string }): Promise<void> {
+  /** Answers where the note went: `inbox` (kept in the owner's inbox) and `devices` (pushed to how many). */
+  async notify(note: { text: string; title?: string; kind?: string }): Promise<{ inbox: boolean; devices: number }> {
     if (!note.text) throw new InvalidInputError('the note needs a text');
     const body = { agent_id: this.agentId, agent_jwt: await this.agentJwt(), text: note.text, ...(note.title !== undefined ? { title: note.title } : {}), ...(note.kind !== undefined ? { kind: note.kind } : {}) };
-    await this.client.call('POST', '/api/v1/agent-notify', { body });
+    const answer = await this.client.call<{ inbox?: boolean; devices?: number }>('POST', '/api/v1/agent-notify', { body });
+    return { inbox: answer.inbox ?? true, devices: answer.devices ?? 0 };
   }
 
   /** Whether the agent is still authorized (`GET /api/v1/agent-status`); `AgentRevokedError` once revoked. */

@@ -157,7 +157,7 @@ describe('agent SDK against a real service', { timeout: 180_000 }, () => {
     });
 
     it('sends a note to the owner and reports its status', async () => {
-      await agent.notify({ text: 'order 42 paid', title: 'Done', kind: 'done' });
+      assert.deepEqual(await agent.notify({ text: 'order 42 paid', title: 'Done', kind: 'done' }), { inbox: true, devices: 0 }, 'kept in the inbox; no device set up');
       await agent.reportStatus({ status: 'comparing prices', site: site.siteId });
       const activity = await owner.ok<{ items: unknown[] }>('GET', `/api/activity?agent=${agentId}&action=agent.note`);
       assert.equal(activity.items.length, 1);

@@ -165,13 +165,16 @@ describe('agent status, status reports and notes', () => {
         payload: { agent_id: agent.id, agent_jwt: await agentJwt(t, agent), text: 'Booked the 9:40 train.', title: 'Done', kind: 'done' },
       });
       assert.equal(res.statusCode, 200, res.body);
-      assert.deepEqual(json(res), { ok: true });
+      assert.deepEqual(json(res), { ok: true, inbox: true, devices: 0 }, 'says where the note went: the inbox, no device yet');
+      await t.services.store.pushDevices.upsert({ id: 'dev_notes', userId: owner.user.id, kind: 'webpush', address: 'https://push.example/notes', p256dh: 'BPk', auth: 'au', name: 'phone', createdAt: 0, lastUsedAt: null });
+      const again = await t.app.inject({ method: 'POST', url: '/api/v1/agent-notify', payload: { agent_id: agent.id, agent_jwt: await agentJwt(t, agent), text: 'Booked the 9:40 train.', title: 'Done', kind: 'done' } });
+      assert.deepEqual(json(again), { ok: true, inbox: true, devices: 1 });
       const inbox = json<{ items: { type: string; title: string; body: string }[] }>(await t.app.inject({ url: '/api/notifications', headers: owner.auth }));
-      assert.deepEqual(inbox.items.filter((n) => n.type === 'note').map((n) => ({ title: n.title, body: n.body })), [{ title: 'Travel bot: Done', body: 'Booked the 9:40 train.' }]);
+      assert.deepEqual(inbox.items.filter((n) => n.type === 'note').map((n) => ({ title: n.title, body: n.body })), Array(2).fill({ title: 'Travel bot: Done', body: 'Booked the 9:40 train.' }));
       const activity = json<{ items: { action: string; agent_id: string; detail: Record<string, unknown> }[] }>(
         await t.app.inject({ url: '/api/activity?action=agent.note', headers: owner.auth }),
       );
-      assert.equal(activity.items.length, 1);
+      assert.equal(activity.items.length, 2);
       assert.equal(activity.items[0]?.agent_id, agent.id);
       assert.deepEqual(activity.items[0]?.detail, { title: 'Done', text: 'Booked the 9:40 train.', kind: 'done' });
     });

@@ -1,4 +1,4 @@
-import { MandateError } from '../client/errors.ts';
+import { AccessRequiredError, MandateError } from '../client/errors.ts';
 import { UsageError } from './exit-codes.ts';
 import { withProgram } from './invocation.ts';
 
@@ -38,6 +38,14 @@ export class Output {
   /** Reports a failure: a human explanation on stderr, and with --json `{"error": {...}}` on stdout. */
   error(e: unknown): void {
     const program = 'mandate-agent';
+    if (e instanceof AccessRequiredError) {
+      // Say what happened in the agent's terms, and the command that fixes it, not the raw HTTP call.
+      const said = e.siteAnswer ? `the site answered ${e.siteAnswer}, and ` : '';
+      this.stderr.write(`${program}: no access to ${e.site}: ${said}Mandate issues no new pass (${this.human(e.detail)})\n`);
+      this.stderr.write(`next step: ask the owner again: ${this.command(`request --site ${e.site} --scopes <the scopes you need> --wait`)}\n`);
+      if (this.json) this.stdout.write(`${JSON.stringify({ error: e.toJSON() })}\n`);
+      return;
+    }
     if (e instanceof MandateError) {
       this.stderr.write(`${program}: ${e.method && e.path ? `${e.method} ${e.path}: ` : ''}${e.status ? `${e.status} ` : ''}${this.human(e.detail)}\n`);
       if (e.nextStep) this.stderr.write(`next step: ${this.human(e.nextStep)}\n`);

@@ -86,10 +86,17 @@ export class AgentRevokedError extends MandateError {
 /** Raised by `pass()` when the service will not issue a pass without a new approval. */
 export class AccessRequiredError extends MandateError {
   readonly site: string;
-  constructor(site: string, init: MandateErrorInit) {
+  /** What the site answered before the renewal was refused (e.g. `grant_revoked`), when a site call led here. */
+  readonly siteAnswer: string | undefined;
+  constructor(site: string, init: MandateErrorInit, siteAnswer?: string) {
     super('access_required', init);
     this.name = 'AccessRequiredError';
     this.site = site;
+    this.siteAnswer = siteAnswer;
+  }
+
+  override toJSON(): Record<string, unknown> {
+    return { ...super.toJSON(), site: this.site, ...(this.siteAnswer ? { site_answer: this.siteAnswer } : {}) };
   }
 }
 

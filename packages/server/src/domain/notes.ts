@@ -22,9 +22,10 @@ export class AgentNotes {
   constructor(private readonly activity: Activity, private readonly notifier: Notifier, private readonly limiter: RateLimiter) {}
 
   /** The agent is already authenticated, so only its own notes use up its limit. */
-  async send(agent: AgentRecord, note: AgentNote, ip: string | null): Promise<void> {
+  /** Answers where the note went (the inbox, and how many devices it is pushed to). */
+  async send(agent: AgentRecord, note: AgentNote, ip: string | null): Promise<{ inbox: boolean; devices: number }> {
     await this.limiter.check(`agent-notify:${agent.id}`, NOTES_PER_MINUTE, 60);
     await this.activity.record({ userId: agent.userId, action: 'agent.note', agentId: agent.id, detail: { ...note }, ip });
-    await this.notifier.agentNote(agent.userId, agent.name, note);
+    return this.notifier.agentNote(agent.userId, agent.name, note);
   }
 }

@@ -6,8 +6,8 @@ export const notifyCommand: Command = {
   name: 'notify',
   summary: 'send a one-way note to the owner\'s phone',
   usage: 'mandate-agent notify TEXT [--title TITLE] [--kind KIND]',
-  help: `Sends a note to the owner's devices (POST /api/v1/agent-notify): nothing to approve, recorded in the
-owner's Activity. Use it for "done", "stuck" or an end-of-session summary.
+  help: `Sends a note to the owner (POST /api/v1/agent-notify): nothing to approve. It is kept in the owner's
+inbox and Activity and pushed to their devices that take notes; the answer says where it went. Use it for "done", "stuck" or an end-of-session summary.
 
   --title TITLE   at most 200 characters
   --kind KIND     a short word of [a-z_], e.g. done, stuck, summary (default agent)`,
@@ -18,7 +18,10 @@ owner's Activity. Use it for "done", "stuck" or an end-of-session summary.
     const agent = agentFromDir(ctx);
     const title = str(values, 'title');
     const kind = str(values, 'kind');
-    await agent.notify({ text, ...(title !== undefined ? { title } : {}), ...(kind !== undefined ? { kind } : {}) });
-    ctx.out.result('Note sent to the owner.', { ok: true });
+    const went = await agent.notify({ text, ...(title !== undefined ? { title } : {}), ...(kind !== undefined ? { kind } : {}) });
+    const where = went.devices > 0
+      ? `Note kept in the owner's inbox and pushed to ${went.devices} of their device${went.devices === 1 ? '' : 's'}.`
+      : 'Note kept in the owner\'s inbox and Activity; no device was notified (none set up for notifications, notes switched off, or quiet hours).';
+    ctx.out.result(where, { ok: true, ...went });
   },
 };

@@ -55,8 +55,10 @@ export class Notifier {
     if (repos === this.store) this.wake();
   }
 
-  async agentNote(userId: string, agentName: string, note: { title: string; text: string }): Promise<void> {
-    await this.publish(userId, noteMessage(agentName, note));
+  /** Answers where the note went: kept in the inbox, and pushed to how many devices. */
+  async agentNote(userId: string, agentName: string, note: { title: string; text: string }): Promise<{ inbox: boolean; devices: number }> {
+    const { record, devices } = await this.publish(userId, noteMessage(agentName, note));
+    return { inbox: record !== null, devices };
   }
 
   /** `how`: where it came from, e.g. "in the app" or "by <operator>". */
@@ -68,7 +70,7 @@ export class Notifier {
     await this.publish(userId, securityMessage(title, body));
   }
 
-  private async publish(userId: string, m: OwnerMessage, repos: Repos = this.store): Promise<NotificationRecord | null> {
+  private async publish(userId: string, m: OwnerMessage, repos: Repos = this.store): Promise<{ record: NotificationRecord | null; devices: number }> {
     const now = this.clock.now();
     const id = newId('n');
     const record = m.type
@@ -90,6 +92,6 @@ export class Notifier {
     if (messages.length) await repos.outbox.addMany(messages);
     this.log?.info({ userId, notification: id, type: m.push, devices: devices.length, quiet }, 'owner notified');
     if (repos === this.store && messages.length) this.wake();
-    return record;
+    return { record, devices: devices.length };
   }
 }

@@ -18,15 +18,19 @@ export async function agentNotifyRoutes(base: FastifyInstance, s: Services): Pro
   app.post('/api/v1/agent-notify', {
     schema: {
       summary: "A one-way note to the owner's phone",
-      description: `Nothing to approve. The note is queued for the owner's devices (notification kind \`agent_note\` with \`agent_id\`, \`agent_name\`, \`title\`, \`text\`, \`kind\`) and recorded in Activity as \`agent.note\`. ${NOTES_PER_MINUTE} notes per agent per minute, then 429. 401 invalid agent JWT; 403 agent revoked.`,
+      description: `Nothing to approve. Answers where it went: \`inbox\` (kept in the owner's inbox) and \`devices\` (how many devices it is pushed to). The note is queued for the owner's devices (notification kind \`agent_note\` with \`agent_id\`, \`agent_name\`, \`title\`, \`text\`, \`kind\`) and recorded in Activity as \`agent.note\`. ${NOTES_PER_MINUTE} notes per agent per minute, then 429. 401 invalid agent JWT; 403 agent revoked.`,
       tags: ['agent'],
       body: AgentNoteIn,
-      response: withErrors({ 200: Type.Object({ ok: Type.Literal(true) }) }, 401, 403, 429),
+      response: withErrors({ 200: Type.Object({
+        ok: Type.Literal(true),
+        inbox: Type.Boolean({ description: 'kept in the owner\'s inbox (GET /api/notifications) and Activity' }),
+        devices: Type.Integer({ description: 'devices the note is pushed to: 0 when the owner has none, switched notes off, or is in quiet hours' }),
+      }) }, 401, 403, 429),
     },
   }, async (request) => {
     const { agent_id, agent_jwt, text, title, kind } = request.body;
     const agent = await s.agents.verifyJwt(agent_jwt, agent_id);
-    await s.notes.send(agent, { title: title ?? '', text, kind: kind ?? 'agent' }, request.ip);
-    return { ok: true as const };
+    const went = await s.notes.send(agent, { title: title ?? '', text, kind: kind ?? 'agent' }, request.ip);
+    return { ok: true as const, ...went };
   });
 }
