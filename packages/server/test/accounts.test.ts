@@ -71,7 +71,8 @@ describe('owner accounts', () => {
     const me = await t.app.inject({ url: '/api/me', headers: owner.auth });
     assert.equal(me.statusCode, 200);
     const body = json<Record<string, unknown>>(me);
-    assert.deepEqual(Object.keys(body).sort(), ['created_at', 'display_name', 'email', 'grants', 'id', 'pending', 'phone', 'phone_verified', 'role', 'unread_notifications'].sort());
+    assert.deepEqual(Object.keys(body).sort(), ['created_at', 'display_name', 'email', 'grants', 'id', 'pending', 'phone', 'phone_verified', 'role', 'session_method', 'unread_notifications'].sort());
+    assert.equal(body.session_method, 'password', 'the app tells a password session to approve on the phone that holds the passkey');
     assert.equal(body.phone, null);
     assert.deepEqual(body.pending, []);
     const viaCookie = await t.app.inject({ url: '/api/me', cookies: { session: owner.session_token } });

@@ -15,6 +15,7 @@ import { homePage } from './pages/home.ts';
 import { howItWorksPage } from './pages/how-it-works.ts';
 import { legalPages } from './pages/legal.ts';
 import { notFoundPage } from './pages/not-found.ts';
+import { markSvg, publicStylesheet } from './tokens.ts';
 
 export interface PublicResponse {
   status: number;
@@ -62,8 +63,8 @@ const ok = (body: string, type = HTML, cache = SHORT_CACHE): PublicResponse => (
  */
 export function buildPublicSite(opts: PublicSiteOptions): PublicSite {
   const baseUrl = opts.baseUrl.replace(/\/+$/, '');
-  const css = readFileSync(new URL('./public.css', import.meta.url), 'utf8');
-  const icon = readFileSync(new URL('./icon.svg', import.meta.url), 'utf8');
+  const css = publicStylesheet(readFileSync(new URL('./public.css', import.meta.url), 'utf8'));
+  const icon = markSvg();
   const version = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 12);
   const cssHref = `${CSS_PATH}?v=${version(css)}`;
   const iconHref = `${ICON_PATH}?v=${version(icon)}`;

@@ -37,7 +37,7 @@ ${meta.noindex ? html`<meta name="robots" content="noindex">` : html`<link rel="
 <a class="skip" href="#main">Skip to content</a>
 <header class="site-header">
   <div class="wrap header-row">
-    <a class="brand" href="/"><span class="brand-mark" aria-hidden="true">M</span>Mandate</a>
+    <a class="brand" href="/"><img class="brand-mark" src="${ctx.iconHref}" alt="" width="32" height="32">Mandate</a>
     <a class="nav-app" href="/app">Open the app</a>
     <nav class="main-nav" aria-label="Main">
       ${NAV.map((item) => html`<a href="${item.href}"${meta.nav === item.key ? html` aria-current="page"` : ''}>${item.label}</a>`)}

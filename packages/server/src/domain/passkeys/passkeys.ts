@@ -108,17 +108,26 @@ export class Passkeys {
   }
 
   /**
-   * Options for a passwordless sign-in. Nothing here depends on whether `email` has an account (no
-   * lookup, no allowCredentials): the authenticator offers its discoverable credentials. The email
-   * is remembered with the challenge and checked at verification. Throttled per client address (429).
+   * Options for a passwordless sign-in, with or without an email. Nothing here depends on whether
+   * `email` has an account (no lookup, no allowCredentials): the authenticator offers its
+   * discoverable credentials, and the challenge is bound to no user. Without an email (the person
+   * picks a passkey from the browser's list or autofill) the credential alone names the account at
+   * verification; with one, the email is remembered with the challenge and checked there.
+   * Throttled per client address (429).
    */
-  async loginOptions(email: string, clientAddress: string): Promise<Ceremony<webauthn.PublicKeyCredentialRequestOptionsJSON>> {
+  async loginOptions(email: string | undefined, clientAddress: string): Promise<Ceremony<webauthn.PublicKeyCredentialRequestOptionsJSON>> {
     await this.throttleLogin(clientAddress);
-    const challenge = await this.newChallenge({ purpose: 'login', userId: null, sessionHash: null, subject: normalizeEmail(email) });
+    const subject = email === undefined ? null : normalizeEmail(email);
+    const challenge = await this.newChallenge({ purpose: 'login', userId: null, sessionHash: null, subject });
     return { challenge, options: await webauthn.authenticationOptions({ rp: this.rp, challenge }) };
   }
 
-  /** The account a valid sign-in assertion proves; any failure is one 401. Throttled per client address (429) first. */
+  /**
+   * The account a valid sign-in assertion proves: the passkey is found by its credential id and the
+   * account by the passkey (and must be the one the user handle names, when sent). The challenge is
+   * consumed before anything else (of two racing answers one wins). Any failure is one 401.
+   * Throttled per client address (429) first.
+   */
   async verifyLogin(input: { challenge: string; assertion: unknown }, clientAddress: string): Promise<UserRecord> {
     await this.throttleLogin(clientAddress);
     const issued = await this.store.challenges.consume(input.challenge, 'login', this.clock.now());

@@ -9,14 +9,16 @@ const WEBAUTHN_ERRORS: Record<string, string> = {
   AbortError: 'The passkey prompt was closed. Try again.',
 };
 
+/** The browser's name for an error (NotAllowedError, ...): SimpleWebAuthn wraps them in a WebAuthnError with the original as `cause`. */
+export function errorName(e: unknown): string {
+  if (!(e instanceof Error)) return '';
+  const cause = (e as { cause?: unknown }).cause;
+  return cause instanceof Error ? cause.name : e.name;
+}
+
 export function errorText(e: unknown): string {
   if (e instanceof ApiError) return e.message;
-  if (e instanceof Error) {
-    // SimpleWebAuthn wraps browser errors in a WebAuthnError with the original as `cause`.
-    const cause = (e as { cause?: unknown }).cause;
-    const name = cause instanceof Error ? cause.name : e.name;
-    return WEBAUTHN_ERRORS[name] ?? WEBAUTHN_ERRORS[e.name] ?? e.message;
-  }
+  if (e instanceof Error) return WEBAUTHN_ERRORS[errorName(e)] ?? WEBAUTHN_ERRORS[e.name] ?? e.message;
   return String(e);
 }
 

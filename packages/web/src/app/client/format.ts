@@ -5,6 +5,16 @@ export const when = (iso: string | null): string => (iso ? new Date(iso).toLocal
 
 export const day = (iso: string): string => new Date(iso).toLocaleDateString();
 
+/**
+ * When a revocation takes effect, as the public pages say it: a site that checks each pass with
+ * Mandate (cloud mode) refuses at once; one that checks passes itself (local mode) when it fetches
+ * the next signed revocation list, within about a minute.
+ */
+export const REFUSED_WHEN = 'sites that check with Mandate refuse it at once, sites that check passes themselves within about a minute';
+
+/** The text with its first letter in capitals, to begin a sentence. */
+export const capital = (text: string): string => text.charAt(0).toUpperCase() + text.slice(1);
+
 /** Time left until `expiresAt`, by the server's clock. */
 export function timeLeft(expiresAt: string): { text: string; expired: boolean; soon: boolean } {
   const ms = Date.parse(expiresAt) - serverNow();

@@ -10,18 +10,20 @@ import { setUpPwa } from './pwa.ts';
 import { isShown, onShown, showCurrentView, startRouter } from './router.ts';
 import { hooks, session } from './session.ts';
 import type { Me } from './types.ts';
-import { resetGrants, renderGrants } from './views/access.ts';
-import { askForPasskeySession, resetAccount, setUpAccount, showWhoami } from './views/account.ts';
-import { loadActivity, resetActivity, setAgentChoices, setSiteSuggestions, setUpActivity } from './views/activity.ts';
+import { forgetSignIn, rememberSignIn, signInMethod } from './device.ts';
+import { resetGrants, renderGrants, setGrantsHasAgents } from './views/access.ts';
+import { askForPasskeySession, resetAccount, setUpAccount, showPasskeyManagement, showWhoami } from './views/account.ts';
+import { loadActivity, resetActivity, setActivityHasAgents, setAgentChoices, setSiteSuggestions, setUpActivity } from './views/activity.ts';
 import { resetAgentForm, setAgentFormEmail, setUpAgentForm } from './views/agent-form.ts';
 import { loadAgents, onAgentsLoaded, resetAgents } from './views/agents.ts';
 import { showUnread } from './views/bell.ts';
 import { loadDevices } from './views/devices.ts';
 import { loadInbox, markRequestRead, resetInbox, setUpInbox } from './views/notifications.ts';
 import { loadNotifySettings } from './views/notify-settings.ts';
-import { focusRequest, renderPending, resetRequests, startRequestClock, stopRequestClock } from './views/requests.ts';
+import { focusRequest, renderPending, resetRequests, setHasAgents, showPasskeyNotices, startRequestClock, stopRequestClock } from './views/requests.ts';
 import { loadSites, resetSites, setUpSites } from './views/sites.ts';
-import { setUpSignIn } from './views/sign-in.ts';
+import { offerPasskeyAutofill, setUpSignIn } from './views/sign-in.ts';
+import { checkPlatformAuthenticator, stopPasskeyAutofill } from './webauthn.ts';
 
 const POLL_MS = 3000;
 const RETRY_OFFLINE_MS = 5000;
@@ -38,6 +40,13 @@ function loadMe(): Promise<void> {
       const me = await api<Me>('GET', '/api/me');
       if (session.email !== me.email) setAgentFormEmail(me.email);
       session.email = me.email;
+      session.userId = me.id;
+      if (me.session_method) rememberSignIn(me.session_method);
+      const method = me.session_method ?? signInMethod();
+      if (method !== session.method) {
+        session.method = method;
+        passkeysChanged();
+      }
       showWhoami(me);
       renderPending(me.pending, fetchedAt);
       renderGrants(me.grants);
@@ -86,6 +95,9 @@ function signedOut(reason?: string): void {
   stopRequestClock();
   setView(false);
   session.email = '';
+  session.userId = '';
+  session.method = null;
+  forgetSignIn();
   resetRequests();
   resetGrants();
   resetAgents();
@@ -101,6 +113,7 @@ function signedOut(reason?: string): void {
 
 /** After a sign-in (or on opening with a live session): load everything and start refreshing. */
 async function enter(): Promise<void> {
+  stopPasskeyAutofill();
   await loadMe();
   setView(true);
   setOnline(true);
@@ -118,6 +131,10 @@ async function start(): Promise<void> {
   } catch (e) {
     if (e instanceof ApiError && e.status === 401) {
       signedOut();
+      // The email field offers this browser's passkeys when the app opens signed out. Not again
+      // after a sign-out in this page (a reload offers them again): a pending offer is answered at
+      // once by authenticators that simulate the person's touch, as the browser tests' do.
+      offerPasskeyAutofill();
       return;
     }
     if (e instanceof ApiError && e.status === 0) {
@@ -136,11 +153,18 @@ async function signOut(): Promise<void> {
   show('Signed out.', 'ok');
 }
 
+/** What the app knows about passkeys here changed: the cards' advice and the Account view follow. */
+function passkeysChanged(): void {
+  showPasskeyNotices();
+  showPasskeyManagement();
+}
+
 hooks.signedOut = signedOut;
 hooks.passkeySessionNeeded = () => {
   location.hash = 'account';
   askForPasskeySession();
 };
+hooks.passkeysChanged = passkeysChanged;
 
 registerLoader('me', loadMe);
 registerLoader('agents', loadAgents);
@@ -150,6 +174,12 @@ registerLoader('notifications', loadInbox);
 registerLoader('settings', loadNotifySettings);
 registerLoader('sites', loadSites);
 onAgentsLoaded(setAgentChoices);
+onAgentsLoaded((agents) => {
+  const has = agents.some((a) => a.status !== 'removed');
+  setHasAgents(has);
+  setGrantsHasAgents(has);
+  setActivityHasAgents(has);
+});
 
 const quietly = (work: Promise<void>) => void work.catch((e: unknown) => report(e));
 onShown('requests', (txn) => {
@@ -174,6 +204,7 @@ setUpInbox();
 setUpSites();
 startRouter();
 setUpPwa();
+void checkPlatformAuthenticator();
 
 document.addEventListener('visibilitychange', () => void poll());
 window.addEventListener('focus', () => void poll());

@@ -1,12 +1,16 @@
 // Who is signed in, and the few hooks that let one part of the app ask another to act
 // (sign out on a lost session, offer a passkey sign-in) without importing each other.
 import { ApiError, api } from './api.ts';
+import type { SignInMethod } from './device.ts';
 
 export const session = {
   signedIn: false,
   email: '',
+  userId: '',
   /** Passkeys the owner has; null until the first GET /api/devices answered. */
   passkeys: null as number | null,
+  /** How this session was made (GET /api/me, or what this browser remembers); null when not known. */
+  method: null as SignInMethod | null,
 };
 
 export const hooks = {
@@ -14,6 +18,8 @@ export const hooks = {
   signedOut: (_reason?: string): void => undefined,
   /** Adding or removing a passkey needs a passkey sign-in first. */
   passkeySessionNeeded: (): void => undefined,
+  /** What the app knows about passkeys here changed (a sign-in, a passkey made or used): redraw the advice. */
+  passkeysChanged: (): void => undefined,
 };
 
 /**

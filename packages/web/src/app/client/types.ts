@@ -64,6 +64,8 @@ export interface Me {
   grants: Grant[];
   /** Unread rows of the notifications inbox (the bell). */
   unread_notifications?: number;
+  /** How this session was made, when the service says so (otherwise the app remembers it: device.ts). */
+  session_method?: 'password' | 'passkey';
 }
 
 export interface Agent {

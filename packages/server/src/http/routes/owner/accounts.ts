@@ -23,6 +23,7 @@ const MeOut = Type.Composite([
     pending: Type.Array(Type.Record(Type.String(), Type.Unknown()), { description: 'open requests for the owner\'s agents' }),
     grants: Type.Array(Type.Record(Type.String(), Type.Unknown()), { description: 'access the owner has approved' }),
     unread_notifications: Type.Integer({ description: 'unread notifications of the last 30 days (GET /api/notifications)' }),
+    session_method: Type.Union([Type.Literal('password'), Type.Literal('passkey')], { description: 'how this session was made: adding or removing a passkey needs a passkey session' }),
   }),
 ]);
 
@@ -71,11 +72,11 @@ export async function accountRoutes(base: FastifyInstance, s: Services): Promise
   app.get('/api/me', {
     schema: { summary: 'The signed-in owner, open requests and grants', tags: ['owner'], response: withErrors({ 200: MeOut }, 401) },
   }, async (request) => {
-    const { user } = await s.auth.required(request);
+    const { user, method } = await s.auth.required(request);
     const [pending, grants, names, unread, signIns] = await Promise.all([
       s.approvals.pending(user.id), s.grants.listLive(user.id), agentNames(s.store.agents, user.id), s.inbox.unread(user.id), liveSignInsByGrant(s.store, user.id, s.clock.now()),
     ]);
-    return { ...userOut(user), pending: pending.map(pendingOut), grants: grants.map((g) => grantOut(g, names, signIns)), unread_notifications: unread };
+    return { ...userOut(user), pending: pending.map(pendingOut), grants: grants.map((g) => grantOut(g, names, signIns)), unread_notifications: unread, session_method: method };
   });
 
   app.patch('/api/me', {

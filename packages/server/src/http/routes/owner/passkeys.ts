@@ -26,7 +26,8 @@ const RegisterIn = Type.Object({
 const MANAGE_RULE =
   'While the owner has no passkey, any session may register the first one. Once they have one, adding or removing a passkey needs a session made by passkey sign-in (POST /api/webauthn/login/verify): with a password session the answer is 403 `sign in with one of your passkeys to add or remove passkeys` with `next_step`.';
 
-const LoginQuery = Type.Object({ email: Email });
+// The email is optional: given, only a passkey of that account (or of no account by that email) may sign in.
+const LoginQuery = Type.Object({ email: Type.Optional(Email) });
 const LoginIn = Type.Object({ challenge: Challenge, assertion: WebAuthnJson('what `startAuthentication()` returned') });
 
 export async function passkeyRoutes(base: FastifyInstance, s: Services): Promise<void> {
@@ -67,7 +68,7 @@ export async function passkeyRoutes(base: FastifyInstance, s: Services): Promise
   app.get('/api/webauthn/login/options', {
     schema: {
       summary: 'Options to sign in with a passkey',
-      description: 'Same shape whether or not the email has an account (no `allowCredentials`: the authenticator offers its passkeys). Throttled per client address.',
+      description: 'With or without `email`: no `allowCredentials`, so the authenticator offers its discoverable passkeys (also as autofill, `mediation: \'conditional\'`), and the answer has the same shape whether or not the email has an account. The challenge is bound to no user: POST /api/webauthn/login/verify finds the account by the passkey used. A given `email` is checked there: a passkey of another account is refused. Throttled per client address.',
       tags: ['passkeys'],
       querystring: LoginQuery,
       response: withErrors({ 200: CeremonyOut('startAuthentication()') }, 429),

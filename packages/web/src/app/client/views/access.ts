@@ -7,9 +7,13 @@ import { button, byId, el } from '../dom.ts';
 import { plural, userInfoLabel, when } from '../format.ts';
 import { reload } from '../loaders.ts';
 import { show } from '../message.ts';
-import type { Grant, GrantSignIn } from '../types.ts';
+import type { ActivityPage, Grant, GrantSignIn } from '../types.ts';
 
 let shownKey = '';
+/** Has the owner ever given access (a grant seen, or an approval in Activity)? null until known. */
+let gaveAccess: boolean | null = null;
+let checkingHistory = false;
+let hasAgents: boolean | null = null;
 
 function limitsText(g: Grant): string {
   return [
@@ -84,13 +88,16 @@ function grantCard(g: Grant): HTMLElement {
   const signIns = g.sign_ins;
   const signedOut = signIns.length ? siteNames(signIns) : '';
   revoke.addEventListener('click', async () => {
+    // When it takes effect (format.ts REFUSED_WHEN, for one site).
+    const stops = 'refuses it at once if it checks with Mandate, within about a minute if it checks passes itself';
     const question = signedOut
-      ? `Revoke ${agent}'s access to ${g.site}? It stops working at once, and ${agent} is signed out of ${signedOut}.`
-      : `Revoke ${agent}'s access to ${g.site}? It stops working at once.`;
+      ? `Revoke ${agent}'s access to ${g.site}? The site ${stops}, and ${agent} is signed out of ${signedOut}.`
+      : `Revoke ${agent}'s access to ${g.site}? The site ${stops}.`;
     if (!(await confirmInline(actions, question, signedOut ? 'Revoke and sign out' : 'Revoke'))) return;
     await run(revoke, 'Revoking…', async () => {
       await api('POST', `/api/grants/${seg(g.id)}/revoke`);
-      show(signedOut ? `${agent}'s access to ${g.site} is revoked, and it is signed out of ${signedOut}.` : `${agent}'s access to ${g.site} is revoked.`, 'ok');
+      const done = `${agent}'s access to ${g.site} is revoked: the site ${stops}`;
+      show(signedOut ? `${done}. It is signed out of ${signedOut}.` : `${done}.`, 'ok');
       await reload('me', 'activity');
     }, { errorNode });
   });
@@ -110,17 +117,64 @@ function grantCard(g: Grant): HTMLElement {
 /** A confirm step the owner is looking at must not be wiped by a refresh. */
 const interacting = (): boolean => Boolean(byId('grants', HTMLElement).querySelector('.confirming'));
 
+/**
+ * The empty state tells what is true: access given before and ended since (revoked, expired, used
+ * up), none given yet, or no agent to give it to yet.
+ */
+function renderEmpty(): void {
+  const title = byId('grants-empty-title', HTMLElement);
+  const text = byId('grants-empty-text', HTMLElement);
+  if (gaveAccess) {
+    title.textContent = 'No access is live now.';
+    text.replaceChildren('What you gave before has ended: revoked, expired or used up (see ', el('a', { href: '#activity', text: 'Activity' }),
+      '). An agent that needs access again asks you again.');
+  } else if (hasAgents === false) {
+    title.textContent = 'You have not given any access yet.';
+    text.replaceChildren(el('a', { href: '#agents', text: 'Add an agent' }), ' first: access appears here when you approve one of its requests.');
+  } else {
+    title.textContent = 'You have not given any access yet.';
+    text.replaceChildren('Access appears here when you approve a request from one of your agents.');
+  }
+}
+
+/** Asks Activity once whether the owner ever approved access (grants that ended are no longer listed). */
+async function checkHistory(): Promise<void> {
+  if (gaveAccess !== null || checkingHistory) return;
+  checkingHistory = true;
+  try {
+    const page = await api<ActivityPage>('GET', '/api/activity?limit=1&action=request.approved');
+    gaveAccess ??= page.items.length > 0;
+    renderEmpty();
+  } catch {
+    // Unknown for now: the neutral text stays, and the next refresh asks again.
+  } finally {
+    checkingHistory = false;
+  }
+}
+
+/** Told whether the owner has agents (the empty state then says what to do first). */
+export function setGrantsHasAgents(has: boolean): void {
+  hasAgents = has;
+  renderEmpty();
+}
+
 export function renderGrants(grants: Grant[]): void {
+  if (grants.length > 0) gaveAccess = true;
+  else void checkHistory();
   // The next refresh (a few seconds later) renders what changed meanwhile.
   if (interacting()) return;
   const key = JSON.stringify(grants);
   if (key === shownKey) return;
   shownKey = key;
+  renderEmpty();
   byId('grants-empty', HTMLElement).hidden = grants.length > 0;
   byId('grants', HTMLElement).replaceChildren(...grants.map(grantCard));
 }
 
 export function resetGrants(): void {
   shownKey = '';
+  gaveAccess = null;
+  hasAgents = null;
   byId('grants', HTMLElement).replaceChildren();
+  renderEmpty();
 }

@@ -5,6 +5,7 @@ import { run } from '../actions.ts';
 import { byId, el } from '../dom.ts';
 import { reload } from '../loaders.ts';
 import { show } from '../message.ts';
+import { mayManagePasskeys, rememberSignIn } from '../device.ts';
 import { session } from '../session.ts';
 import type { Me } from '../types.ts';
 import { passkeySignIn, registerPasskey } from '../webauthn.ts';
@@ -16,21 +17,32 @@ export function showWhoami(me: Me): void {
   byId('whoami-name', HTMLElement).replaceChildren(el('span', { text: me.display_name }), el('span', { className: 'whoami-email', text: me.email }));
 }
 
-/** Shown when adding or removing a passkey needs a passkey sign-in (the owner signed in with a password). */
+/**
+ * With a password session and passkeys on the account, adding (this device) or removing a passkey
+ * needs a passkey sign-in first: the Account view says how up front, instead of a form that would
+ * be refused.
+ */
+export function showPasskeyManagement(): void {
+  const may = mayManagePasskeys(session.passkeys, session.method);
+  byId('passkey-reauth', HTMLElement).hidden = may;
+  byId('passkey-form', HTMLFormElement).hidden = !may;
+}
+
+/** The service refused a passkey change to this session (a 403 with next_step): it is a password session. */
 export function askForPasskeySession(): void {
+  session.method = 'password';
+  rememberSignIn('password');
+  showPasskeyManagement();
   show('To add or remove passkeys, sign in with one of your passkeys first.', 'error');
-  const box = byId('passkey-reauth', HTMLElement);
-  box.hidden = false;
-  box.scrollIntoView({ block: 'nearest' });
+  byId('passkey-reauth', HTMLElement).scrollIntoView({ block: 'nearest' });
 }
 
 export function setUpAccount(signOut: () => Promise<void>): void {
   const reauth = byId('passkey-reauth-button', HTMLButtonElement);
   reauth.addEventListener('click', () => void run(reauth, 'Waiting for your passkey…', async () => {
     await passkeySignIn(session.email);
-    byId('passkey-reauth', HTMLElement).hidden = true;
     await reload('devices');
-    show('Signed in with your passkey. You can now add or remove passkeys.', 'ok');
+    show('Signed in with your passkey. You can now add a passkey for this device, or remove one.', 'ok');
   }));
 
   const form = byId('passkey-form', HTMLFormElement);
@@ -41,7 +53,6 @@ export function setUpAccount(signOut: () => Promise<void>): void {
       const first = session.passkeys === 0;
       await registerPasskey(byId('passkey-name', HTMLInputElement).value.trim());
       form.reset();
-      byId('passkey-reauth', HTMLElement).hidden = true;
       await reload('devices', 'activity');
       show('Passkey added. You can approve requests with it, and sign in with it.', 'ok');
       if (first) await offerPush(form);
@@ -67,6 +78,7 @@ export function resetAccount(): void {
   session.passkeys = null;
   byId('devices', HTMLElement).replaceChildren();
   byId('passkey-reauth', HTMLElement).hidden = true;
+  byId('passkey-form', HTMLFormElement).hidden = false;
   byId('passkey-setup', HTMLElement).hidden = true;
   byId('whoami-name', HTMLElement).textContent = '';
   removePushOffer();

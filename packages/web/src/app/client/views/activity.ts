@@ -13,6 +13,7 @@ let items: ActivityItem[] = [];
 let nextBefore: number | null = null;
 /** The filter the shown items were loaded with; a change starts over. */
 let shownFilter = '';
+let hasAgents = true;
 
 function filterQuery(): string {
   const q = new URLSearchParams();
@@ -39,7 +40,9 @@ function render(): void {
   const filtered = shownFilter !== '';
   const empty = byId('activity-empty', HTMLElement);
   empty.hidden = items.length > 0;
-  empty.textContent = filtered ? 'Nothing matches these filters. Clear them to see everything.' : 'Nothing has happened yet. Add an agent to begin.';
+  empty.textContent = filtered
+    ? 'Nothing matches these filters. Clear them to see everything.'
+    : hasAgents ? 'Nothing has happened yet. What your agents ask and what you answer shows here.' : 'Nothing has happened yet. Add an agent to begin.';
   byId('activity-more', HTMLButtonElement).hidden = nextBefore === null;
 }
 
@@ -68,6 +71,13 @@ async function loadOlder(): Promise<void> {
   items = items.concat(page.items.filter((a) => a.seq < last));
   nextBefore = page.next_before;
   render();
+}
+
+/** Told whether the owner has agents: the empty Activity then says what to do first. */
+export function setActivityHasAgents(has: boolean): void {
+  if (has === hasAgents) return;
+  hasAgents = has;
+  if (byId('activity-empty', HTMLElement).textContent) render();
 }
 
 /** The agent filter lists the owner's agents (removed ones are still found by their records). */

@@ -3,7 +3,7 @@
 import { api, seg } from '../api.ts';
 import { confirmInline, run } from '../actions.ts';
 import { button, el } from '../dom.ts';
-import { day, plural, when } from '../format.ts';
+import { REFUSED_WHEN, capital, day, plural, when } from '../format.ts';
 import { reload } from '../loaders.ts';
 import { show } from '../message.ts';
 import type { Agent, AgentStatus, ReportedStatus, Reputation } from '../types.ts';
@@ -69,19 +69,19 @@ export function agentCard(a: Agent): HTMLElement {
   const actions = el('div', { className: 'row actions' }, toggle, remove);
 
   toggle.addEventListener('click', async () => {
-    if (!blocked && !(await confirmInline(actions, `Revoke ${a.name}? Every site refuses it at once, its access to every site ends and its open requests are cancelled. Unblocking it later does not bring that access back.`, 'Revoke'))) return;
+    if (!blocked && !(await confirmInline(actions, `Revoke ${a.name}? ${capital(REFUSED_WHEN)}. Its access to every site ends and its open requests are cancelled. Unblocking it later does not bring that access back.`, 'Revoke'))) return;
     await run(toggle, blocked ? 'Unblocking…' : 'Revoking…', async () => {
       await api('POST', `/api/agents/${seg(a.id)}/flag`, { flag: blocked ? 'ok' : 'revoked' });
-      show(blocked ? `${a.name} is unblocked. It has to ask you again for access to each site.` : `${a.name} is revoked: every site refuses it from now on.`, 'ok');
+      show(blocked ? `${a.name} is unblocked. It has to ask you again for access to each site.` : `${a.name} is revoked: ${REFUSED_WHEN}.`, 'ok');
       await reload('agents', 'me', 'activity');
     }, { errorNode });
   });
 
   remove.addEventListener('click', async () => {
-    if (!(await confirmInline(actions, `Delete ${a.name}? Its access to every site ends at once, its open requests are cancelled, and it can never ask again.`, 'Delete for good'))) return;
+    if (!(await confirmInline(actions, `Delete ${a.name}? Its access to every site ends (${REFUSED_WHEN}), its open requests are cancelled, and it can never ask again.`, 'Delete for good'))) return;
     await run(remove, 'Deleting…', async () => {
       await api('DELETE', `/api/agents/${seg(a.id)}`);
-      show(`${a.name} is deleted. Its access has ended.`, 'ok');
+      show(`${a.name} is deleted: ${REFUSED_WHEN}.`, 'ok');
       await reload('agents', 'me', 'activity');
     }, { errorNode });
   });

@@ -3,12 +3,12 @@
 import { ApiError, api, seg } from '../api.ts';
 import { report } from '../actions.ts';
 import { button, el } from '../dom.ts';
-import { errorText } from '../errors.ts';
+import { errorName, errorText } from '../errors.ts';
 import { timeLeft, when } from '../format.ts';
 import { reload } from '../loaders.ts';
-import { session } from '../session.ts';
+import { type ApprovePlace, approvePlace } from '../device.ts';
 import type { PendingRequest } from '../types.ts';
-import { approvalAssertion } from '../webauthn.ts';
+import { approvalAssertion, deviceFacts } from '../webauthn.ts';
 import { type Choices, choiceControls, readChoices } from './request-choices.ts';
 import { signInBody, signInHeading, signInKindLabel, signInOutcome } from './sign-in-request.ts';
 
@@ -24,8 +24,8 @@ export interface RequestCard {
   tick(): void;
   /** Shows the outcome instead of the controls; the card removes itself a little later. */
   finish(text: string, kind: 'ok' | 'denied' | 'gone'): void;
-  /** Shows or hides the "no passkey yet" notice. */
-  passkeyNotice(show: boolean): void;
+  /** Says, before Approve is pressed, where the approval can happen (device.ts `approvePlace`). */
+  advise(place: ApprovePlace): void;
 }
 
 function heading(p: PendingRequest): HTMLHeadingElement {
@@ -50,6 +50,26 @@ function outcomeText(p: PendingRequest, status: string, choices: Choices | undef
 const goneText = (e: ApiError): string =>
   /removed or revoked/i.test(e.detail) ? errorText(e) : 'Already answered on another device, or it expired.';
 
+/** Why the passkey is likely not here: how the owner signed in, or what the device lacks. */
+function elsewhereReason(): string {
+  const facts = deviceFacts();
+  if (facts.method === 'password') return 'You signed in here with your password, so this device may not hold your passkey.';
+  return 'This device has no passkey of its own (no fingerprint, face or screen lock for passkeys).';
+}
+
+/** Where to approve instead, before Approve is pressed: on the phone that holds the passkey, and how to add this device. */
+function elsewhereNotice(): { node: HTMLElement; reason: HTMLElement } {
+  const reason = el('span', { className: 'reason' });
+  const node = el('div', { className: 'notice elsewhere', hidden: true },
+    el('p', {}, el('strong', { text: 'Approve on the phone that holds your passkey.' }), ' ', reason,
+      ' Open Mandate there: this request waits for you. If your browser offers to use your phone, Approve works here too.'),
+    el('p', {}, 'To approve on this device as well, ', el('a', { href: '#account', text: 'add it under Account' }), '.'));
+  return { node, reason };
+}
+
+const FAILED_ELSEWHERE = 'No passkey answered on this device. Approve on the phone that holds your passkey (this request waits there too), or add this device under Account.';
+const UNSUPPORTED = 'This browser cannot use passkeys. Approve on the phone that holds your passkey; you can deny here.';
+
 export function requestCard(p: PendingRequest, onGone: (card: RequestCard) => void): RequestCard {
   const time = el('span', { className: 'time' });
   const errorNode = el('p', { className: 'card-error', role: 'alert', hidden: true });
@@ -62,6 +82,9 @@ export function requestCard(p: PendingRequest, onGone: (card: RequestCard) => vo
   const notice = el('div', { className: 'notice no-passkey', hidden: true },
     el('p', { text: 'Approving needs a passkey, and this account has none yet. Add one, then approve here. You can deny without one.' }),
     addPasskey);
+  const elsewhere = elsewhereNotice();
+  const unsupported = el('p', { className: 'notice unsupported', hidden: true, text: UNSUPPORTED });
+  let place: ApprovePlace = 'here';
   const signIn = p.sign_in;
   const kindLabel = signIn ? signInKindLabel(signIn) : p.kind === 'stepup' ? 'Confirm an action' : p.kind === 'initial' ? 'Access request' : 'Request';
   const body: HTMLElement[] = signIn
@@ -76,6 +99,8 @@ export function requestCard(p: PendingRequest, onGone: (card: RequestCard) => vo
     ...body,
     el('p', { className: 'meta', text: `Agent ${p.agent_id} · asked ${when(p.created_at)}` }),
     notice,
+    elsewhere.node,
+    unsupported,
     errorNode,
     actions);
 
@@ -104,8 +129,12 @@ export function requestCard(p: PendingRequest, onGone: (card: RequestCard) => vo
         onGone(card);
       }, OUTCOME_MS);
     },
-    passkeyNotice(show) {
-      notice.hidden = !show;
+    advise(where) {
+      place = where;
+      notice.hidden = where !== 'no-passkey';
+      elsewhere.node.hidden = where !== 'elsewhere';
+      if (where === 'elsewhere') elsewhere.reason.textContent = elsewhereReason();
+      unsupported.hidden = where !== 'unsupported';
     },
   };
 
@@ -150,7 +179,13 @@ export function requestCard(p: PendingRequest, onGone: (card: RequestCard) => vo
         return;
       }
       if (e instanceof ApiError && /no passkey/i.test(e.detail)) {
-        card.passkeyNotice(true);
+        card.advise('no-passkey');
+        return;
+      }
+      // No passkey answered where one most likely is not: say where it is, not "try again".
+      if (yes && place === 'elsewhere' && !(e instanceof ApiError) && errorName(e) === 'NotAllowedError') {
+        errorNode.textContent = FAILED_ELSEWHERE;
+        errorNode.hidden = false;
         return;
       }
       await report(e, errorNode);
@@ -159,7 +194,7 @@ export function requestCard(p: PendingRequest, onGone: (card: RequestCard) => vo
 
   approve.addEventListener('click', () => void answer(true, approve));
   deny.addEventListener('click', () => void answer(false, deny));
-  card.passkeyNotice(session.passkeys === 0);
+  card.advise(approvePlace(deviceFacts()));
   card.tick();
   return card;
 }

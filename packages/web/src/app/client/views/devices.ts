@@ -8,9 +8,9 @@ import { when } from '../format.ts';
 import { reload } from '../loaders.ts';
 import { show } from '../message.ts';
 import { forgetHere, isThisBrowser } from '../push.ts';
-import { session } from '../session.ts';
+import { forgetPasskeyHere } from '../device.ts';
+import { hooks, session } from '../session.ts';
 import type { Device } from '../types.ts';
-import { showPasskeyNotices } from './requests.ts';
 import { showPushState } from './push-section.ts';
 
 const KIND_LABELS: Record<string, string> = { passkey: 'Passkey', webpush: 'Browser notifications', fcm: 'Android app' };
@@ -54,6 +54,7 @@ export async function loadDevices(): Promise<void> {
     : [el('li', { className: 'empty', text: 'No passkeys yet. Add one to sign in without a password and to approve requests.' })]));
   byId('passkey-add-button', HTMLButtonElement).textContent = passkeys ? 'Add another passkey' : 'Add a passkey';
   byId('passkey-setup', HTMLElement).hidden = passkeys > 0;
-  showPasskeyNotices();
+  if (passkeys === 0) forgetPasskeyHere(session.userId);
+  hooks.passkeysChanged();
   await showPushState(devices);
 }

@@ -2,8 +2,9 @@
 // and ticking clocks survive); a card whose request left the list was answered elsewhere or expired.
 import { byId } from '../dom.ts';
 import { show } from '../message.ts';
-import { session } from '../session.ts';
+import { approvePlace } from '../device.ts';
 import type { PendingRequest } from '../types.ts';
+import { deviceFacts } from '../webauthn.ts';
 import { type RequestCard, requestCard } from './approval-card.ts';
 
 const cards = new Map<string, RequestCard>();
@@ -77,9 +78,16 @@ export function renderPending(list: PendingRequest[], fetchedAt: number = Date.n
   revealWanted(fetchedAt);
 }
 
-/** Every open card says so when the owner has no passkey to approve with. */
+/** Every open card says where it can be approved: nowhere yet (no passkey), here, or on the phone that holds the passkey. */
 export function showPasskeyNotices(): void {
-  for (const card of cards.values()) if (card.state !== 'done') card.passkeyNotice(session.passkeys === 0);
+  const place = approvePlace(deviceFacts());
+  for (const card of cards.values()) if (card.state !== 'done') card.advise(place);
+}
+
+/** With no agent, "nothing waiting" says how to get one; with agents, it says what will appear. */
+export function setHasAgents(has: boolean): void {
+  byId('pending-empty-no-agents', HTMLElement).hidden = has;
+  byId('pending-empty-agents', HTMLElement).hidden = !has;
 }
 
 export function startRequestClock(): void {
@@ -99,5 +107,6 @@ export function resetRequests(): void {
   wanted = null;
   cards.clear();
   byId('pending', HTMLElement).replaceChildren();
+  setHasAgents(true);
   updateCounts();
 }

@@ -1,11 +1,49 @@
-// Signed out: sign in (password or passkey) or create an account.
-import { api, userError } from '../api.ts';
-import { run } from '../actions.ts';
+// Signed out: sign in (password or passkey) or create an account. A passkey needs no email: the
+// button opens the browser's list of passkeys for Mandate, and where the browser supports it the
+// email field offers them as suggestions too (autofill).
+import { ApiError, api, userError } from '../api.ts';
+import { report, run } from '../actions.ts';
 import { byId } from '../dom.ts';
+import { rememberSignIn } from '../device.ts';
 import { show } from '../message.ts';
-import { passkeySignIn } from '../webauthn.ts';
+import { session } from '../session.ts';
+import { passkeyAutofill, passkeySignIn } from '../webauthn.ts';
+
+let enterApp: () => Promise<void> = async () => undefined;
+
+const looksLikeEmail = (text: string): boolean => /^[^\s@]+@[^\s@]+$/.test(text);
+
+function signedIn(method: 'password' | 'passkey'): void {
+  rememberSignIn(method);
+  session.method = method;
+  byId('signin-form', HTMLFormElement).reset();
+}
+
+/**
+ * Offers this browser's passkeys in the email field's suggestions while the sign-in form is shown.
+ * Quiet when the browser cannot, the offer is withdrawn or the options cannot be had (offline, too
+ * many attempts: the button still works and says why); a chosen passkey that does not sign in is
+ * reported, and the offer made again.
+ */
+export function offerPasskeyAutofill(): void {
+  void (async () => {
+    let chosen = false;
+    try {
+      chosen = await passkeyAutofill();
+    } catch (e) {
+      if (session.signedIn || !(e instanceof ApiError && e.status === 401)) return;
+      await report(e);
+      offerPasskeyAutofill();
+      return;
+    }
+    if (!chosen) return;
+    signedIn('passkey');
+    await enterApp().catch((e: unknown) => report(e));
+  })();
+}
 
 export function setUpSignIn(enter: () => Promise<void>): void {
+  enterApp = enter;
   const signupForm = byId('signup-form', HTMLFormElement);
   const signupButton = byId('signup-button', HTMLButtonElement);
   signupForm.addEventListener('submit', (ev) => {
@@ -16,6 +54,7 @@ export function setUpSignIn(enter: () => Promise<void>): void {
       if (name) body.display_name = name;
       await api('POST', '/api/users', body);
       signupForm.reset();
+      signedIn('password');
       await enter();
       show('Account created. One step left: add a passkey, so you can approve what your agents ask for.', 'ok');
     });
@@ -30,16 +69,23 @@ export function setUpSignIn(enter: () => Promise<void>): void {
       const password = byId('signin-password', HTMLInputElement).value;
       if (!password) throw userError('Enter your password, or sign in with a passkey.');
       await api('POST', '/api/login', { email: email.value.trim(), password });
-      signinForm.reset();
+      signedIn('password');
       await enter();
     });
   });
 
+  // No email needed. One typed in is passed on, so only that account's passkey signs in.
   const passkeyButton = byId('signin-passkey-button', HTMLButtonElement);
   passkeyButton.addEventListener('click', () => void run(passkeyButton, 'Waiting for your passkey…', async () => {
-    if (!email.value.trim()) throw userError('Enter your email first, then sign in with your passkey.');
-    await passkeySignIn(email.value.trim());
-    signinForm.reset();
+    const typed = email.value.trim();
+    try {
+      await passkeySignIn(looksLikeEmail(typed) ? typed : undefined);
+    } catch (e) {
+      // The button's prompt replaced the autofill offer: make it again, then say what went wrong.
+      offerPasskeyAutofill();
+      throw e;
+    }
+    signedIn('passkey');
     await enter();
   }));
 }
