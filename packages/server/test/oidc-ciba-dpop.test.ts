@@ -1,6 +1,5 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import * as oidc from 'openid-client';
 import { createAgentJwt, jwkThumbprint } from '@mandate/protocol';
@@ -9,6 +8,7 @@ import { expectStatus, json, signUp, testApp, type TestApp } from './helpers/app
 import { createAgent, createGrant, type TestAgent } from './helpers/agents.ts';
 import { approve, ownerWithPasskey, respond, type Owner } from './helpers/approvals.ts';
 import { SoftAuthenticator } from './helpers/soft-authenticator.ts';
+import { freePort } from './helpers/server-process.ts';
 import { FixedClock, seconds } from '../src/domain/clock.ts';
 import { TOKEN_LIMITS } from '../src/domain/oidc/deps.ts';
 
@@ -18,17 +18,6 @@ import { TOKEN_LIMITS } from '../src/domain/oidc/deps.ts';
 // the owner's approval, back-channel logout on every way a sign-in breaks, and rate limits.
 // The service's clock is fixed and moved by the test; it is kept near real time, because
 // openid-client judges ID tokens and DPoP proofs by the real clock.
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 interface Rp {
   clientId: string;

@@ -1,6 +1,5 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import * as oidc from 'openid-client';
 import { createAgentJwt } from '@mandate/protocol';
@@ -9,22 +8,12 @@ import { expectStatus, json, signUp, testApp, type TestApp } from './helpers/app
 import { createAgent, createGrant, type TestAgent } from './helpers/agents.ts';
 import { approve, ownerWithPasskey, respond, type Owner } from './helpers/approvals.ts';
 import { SoftAuthenticator } from './helpers/soft-authenticator.ts';
+import { freePort } from './helpers/server-process.ts';
 import { FixedClock, seconds } from '../src/domain/clock.ts';
 
 // The OIDC provider's first slice (decisions §12, §18), with openid-client v6 as the relying party
 // against the app listening on a real port; the test plays the agent (it sends the authorize call
 // with X-Service-Agent) and the owner (it approves the card with a soft passkey).
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 interface Rp {
   clientId: string;
