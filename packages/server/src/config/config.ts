@@ -35,6 +35,8 @@ export interface Config {
   outboxPollMs: number;
   /** How long a node's claim on an outbox message lasts: after a node dies mid-send, another sends it then. */
   outboxClaimSec: number;
+  /** Outgoing mail (decisions §25): SMTP through nodemailer; smtpUrl null: mail goes to the log and the outbox only. */
+  mail: { smtpUrl: string | null; from: string };
 }
 
 export class ConfigError extends Error {
@@ -151,6 +153,7 @@ export function parseConfig(env: Env): Config {
     android: androidSettings(get, problems),
     outboxPollMs: int('OUTBOX_POLL_MS', 2000, 50, 600_000),
     outboxClaimSec: int('OUTBOX_CLAIM_SECONDS', 60, 10, 3600),
+    mail: mailSettings(get('SMTP_URL'), get('MAIL_FROM'), baseUrl, problems),
   };
   if (problems.length) throw new ConfigError(problems);
   return config;
@@ -238,4 +241,18 @@ function androidSettings(get: (k: ConfigKey) => string | undefined, problems: st
   for (const c of certSha256) if (!/^([0-9A-F]{2}:){31}[0-9A-F]{2}$/.test(c)) problems.push(`ANDROID_CERT_SHA256: "${c}" is not a SHA-256 fingerprint (32 hex pairs separated by colons)`);
   const apkPath = get('ANDROID_APK_PATH') ?? null;
   return { packageName, certSha256, apkPath: apkPath === null ? null : resolve(apkPath) };
+}
+
+/** SMTP_URL as nodemailer takes it (smtp: or smtps:); MAIL_FROM defaults to no-reply at the public host. */
+function mailSettings(smtpUrl: string | undefined, from: string | undefined, baseUrl: string, problems: string[]): Config['mail'] {
+  if (smtpUrl !== undefined && !/^smtps?:\/\/[^/]/.test(smtpUrl)) problems.push('SMTP_URL must start with smtp:// or smtps:// (for example smtps://user:pass@smtp.example.com)');
+  let host = 'localhost';
+  try {
+    host = new URL(baseUrl).hostname;
+  } catch {
+    // BASE_URL's own problem is reported already.
+  }
+  const sender = from ?? `Mandate <no-reply@${host}>`;
+  if (!/@[^@\s>]+/.test(sender)) problems.push(`MAIL_FROM must hold an email address, got "${sender}"`);
+  return { smtpUrl: smtpUrl ?? null, from: sender };
 }

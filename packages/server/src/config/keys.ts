@@ -29,6 +29,8 @@ export const CONFIG_KEYS = [
   'ANDROID_APK_PATH',
   'OUTBOX_POLL_MS',
   'OUTBOX_CLAIM_SECONDS',
+  'SMTP_URL',
+  'MAIL_FROM',
 ] as const;
 
 export type ConfigKey = (typeof CONFIG_KEYS)[number];

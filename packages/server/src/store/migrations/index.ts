@@ -10,6 +10,10 @@ import * as devicesAndNotifications from './007-devices-and-notifications.ts';
 import * as oidcClients from './008-oidc-clients.ts';
 import * as oidcSignIns from './009-oidc-sign-ins.ts';
 import * as oidcCibaDpop from './010-oidc-ciba-dpop.ts';
+import * as emailVerification from './011-email-verification.ts';
+import * as abuseQuotas from './012-abuse-quotas.ts';
+import * as activityFilters from './013-activity-filters.ts';
+import * as revocationCompaction from './014-revocation-compaction.ts';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -25,6 +29,10 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '008-oidc-clients': oidcClients,
   '009-oidc-sign-ins': oidcSignIns,
   '010-oidc-ciba-dpop': oidcCibaDpop,
+  '011-email-verification': emailVerification,
+  '012-abuse-quotas': abuseQuotas,
+  '013-activity-filters': activityFilters,
+  '014-revocation-compaction': revocationCompaction,
 };
 
 /**
