@@ -18,6 +18,7 @@ import { formatTable, type Row } from './lib/table.ts';
 import { cloudVerifyRows, type LoadSettings } from './suites/cloud-verify.ts';
 import { localVerifyRows } from './suites/local-verify.ts';
 import { readRows } from './suites/scale.ts';
+import { spreadActivityFilters } from './lib/activity-filter-data.ts';
 import { tokenRows } from './suites/token.ts';
 import { oidcPlan, oidcTokenRows, seedOidcAgents, OIDC_REDIRECT_URI } from './suites/oidc-token.ts';
 import { startOidcProviderPeer } from './lib/oidc-provider-peer.ts';
@@ -148,6 +149,7 @@ async function benchStore(backend: Backend, first: boolean): Promise<Row[]> {
           await timed(`${backend}: seeding to ${label} and ${sizeLabel(size)} activity records`, async () => {
             await seedFiller(raw, backend, { from: seeded, to: size, now });
             await seedActivity(raw, backend, { from: seeded, to: size, userId: owner.userId, agentIds: [verifyAgent.id, ...fillerAgentIds(99)], now });
+            await spreadActivityFilters(raw, { userId: owner.userId, filterAgent: verifyAgent.id, added: size - seeded });
             // PostgreSQL's autovacuum would gather statistics soon after; the benchmark does not wait for it.
             if (backend === 'postgres') await raw.exec('ANALYZE');
           });

@@ -1,5 +1,6 @@
 import { HttpOwner } from '../../../packages/server/test/helpers/over-http.ts';
 import { startServer, type ServerProcess } from '../../../packages/server/test/helpers/server-process.ts';
+import { verifyEmail } from '../../../packages/server/test/helpers/email-over-http.ts';
 import { AgentCli, show } from './cli.ts';
 import { type Shop, type ShopOptions, startShop } from './shop.ts';
 
@@ -16,7 +17,7 @@ export const ALL_SCOPES = 'list,orders:read,checkout';
 export type DeploymentOptions = {
   /** Local-mode shop: REV_TTL_SEC and MAX_STALE_SEC. */
   local: { revTtlSec: number; maxStaleSec: number };
-  /** Start the service with ADMIN_EMAILS naming this account, and sign it up. */
+  /** Start the service with ADMIN_EMAILS naming this account, sign it up and verify its email. */
   withAdmin?: boolean;
 };
 
@@ -38,6 +39,8 @@ export class Deployment {
     try {
       const owner = await HttpOwner.signUp(server, server.baseUrl);
       const admin = o.withAdmin ? await HttpOwner.signUp(server, server.baseUrl, { email: adminEmail }) : undefined;
+      // ADMIN_EMAILS gives the role only to an address its holder has proven (decisions §25).
+      if (admin) await verifyEmail(server, admin.auth, admin.email);
       shops.push(await startShop({ mode: 'cloud', mandateUrl: server.url, issuer: server.baseUrl, site: SITE }));
       shops.push(await startShop({ mode: 'local', mandateUrl: server.url, issuer: server.baseUrl, site: SITE, ...o.local }));
       const [cloud, local] = shops as [Shop, Shop];

@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, 
 import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import type { Config } from './config/config.ts';
+import { fastifyTrustProxy } from './config/trust-proxy.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
 import { RateLimiter } from './domain/rate-limit.ts';
 import { nodeName, scheduleHousekeeping } from './domain/housekeeping.ts';
@@ -38,6 +39,9 @@ import { OidcProvider } from './domain/oidc/provider.ts';
 import { loadOidcSecret } from './crypto/oidc-secret.ts';
 import { endSignIns } from './domain/oidc/sign-in-end.ts';
 import { guardedFetch } from './outbound/guarded-fetch.ts';
+import { OutboxMailer } from './domain/mail/mailer.ts';
+import { EmailVerification } from './domain/accounts/email-verification.ts';
+import { FirstPasskeyNotice } from './domain/passkeys/first-passkey.ts';
 import { installErrorHandling } from './http/errors.ts';
 import { installJsonBody, installNulGuard } from './http/json-body.ts';
 import { installSecurityHeaders } from './http/security-headers.ts';
@@ -65,9 +69,9 @@ export interface Built {
 
 const API_DESCRIPTION = `Mandate: owners approve, with a passkey, what each of their agents may do at each site; agents get
 short-lived DPoP-bound passes; sites verify every request. Errors: 4xx \`{"detail": text}\` (agent endpoints, and owner refusals that need a different sign-in, may add
-\`next_step\`); 422 \`{"detail": [{"loc", "msg", "type"}]}\`; 429 \`{"detail": "rate limit exceeded", "retry_after": s}\`
-with Retry-After; 503 \`{"detail": "service unavailable"}\` while the database is unreachable. Owner endpoints take the
-\`session\` cookie or \`Authorization: Bearer <session_token>\`; cookie requests that change state from another origin get 403.`;
+\`next_step\`); 422 \`{"detail": [{"loc", "msg", "type"}]}\`; 429 \`{"detail": "rate limit exceeded…", "retry_after": s}\`
+with Retry-After (a quota adds what it counts and \`quota\`); 503 \`{"detail": "service unavailable"}\` while the database is unreachable. Owner endpoints take the
+session cookie (\`__Host-session\` on https, \`session\` on http://localhost) or \`Authorization: Bearer <session_token>\`; cookie requests that change state from another origin get 403.`;
 
 /** Wiring: config -> store -> keys -> domain services -> routes. */
 export async function buildApp(opts: BuildOptions): Promise<Built> {
@@ -95,6 +99,12 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   // Every node sends the outbox; each message is claimed by one node (delivery/outbox-worker.ts).
   const outbox = new OutboxWorker({ store, clock, transports: await buildTransports(config, vapid, clock, keys), holder: nodeName(), pollMs: config.outboxPollMs, claimMs: config.outboxClaimSec * 1000 });
   notifier.onQueued(() => outbox.wake());
+  // Mail (decisions §25) goes through the same outbox; its stored copy is sealed under KEY_ENCRYPTION_KEY when set.
+  const mailer = new OutboxMailer(store, clock, encryption, () => outbox.wake());
+  const emailVerification = new EmailVerification({ store, clock, limiter, mailer, baseUrl: config.baseUrl });
+  const firstPasskey = new FirstPasskeyNotice({ store, clock, limiter, mailer, notices: notifier, baseUrl: config.baseUrl });
+  passkeys.onFirstRegistered((p) => firstPasskey.notify(p));
+  emailVerification.onVerified((userId) => firstPasskey.afterEmailVerified(userId));
   const passes = new Passes({ store, keys, clock, agents, limiter, activity, issuer: config.baseUrl });
   const verifierDeps = { store, keys, clock, activity, issuer: config.baseUrl };
   // Started at the first verification, stopped with the app.
@@ -118,7 +128,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   grants.onRevoked(async (repos, grant, now) => void (await endSignIns(repos, oidcSecret, { agentId: grant.agentId, site: grant.site }, now)));
   agents.onStopped(async (repos, agent) => void (await endSignIns(repos, oidcSecret, { agentId: agent.id }, clock.now())));
   const pairing = new Pairing(store.challenges, clock, limiter, agents);
-  const services: Services = { pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
+  const services: Services = { emailVerification, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
 
   const app = Fastify({
     logger: opts.logger ?? {
@@ -126,12 +136,12 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
       // Request logs carry method, URL and addresses only; these headers are redacted should a
       // serializer ever include them. Bodies (passwords, tokens) are never logged.
       redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers.dpop', 'req.headers["x-agent-jwt"]', 'req.headers["x-service-stepup"]', 'req.headers["x-service-agent"]', 'req.headers["x-authyouragent-agent"]'],
-      // Fastify's own request fields, with the secret `k` of an OIDC wait address left out of the URL.
-      serializers: { req: (r: FastifyRequest) => ({ method: r.method, url: r.url.replace(/([?&]k=)[^&]*/g, '$1[redacted]'), host: r.host, remoteAddress: r.ip, remotePort: r.socket?.remotePort }) },
+      // Fastify's own request fields, with the secret `k` of an OIDC wait address and the `token` of a mailed link left out of the URL.
+      serializers: { req: (r: FastifyRequest) => ({ method: r.method, url: r.url.replace(/([?&](?:k|token)=)[^&]*/g, '$1[redacted]'), host: r.host, remoteAddress: r.ip, remotePort: r.socket?.remotePort }) },
       ...(opts.logStream ? { stream: opts.logStream } : {}),
     },
     bodyLimit: config.bodyLimitBytes,
-    trustProxy: config.trustProxy,
+    trustProxy: fastifyTrustProxy(config.trustProxy),
     genReqId: () => randomUUID(),
     requestIdHeader: false,
     routerOptions: { maxParamLength: 200 },

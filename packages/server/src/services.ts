@@ -26,9 +26,15 @@ import type { LocalStepupVerifier } from './domain/verification/local-stepup.ts'
 import type { OidcClients } from './domain/oidc/clients.ts';
 import type { Pairing } from './domain/agents/pairing.ts';
 import type { OidcProvider } from './domain/oidc/provider.ts';
+import type { EmailVerification } from './domain/accounts/email-verification.ts';
+import type { FirstPasskeyNotice } from './domain/passkeys/first-passkey.ts';
 
 /** Everything the routes may call, built once in app.ts. */
 export interface Services {
+  /** Email verification links and changes of address (domain/accounts/email-verification.ts). */
+  emailVerification: EmailVerification;
+  /** The notice, and undo link, for an account's first passkey (domain/passkeys/first-passkey.ts). */
+  firstPasskey: FirstPasskeyNotice;
   /** The owner's OIDC clients (sites) and client authentication for the token endpoint (domain/oidc). */
   oidcClients: OidcClients;
   /** One-time codes that pair an agent's key with its owner (domain/agents/pairing.ts). */

@@ -1,6 +1,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { testApp, signUp, json, type TestApp } from './helpers/app.ts';
+import { verifyEmail } from './helpers/email-links.ts';
 
 describe('owner accounts', () => {
   let t: TestApp;
@@ -71,7 +72,8 @@ describe('owner accounts', () => {
     const me = await t.app.inject({ url: '/api/me', headers: owner.auth });
     assert.equal(me.statusCode, 200);
     const body = json<Record<string, unknown>>(me);
-    assert.deepEqual(Object.keys(body).sort(), ['created_at', 'display_name', 'email', 'grants', 'id', 'pending', 'phone', 'phone_verified', 'role', 'session_method', 'unread_notifications'].sort());
+    assert.deepEqual(Object.keys(body).sort(), ['created_at', 'display_name', 'email', 'email_verified', 'grants', 'id', 'pending', 'phone', 'phone_verified', 'role', 'session_method', 'unread_notifications'].sort());
+    assert.equal(body.email_verified, false, 'a new account\'s address is unverified until its mailed link is opened');
     assert.equal(body.session_method, 'password', 'the app tells a password session to approve on the phone that holds the passkey');
     assert.equal(body.phone, null);
     assert.deepEqual(body.pending, []);
@@ -112,8 +114,10 @@ describe('owner accounts', () => {
     assert.equal((await t.app.inject({ url: '/api/me', headers: owner.auth })).statusCode, 401);
   });
 
-  it('makes admins from ADMIN_EMAILS, case-insensitively', async () => {
+  it('makes admins from ADMIN_EMAILS, case-insensitively, once the address is verified', async () => {
     const boss = await signUp(t.app, 'Boss@Example.com');
+    assert.equal(json<{ role: string }>(await t.app.inject({ url: '/api/me', headers: boss.auth })).role, 'user', 'signing up with the address is not enough (decisions §25)');
+    await verifyEmail(t, boss);
     assert.equal(json<{ role: string }>(await t.app.inject({ url: '/api/me', headers: boss.auth })).role, 'admin');
   });
 });

@@ -4,6 +4,7 @@ import { createAgent } from './helpers/agents.ts';
 import { expectStatus, json, signUp, testApp, type TestApp } from './helpers/app.ts';
 import { accessRequest, addPasskey, approve, assertionOptions, grantAccess, ownerWithPasskey, poll, postAccessRequest, respond, withPasskeySession } from './helpers/approvals.ts';
 import { SoftAuthenticator } from './helpers/soft-authenticator.ts';
+import { verifyEmail } from './helpers/email-links.ts';
 
 type Detail = { detail: string };
 const detail = (res: { json(): unknown }) => (res.json() as Detail).detail;
@@ -17,6 +18,7 @@ describe('access requests: POST /api/v1/authz-requests', () => {
 
   it('creates a pending request for 300 s, notifies the owner and records the activity', async () => {
     const owner = await ownerWithPasskey(t);
+    await verifyEmail(t, owner);
     const agent = await createAgent(t, owner, 'Shopper');
     const res = await postAccessRequest(t, agent, { scopes: ['orders:read', 'list'], user_info: ['user:email'] });
     expectStatus(res, 200);
@@ -90,7 +92,7 @@ describe('access requests: POST /api/v1/authz-requests', () => {
     expectStatus(await postAccessRequest(t, agent, { site: longest }), 200);
   });
 
-  it('accepts user_info names from the registry only; user:phone only when the owner verified a phone', async () => {
+  it('accepts user_info names from the registry only; user:phone only when the owner verified a phone, user:email only when the email is verified', async () => {
     const owner = await signUp(t.app);
     const agent = await createAgent(t, owner);
     const unknown = await postAccessRequest(t, agent, { site: 'u1.example', user_info: ['user:address'] });
@@ -102,6 +104,11 @@ describe('access requests: POST /api/v1/authz-requests', () => {
     expectStatus(await postAccessRequest(t, agent, { site: 'u3.example', user_info: [7] }), 422);
 
     const fields = async () => json<{ fields: { name: string }[] }>(await t.app.inject({ url: '/api/user-info/fields', headers: owner.auth })).fields.map((f) => f.name);
+    assert.deepEqual(await fields(), ['user:name'], 'an unverified email is not offered (decisions §25)');
+    const email = await postAccessRequest(t, agent, { site: 'u4.example', user_info: ['user:email'] });
+    expectStatus(email, 400);
+    assert.match(detail(email), /^unknown user_info field/);
+    await verifyEmail(t, owner);
     assert.deepEqual(await fields(), ['user:name', 'user:email']);
     const anonymous = json<{ fields: { name: string }[] }>(await t.app.inject({ url: '/api/user-info/fields' })).fields.map((f) => f.name);
     assert.deepEqual(anonymous, ['user:name', 'user:email', 'user:phone']);
@@ -224,6 +231,7 @@ describe('owner approval: /api/txn/{txn_id}/...', () => {
 
   it('approves with a passkey, creates the grant, dismisses other devices, shows in /api/me', async () => {
     const owner = await ownerWithPasskey(t);
+    await verifyEmail(t, owner);
     const agent = await createAgent(t, owner, 'Buyer');
     const txn = await accessRequest(t, agent, { scopes: ['orders:read', 'orders:write'], user_info: ['user:name', 'user:email'] });
 
@@ -363,6 +371,7 @@ describe('owner approval: /api/txn/{txn_id}/...', () => {
 
   it('narrows scopes and user_info and sets limits; widening, unknown names and bad limits are 400', async () => {
     const owner = await ownerWithPasskey(t);
+    await verifyEmail(t, owner);
     const agent = await createAgent(t, owner);
     const txn = await accessRequest(t, agent, { scopes: ['list', 'apply', 'pay'], user_info: ['user:name', 'user:email'] });
     const bad: [string, Record<string, unknown>][] = [

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { createAgent, type TestAgent } from './helpers/agents.ts';
 import { expectStatus, json, testApp, type TestApp } from './helpers/app.ts';
 import { accessRequest, approve, grantAccess, ownerWithPasskey, poll, postAccessRequest, type Owner } from './helpers/approvals.ts';
+import { verifyEmail } from './helpers/email-links.ts';
 
 type GrantBody = { id: string; agent_id: string; site: string; scopes: string[]; user_info: string[]; expires_at: string | null; uses_left: number | null; created_at: string };
 
@@ -24,6 +25,7 @@ describe('grants', () => {
 
   it('GET /api/grants lists the live grants of the owner only', async () => {
     const owner = await ownerWithPasskey(t);
+    await verifyEmail(t, owner);
     const agent = await createAgent(t, owner);
     await grantAccess(t, owner, agent, { scopes: ['list'], user_info: ['user:email'] }, { limits: { expires_in: 120, max_uses: 3 } });
     await grantAccess(t, owner, agent, { site: 'b.example' });
@@ -106,6 +108,7 @@ describe('grants', () => {
   it('PATCH user-info narrows or clears; widening is 400 and needs a fresh approval on the phone', async () => {
     const owner = await ownerWithPasskey(t);
     await t.services.store.users.update(owner.user.id, { phone: '+15550001111', phoneVerified: true });
+    await verifyEmail(t, owner);
     const agent = await createAgent(t, owner);
     await grantAccess(t, owner, agent, { user_info: ['user:name', 'user:email'] });
     const grant = await grantOf(agent);

@@ -8,6 +8,7 @@ import { expectStatus, json, signUp, testApp, type TestApp } from './helpers/app
 import { createAgent, createGrant, type TestAgent } from './helpers/agents.ts';
 import { approve, ownerWithPasskey, respond, type Owner } from './helpers/approvals.ts';
 import { SoftAuthenticator } from './helpers/soft-authenticator.ts';
+import { verifyEmail } from './helpers/email-links.ts';
 import { freePort } from './helpers/server-process.ts';
 import { FixedClock, seconds } from '../src/domain/clock.ts';
 import { TOKEN_LIMITS } from '../src/domain/oidc/deps.ts';
@@ -173,8 +174,22 @@ function suite(backend: 'sqlite' | 'postgres'): void {
     });
 
     describe('email under the owner\'s approval', () => {
-      it('scope email asks the owner for the email; the ID token and userinfo carry it; narrowing the grant takes it away at the next refresh', async () => {
+      it('scope email: nothing while the address is unverified; once verified the owner is asked and the ID token and userinfo carry it (email_verified true); a new address gives email_verified false until it is verified; narrowing the grant takes it away at the next refresh', async () => {
         t.clock.set(Date.now());
+        // Unverified (decisions §25): the scope is not requestable, so the card asks nothing about the email and nothing is released.
+        const early = await createAgent(t, owner, 'Early');
+        const s0 = await start(rp, { scope: 'openid email', who: early });
+        const wait0 = new URL(s0.location);
+        const txn0 = wait0.pathname.split('/')[4] ?? '';
+        assert.deepEqual((await pendingOf()).find((p) => p.id === txn0)?.user_info, []);
+        expectStatus(await approve(t, owner, txn0), 200);
+        const status0 = await (await fetch(`${base}/oidc/authorize/wait/${txn0}/status${wait0.search}`)).json() as { redirect: string };
+        const tokens0 = await redeem(rp, { ...s0, location: status0.redirect });
+        assert.equal(tokens0.scope, 'openid');
+        assert.equal(tokens0.claims()?.email, undefined);
+        assert.equal(tokens0.claims()?.email_verified, undefined);
+
+        await verifyEmail(t, owner);
         const mailer = await createAgent(t, owner, 'Mailer');
         const s = await start(rp, { scope: 'openid email phone', who: mailer });
         const wait = new URL(s.location);
@@ -188,14 +203,31 @@ function suite(backend: 'sqlite' | 'postgres'): void {
         const tokens = await redeem(rp, { ...s, location: status.redirect });
         const email = (await t.services.store.users.byId(owner.user.id))?.email;
         assert.equal(tokens.claims()?.email, email);
+        assert.equal(tokens.claims()?.email_verified, true);
         assert.equal(tokens.scope, 'openid email');
         assert.equal(tokens.claims()?.phone_number, undefined);
-        const info = await oidc.fetchUserInfo(rp.config, tokens.access_token, tokens.claims()?.sub ?? '');
+        const sub = tokens.claims()?.sub ?? '';
+        const info = await oidc.fetchUserInfo(rp.config, tokens.access_token, sub);
         assert.equal(info.email, email);
+        assert.equal(info.email_verified, true);
+
+        // A new address starts over: the sign-in keeps its scope, but the address is not released until verified.
+        const moved = `moved-${randomBytes(4).toString('hex')}@example.com`;
+        expectStatus(await t.app.inject({ method: 'PATCH', url: '/api/me', headers: owner.auth, payload: { email: moved, current_password: owner.password } }), 200);
+        const unverified = await oidc.refreshTokenGrant(rp.config, tokens.refresh_token ?? '');
+        assert.equal(unverified.scope, 'openid email');
+        assert.equal(unverified.claims()?.email, undefined);
+        assert.equal(unverified.claims()?.email_verified, false);
+        const info2 = await oidc.fetchUserInfo(rp.config, unverified.access_token, sub);
+        assert.deepEqual([info2.email, info2.email_verified], [undefined, false]);
+        await verifyEmail(t, owner);
+        const reverified = await oidc.refreshTokenGrant(rp.config, unverified.refresh_token ?? '');
+        assert.deepEqual([reverified.claims()?.email, reverified.claims()?.email_verified], [moved, true]);
+
         const grant = (await t.services.store.grants.listForAgent(mailer.id)).find((g) => g.status === 'active');
         assert.ok(grant);
         expectStatus(await t.app.inject({ method: 'PATCH', url: `/api/grants/${grant.id}/user-info`, headers: owner.auth, payload: { user_info: [] } }), 200);
-        const after = await oidc.refreshTokenGrant(rp.config, tokens.refresh_token ?? '');
+        const after = await oidc.refreshTokenGrant(rp.config, reverified.refresh_token ?? '');
         assert.equal(after.claims()?.email, undefined);
         assert.equal(after.scope, 'openid');
       });

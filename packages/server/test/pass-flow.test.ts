@@ -5,6 +5,7 @@ import { seconds } from '../src/domain/clock.ts';
 import { createAgent, type TestAgent } from './helpers/agents.ts';
 import { expectStatus, json, remoteAddress, testApp, type TestApp } from './helpers/app.ts';
 import { approve, grantAccess, ownerWithPasskey, poll, type Owner } from './helpers/approvals.ts';
+import { verifyEmail } from './helpers/email-links.ts';
 import type { TokenBody, VerifyBody } from './helpers/passes.ts';
 
 // The whole protocol over HTTP, as agent, owner and site meet it: access request, passkey approval,
@@ -19,6 +20,7 @@ describe('agent <-> owner <-> site, end to end in one process', () => {
   before(async () => {
     t = await testApp();
     owner = await ownerWithPasskey(t);
+    await verifyEmail(t, owner);
     agent = await createAgent(t, owner, 'Shopper');
   });
   after(() => t.close());

@@ -10,6 +10,7 @@ import { purgeExpired } from '../src/domain/housekeeping.ts';
 import { expectStatus, json, signUp, testApp, type TestApp } from './helpers/app.ts';
 import { createAgent } from './helpers/agents.ts';
 import { accessRequest, approve, ownerWithPasskey, respond } from './helpers/approvals.ts';
+import { verifyEmail } from './helpers/email-links.ts';
 import { startPushService, type PushServiceStandIn, type SubscriptionJson } from './helpers/stand-ins/push-service.ts';
 import { startFcmStandIn, type FcmStandIn } from './helpers/stand-ins/fcm.ts';
 
@@ -49,6 +50,7 @@ function deliveryPath(backend: 'sqlite' | 'postgres'): void {
       await subscribe(t, owner, phone, 'Phone');
       await subscribe(t, owner, laptop);
       const agent = await createAgent(t, owner, 'Shopper');
+      await verifyEmail(t, owner);
       await drain(t);
       const txn = await accessRequest(t, agent, { site: 'shop.example', scopes: ['orders:read'], user_info: ['user:email'] });
       await drain(t);

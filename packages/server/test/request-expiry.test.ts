@@ -5,6 +5,7 @@ import { REQUEST_LIFETIME_MS } from '../src/domain/approvals/request-rules.ts';
 import { createAgent, type TestAgent } from './helpers/agents.ts';
 import { expectStatus, json, remoteAddress, type TestApp, testApp } from './helpers/app.ts';
 import { accessRequest, assertionOptions, grantAccess, type Owner, ownerWithPasskey, poll, postAccessRequest, respond } from './helpers/approvals.ts';
+import { verifyEmail } from './helpers/email-links.ts';
 
 interface Item {
   seq: number;
@@ -44,6 +45,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
 
     it('after the agent polls: one record naming the agent, the site, the request and what it asked', async () => {
       const owner = await ownerWithPasskey(t);
+      await verifyEmail(t, owner);
       const agent = await createAgent(t, owner, 'Shopper');
       const txn = await accessRequest(t, agent, { scopes: ['orders:read'], user_info: ['user:email'] });
       const expiresAt = t.clock.now() + REQUEST_LIFETIME_MS;

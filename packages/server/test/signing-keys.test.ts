@@ -9,6 +9,7 @@ import { parseConfig } from '../src/config/config.ts';
 import { FixedClock } from '../src/domain/clock.ts';
 import { openSqliteStore } from '../src/store/sqlite/open.ts';
 import { testApp, signUp, json } from './helpers/app.ts';
+import { verifyEmail } from './helpers/email-links.ts';
 
 describe('signing keys', () => {
   const cleanups: (() => Promise<void>)[] = [];
@@ -35,6 +36,9 @@ describe('signing keys', () => {
     cleanups.push(t.close);
     const admin = await signUp(t.app, 'root@example.com');
     const user = await signUp(t.app);
+    // An ADMIN_EMAILS address is admin only once proven (decisions §25).
+    assert.equal((await t.app.inject({ method: 'POST', url: '/api/admin/keys/rotate', headers: admin.auth })).statusCode, 403);
+    await verifyEmail(t, admin);
     assert.equal((await t.app.inject({ method: 'POST', url: '/api/admin/keys/rotate', headers: user.auth })).statusCode, 403);
     assert.equal((await t.app.inject({ method: 'POST', url: '/api/admin/keys/rotate' })).statusCode, 401);
     const oldToken = await t.services.keys.sign({ sub: 'old', exp: Math.floor(t.clock.now() / 1000) + 7200 }, 'at+jwt');

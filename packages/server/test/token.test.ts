@@ -7,6 +7,7 @@ import { iso, seconds } from '../src/domain/clock.ts';
 import { json, testApp, type TestApp } from './helpers/app.ts';
 import { agentJwt, createAgent, createGrant } from './helpers/agents.ts';
 import { getPass, requestToken, type TokenBody } from './helpers/passes.ts';
+import { verifyEmail } from './helpers/email-links.ts';
 
 type ErrorBody = { detail: string; next_step?: string };
 
@@ -63,11 +64,14 @@ describe('POST /api/v1/token', () => {
     assert.ok(!text.includes(body.refresh_token) && !text.includes(body.access_token));
   });
 
-  it('discloses the approved user-info fields as they are now, the phone only when verified', async () => {
+  it('discloses the approved user-info fields as they are now, the phone and the email only when verified', async () => {
     const agent = await createAgent(t);
     await t.services.store.users.update(agent.owner.user.id, { displayName: 'Ada Lovelace', phone: '+441234567890', phoneVerified: false });
     const grant = await createGrant(t, agent, { userInfo: ['user:name', 'user:email', 'user:phone'] });
     let c = decodeJwt((await getPass(t, agent)).access_token);
+    assert.deepEqual(c.user_info, { 'user:name': 'Ada Lovelace' }, 'granted, but neither the phone nor the email is verified: nothing released for them (decisions §25)');
+    await verifyEmail(t, agent.owner);
+    c = decodeJwt((await getPass(t, agent)).access_token);
     assert.deepEqual(c.user_info, { 'user:name': 'Ada Lovelace', 'user:email': agent.owner.email });
     await t.services.store.users.update(agent.owner.user.id, { phoneVerified: true });
     c = decodeJwt((await getPass(t, agent)).access_token);

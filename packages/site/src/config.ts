@@ -1,4 +1,4 @@
-import type { ReplayCache } from './local/replay-cache.ts';
+import type { ReplayCacheOption } from './local/replay-cache.ts';
 import type { Mode } from './types.ts';
 
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
@@ -27,8 +27,12 @@ export type VerifierOptions = {
   maxStaleSec?: number;
   /** Local mode: fetch the keys again for an unknown `kid` at most this often. Default 10 s. */
   jwksMinRefreshSec?: number;
-  /** Local mode: where DPoP proof ids are remembered. Default: in memory (one process only). */
-  replayCache?: ReplayCache;
+  /**
+   * Local mode: where DPoP proof ids are remembered. Default: in memory (one process only), 100 000
+   * proofs. Either a cache of your own (shared by several processes), or the in-memory one's budget:
+   * `{ maxEntries, maxEntriesPerAgent }` (see MemoryReplayCache). A bad value throws here.
+   */
+  replayCache?: ReplayCacheOption;
   /** Timeout of each call to Mandate. Default 5000 ms. */
   timeoutMs?: number;
   /** Default: global fetch. */

@@ -10,8 +10,9 @@ export type { HeaderSource, MandateRequest, RouteRequirements, Verified, Refused
 export { SDK_ERROR_CODES } from './types.ts';
 export { REPORT_KINDS } from './report.ts';
 export type { ReportKind, ReportResult, ReportAccepted, ReportRefused } from './report.ts';
-export { MemoryReplayCache } from './local/replay-cache.ts';
-export type { ReplayCache } from './local/replay-cache.ts';
+export { MemoryReplayCache } from './local/replay-memory.ts';
+export type { MemoryReplayCacheOptions } from './local/replay-memory.ts';
+export type { ConsumeResult, ReplayCache, ReplayCacheOption, ReplayProof } from './local/replay-cache.ts';
 export { STEPUP_HEADER, accessTokenOf } from './request.ts';
 export { fromNodeRequest, refusalBody, requireAgent, sendRefusal } from './node.ts';
 export type { NodeRouteOptions, WithMandate } from './node.ts';

@@ -1,5 +1,4 @@
 import { ProtocolError, isVerifyErrorCode } from '@mandate/protocol';
-import { ReplayCacheFullError } from './local/replay-cache.ts';
 import { RevocationStaleError } from './local/revocation-list.ts';
 import { ServiceUnavailableError, toError } from './service-client.ts';
 import type { MandateErrorCode, Refused } from './types.ts';
@@ -30,6 +29,6 @@ export function refusalFor(e: unknown, onError: (error: Error) => void): Refused
   if (e instanceof RevocationStaleError) return refuse(503, 'revocation_stale', e.message);
   // The details (addresses, store errors) go to the site's log only; the agent learns to retry later.
   onError(toError(e));
-  const why = e instanceof ServiceUnavailableError ? 'Mandate cannot be reached' : e instanceof ReplayCacheFullError ? 'the site is overloaded' : 'an internal error';
+  const why = e instanceof ServiceUnavailableError ? 'Mandate cannot be reached' : 'an internal error';
   return refuse(503, 'service_unavailable', `the request cannot be verified right now (${why}); try again later`);
 }

@@ -2,6 +2,7 @@ import { SCOPE_PATTERN, isValidAction } from '@mandate/protocol';
 import { CloudStrategy } from './cloud.ts';
 import { type VerifierOptions, parseOptions } from './config.ts';
 import { LocalStrategy } from './local/local-strategy.ts';
+import { replayCacheFrom } from './local/replay-cache.ts';
 import { publicUrl } from './public-url.ts';
 import { type ReportKind, type ReportResult, sendReport } from './report.ts';
 import { MAX_TOKEN_LENGTH, STEPUP_HEADER, accessTokenOf, header } from './request.ts';
@@ -96,7 +97,8 @@ function prepare(request: MandateRequest, route: RouteRequirements, rebuild: (r:
  */
 export function createVerifier(options: VerifierOptions): Verifier {
   const config = parseOptions(options);
-  const local = config.mode === 'local' ? new LocalStrategy(config, options.replayCache) : undefined;
+  const replayCache = replayCacheFrom(options.replayCache); // validated in either mode: a bad value is a bug of the site
+  const local = config.mode === 'local' ? new LocalStrategy(config, replayCache) : undefined;
   const strategy: Strategy = local ?? new CloudStrategy(config);
   const rebuild = (r: MandateRequest) => publicUrl(r, config);
 

@@ -7,8 +7,9 @@ import { startServer, type ServerProcess } from '../../server/test/helpers/serve
 import { type AgentKey, type AgentRun, agentKey, runAgent } from './helpers/agent-runner.ts';
 import { call, expectStatus } from '../../server/test/helpers/over-http.ts';
 import { until } from '../../server/test/helpers/until.ts';
+import { verifyEmail } from '../../server/test/helpers/email-over-http.ts';
 import {
-  DESKTOP, PHONE, type OwnerTab, createAgent, expectNoError, expectNoSidewaysScroll, goTo, openOwnerTab, requestCard, signInWithPassword, signUp,
+  DESKTOP, PHONE, type OwnerTab, createAgent, expectNoError, expectNoSidewaysScroll, goTo, openOwnerTab, requestCard, sessionCookie, signInWithPassword, signUp,
 } from './helpers/owner-app.ts';
 
 // The approval loop with real processes: the service on its own, Chromium as the owner's phone (a
@@ -56,6 +57,8 @@ test('a person signs up on a phone, adds a passkey from the Requests view and ad
   phone = await openOwnerTab(browser, PHONE);
   const { page } = phone;
   await signUp(page, server.baseUrl, email);
+  // The agent asks for the email later: it is offered only once verified (decisions §25).
+  await verifyEmail(server, await sessionCookie(phone.context, server.baseUrl), email);
   await page.locator('#view-requests').waitFor({ state: 'visible' });
   assert.equal(await page.locator('#pending-empty').isVisible(), true, 'nothing is waiting yet, and it says so');
 

@@ -10,6 +10,7 @@ import { startServer, type ServerProcess } from '../../server/test/helpers/serve
 import { call, expectStatus } from '../../server/test/helpers/over-http.ts';
 import { until } from '../../server/test/helpers/until.ts';
 import { type AgentKey, agentKey } from './helpers/agent-runner.ts';
+import { verifyEmail } from '../../server/test/helpers/email-over-http.ts';
 import {
   type OwnerTab, createAgent, expectNoError, expectNoSidewaysScroll, goTo, openOwnerTab, requestCard, screenshot, sessionCookie, signUp,
 } from './helpers/owner-app.ts';
@@ -140,6 +141,8 @@ test('the owner signs up on a 360 px phone with a passkey and an agent; a site r
   await expectNoError(page);
   agentId = await createAgent(page, 'shopper', key.publicJwk);
   cookie = await sessionCookie(context, server.baseUrl);
+  // The sign-ins below ask for the `email` scope, requestable only once the address is verified (decisions §25).
+  await verifyEmail(server, cookie, ownerEmail);
 
   const redirectUri = `${siteUrl}/cb`;
   const created = await call<{ client_id: string; client_secret: string }>(server, 'POST', '/api/oidc/clients',

@@ -7,8 +7,9 @@ import { launchChromium } from '../../server/test/helpers/browser.ts';
 import { startServer, type ServerProcess } from '../../server/test/helpers/server-process.ts';
 import { type AgentKey, agentKey } from './helpers/agent-runner.ts';
 import { call, expectStatus } from '../../server/test/helpers/over-http.ts';
+import { verifyEmail } from '../../server/test/helpers/email-over-http.ts';
 import {
-  DESKTOP, PHONE, type OwnerTab, type View, createAgent, expectNoError, expectNoSidewaysScroll, goTo, openNotifications, openOwnerTab, requestCard, screenshot, signInWithPassword, signUp,
+  DESKTOP, PHONE, type OwnerTab, type View, createAgent, expectNoError, expectNoSidewaysScroll, goTo, openNotifications, openOwnerTab, requestCard, screenshot, sessionCookie, signInWithPassword, signUp,
 } from './helpers/owner-app.ts';
 
 // Screenshots of the main screens at a phone's 390x844 and a desktop's 1280x800, saved under
@@ -62,6 +63,8 @@ test('the signed-in screens (requests with cards, agents, access, activity, acco
   const phone = await openOwnerTab(browser, PHONE);
   tabs.push(phone);
   await signUp(phone.page, server.baseUrl, email, 'Robin Example');
+  // The requests below ask for the email, offered only once verified (decisions §25); the screens show a settled account.
+  await verifyEmail(server, await sessionCookie(phone.context, server.baseUrl), email);
   await goTo(phone.page, 'requests');
   await phone.page.click('#passkey-setup-button');
   await phone.page.locator('#passkey-setup').waitFor({ state: 'hidden' });

@@ -1,6 +1,7 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { CONFIG_KEYS, type ConfigKey } from './keys.ts';
+import { parseTrustProxy, type TrustProxy } from './trust-proxy.ts';
 
 /** The service's whole configuration, typed and validated once at start. */
 export interface Config {
@@ -17,7 +18,8 @@ export interface Config {
   keyRotationGraceSec: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   bodyLimitBytes: number;
-  trustProxy: boolean;
+  /** Which X-Forwarded-For entries give the client address; see trust-proxy.ts. */
+  trustProxy: TrustProxy;
   rpName: string;
   loginThrottle: { perAccount: number; perAddress: number; windowSec: number };
   /** Seconds between housekeeping rounds; one node at a time (the lease holder) does the work. */
@@ -138,7 +140,7 @@ export function parseConfig(env: Env): Config {
     keyRotationGraceSec: int('KEY_ROTATION_GRACE_SECONDS', 86400, 0, 30 * 86400),
     logLevel,
     bodyLimitBytes: int('BODY_LIMIT_BYTES', 64 * 1024, 1024, 10 * 1024 * 1024),
-    trustProxy: bool('TRUST_PROXY', false),
+    trustProxy: parseTrustProxy(get('TRUST_PROXY'), problems),
     rpName: get('RP_NAME') ?? 'Mandate',
     loginThrottle: {
       perAccount: int('LOGIN_MAX_PER_ACCOUNT', 10, 1, 10000),
@@ -167,6 +169,7 @@ export function unsafeDefaults(config: Config): string[] {
   if (url.protocol !== 'https:' && !local) warnings.push(`BASE_URL ${config.baseUrl} is not https: passkeys and cookies are unsafe`);
   if (!config.keyEncryptionKey) warnings.push('KEY_ENCRYPTION_KEY is not set: private signing keys are stored unencrypted');
   if (config.adminEmails.size === 0) warnings.push('ADMIN_EMAILS is empty: nobody can rotate keys or administer operators');
+  if (config.trustProxy.kind === 'all') warnings.push('TRUST_PROXY=true believes every X-Forwarded-For entry: any client can forge its address and get a fresh allowance from every per-address limit (sign-in, sign-up); set the number of proxies in front (TRUST_PROXY=1) or their addresses instead');
   if (config.outboundAllowLoopback) warnings.push('OUTBOUND_ALLOW_LOOPBACK is on: push endpoints and other outbound fetches may reach http: and this machine (tests and development only)');
   if (local) warnings.push(`BASE_URL is ${config.baseUrl}: development only; set BASE_URL to the public https address`);
   return warnings;

@@ -3,6 +3,7 @@ import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK
 import type { Clock } from '../domain/clock.ts';
 import type { SigningKeyRecord, SigningKeysRepo } from '../store/ports.ts';
 import type { KeyEncryption } from './key-encryption.ts';
+import { signEncodedPayload } from './revocation-jws.ts';
 
 interface LoadedKey {
   kid: string;
@@ -21,6 +22,22 @@ export interface SigningKeysOptions {
 }
 
 /**
+ * Default of `refreshMs`. Short, because a "revoke now" rotation on one node must stop the other
+ * nodes verifying (and signing with) the revoked key at once: within a second. The read is one small
+ * query per node per second at most (only when keys are used), shared by concurrent callers.
+ */
+export const KEY_REFRESH_MS = 1000;
+
+export interface Rotated {
+  /** The new current key. */
+  kid: string;
+  /** Keys that were current before and are not any more. */
+  retired: string[];
+  /** Keys deleted at once, when the rotation revoked them ("revoke now"): every key but the new one. */
+  revoked: string[];
+}
+
+/**
  * The service's ES256 signing keys: created on first start, kept in the store (private parts
  * encrypted when configured), rotated on demand with a grace window. The only holder of private
  * signing keys in the server.
@@ -28,12 +45,14 @@ export interface SigningKeysOptions {
 export class SigningKeys {
   private keys: LoadedKey[] = [];
   private loadedAt = -Infinity;
+  /** The reload under way, shared by every caller that finds the keys stale meanwhile. */
+  private reloading: Promise<void> | undefined;
   private readonly refreshMs: number;
   /** `verificationKey` as the protocol's verifiers take it (their `keys` option). */
   readonly resolver: KeyResolver = (kid) => this.verificationKey(kid);
 
   constructor(private readonly repo: SigningKeysRepo, private readonly clock: Clock, private readonly opts: SigningKeysOptions) {
-    this.refreshMs = opts.refreshMs ?? 30_000;
+    this.refreshMs = opts.refreshMs ?? KEY_REFRESH_MS;
   }
 
   /** Creates the first key when there is none; encrypts stored keys once a secret is configured. */
@@ -51,16 +70,22 @@ export class SigningKeys {
     }
     // Encrypting in place retires nothing, so the list read above still tells whether a key is current.
     if (!records.some((r) => r.retiredAt === null)) await this.createKey();
-    await this.reload();
+    await this.reloadAfterWrite();
   }
 
-  /** Makes a new key current; the old ones stay published for the grace window. */
-  async rotate(): Promise<{ kid: string; retired: string[] }> {
+  /**
+   * Makes a new key current. Normally the old ones stay published and verifiable for the grace
+   * window. With `revokeNow` (the old private key leaked) every older key is deleted from the store
+   * instead: this node stops publishing and accepting them at once, the other nodes at their next
+   * reload (KEY_REFRESH_MS), and everything they signed stops verifying.
+   */
+  async rotate(opts: { revokeNow?: boolean } = {}): Promise<Rotated> {
     const before = (await this.repo.list()).filter((r) => r.retiredAt === null).map((r) => r.kid);
-    const kid = await this.createKey();
+    const { kid, createdAt } = await this.createKey();
     await this.repo.retireAllExcept(kid, this.clock.now());
-    await this.reload();
-    return { kid, retired: before };
+    const revoked = opts.revokeNow ? await this.repo.dropOlder(kid, createdAt) : [];
+    await this.reloadAfterWrite();
+    return { kid, retired: before, revoked };
   }
 
   async sign(payload: JWTPayload, typ: string): Promise<string> {
@@ -77,6 +102,17 @@ export class SigningKeys {
     key.privateKey ??= (await importJWK(this.privateJwk(key.record), 'ES256')) as CryptoKey;
     const privateKey = key.privateKey;
     return (payload, typ) => signServiceToken(privateKey, { kid: key.kid, typ }, payload);
+  }
+
+  /**
+   * A compact JWS with the current key over a payload the caller has already encoded (base64url
+   * bytes, in pieces joined in order), in pieces: the revocation list, too large to hand over as an
+   * object or to copy in one go (revocation-jws.ts).
+   */
+  async signEncoded(typ: string, encodedPayload: readonly Uint8Array[]): Promise<Buffer[]> {
+    const key = await this.current();
+    key.privateKey ??= (await importJWK(this.privateJwk(key.record), 'ES256')) as CryptoKey;
+    return signEncodedPayload(key.privateKey, { kid: key.kid, typ }, encodedPayload);
   }
 
   /** The published key set: current keys and retired ones still inside their grace window. */
@@ -117,7 +153,21 @@ export class SigningKeys {
     if (this.clock.now() - this.loadedAt >= this.refreshMs || this.keys.length === 0) await this.reload();
   }
 
-  private async reload(): Promise<void> {
+  /** Re-reads the key table; callers that come while a read is under way share it. */
+  private reload(): Promise<void> {
+    this.reloading ??= this.read().finally(() => {
+      this.reloading = undefined;
+    });
+    return this.reloading;
+  }
+
+  /** A read that starts after this call: for the node's own writes (a read under way may have missed them). */
+  private async reloadAfterWrite(): Promise<void> {
+    await this.reloading?.catch(() => undefined);
+    await this.reload();
+  }
+
+  private async read(): Promise<void> {
     const records = await this.repo.list(); // newest first
     const old = new Map(this.keys.map((k) => [k.kid, k]));
     this.keys = records.map((record) => {
@@ -137,20 +187,21 @@ export class SigningKeys {
     return this.opts.encryption.decrypt(value);
   }
 
-  private async createKey(): Promise<string> {
+  private async createKey(): Promise<{ kid: string; createdAt: number }> {
     const { publicKey, privateKey } = await generateKeyPair('ES256', { extractable: true });
     const publicJwk = await exportJWK(publicKey);
     const kid = await calculateJwkThumbprint(publicJwk);
     const privateJson = JSON.stringify(await exportJWK(privateKey));
     const enc = this.opts.encryption;
+    const createdAt = this.clock.now();
     await this.repo.create({
       kid,
       publicJwk: { kty: publicJwk.kty, crv: publicJwk.crv, x: publicJwk.x, y: publicJwk.y },
       privateJwk: enc ? enc.encrypt(privateJson) : privateJson,
       encrypted: enc !== null,
-      createdAt: this.clock.now(),
+      createdAt,
       retiredAt: null,
     });
-    return kid;
+    return { kid, createdAt };
   }
 }

@@ -3,6 +3,9 @@ import type { Clock } from '../domain/clock.ts';
 import { BACKCHANNEL_CHANNEL } from '../domain/oidc/logout.ts';
 import type { BackchannelLogout, BackchannelTransport } from './backchannel.ts';
 import type { PushOptions, PushPayload, PushTransport, SendResult, WebPushTarget } from './push-port.ts';
+import type { KeyEncryption } from '../crypto/key-encryption.ts';
+import { MAIL_CHANNEL, openMail } from '../domain/mail/mailer.ts';
+import type { MailTransport } from './mail.ts';
 
 /** The transports that are configured; null (or absent): that channel cannot send (its messages fail, logged). */
 export interface Transports {
@@ -10,6 +13,13 @@ export interface Transports {
   fcm: PushTransport<{ token: string }> | null;
   /** Back-channel logout to relying parties: messages tied to a client's address, not to a device. */
   backchannel?: BackchannelTransport | null;
+  /**
+   * Mail over SMTP (SMTP_URL). Null or absent: development mode, each mail is written to the log
+   * (recipient, subject and text, links included) and counts as sent.
+   */
+  email?: MailTransport | null;
+  /** Opens mail sealed under KEY_ENCRYPTION_KEY (domain/mail/mailer.ts). */
+  mailKeys?: KeyEncryption | null;
 }
 
 export interface WorkerLog {
@@ -87,6 +97,7 @@ export class OutboxWorker {
   /** The HTTP server's logger exists only after the services; it is attached once built. */
   attachLog(log: WorkerLog): void {
     this.log = log;
+    if (!this.deps.transports.email) log.warn({}, 'mail: SMTP_URL is not set: mail (verification and undo links) is written to this log instead of sent (development only)');
   }
 
   start(): void {
@@ -143,7 +154,43 @@ export class OutboxWorker {
   }
 
   private send(m: OutboxMessage): Promise<void> {
-    return m.channel === BACKCHANNEL_CHANNEL ? this.sendBackchannel(m) : this.sendPush(m);
+    if (m.channel === BACKCHANNEL_CHANNEL) return this.sendBackchannel(m);
+    if (m.channel === MAIL_CHANNEL) return this.sendMail(m);
+    return this.sendPush(m);
+  }
+
+  /**
+   * One try of a mail (decisions §25): sent, refused for good by the SMTP server (failed), or due
+   * again after the backoff until its expiry (a link's 24 hours). The text is never logged: it may
+   * hold a secret link. Without an SMTP transport (development) the whole mail goes to the log.
+   */
+  private async sendMail(m: OutboxMessage): Promise<void> {
+    const { store, clock, holder, transports } = this.deps;
+    const end = async (e: OutboxEnd) => void (await store.outbox.finish(m.id, holder, e));
+    const mail = openMail(m.payload, transports.mailKeys ?? null);
+    if ('error' in mail) {
+      this.log.warn({ outboxId: m.id, kind: m.kind, detail: mail.error }, 'outbox: mail cannot be read; not sent');
+      return end({ failedAt: clock.now(), error: mail.error });
+    }
+    if (m.expiresAt !== null && clock.now() >= m.expiresAt) return end({ failedAt: clock.now(), error: 'expired before it could be delivered' });
+    if (!transports.email) {
+      this.log.warn({ outboxId: m.id, kind: m.kind, to: mail.to, subject: mail.subject, text: mail.text }, 'mail not sent (SMTP_URL is not set; development only): here it is');
+      return end({ sentAt: clock.now() });
+    }
+    let result: SendResult;
+    try {
+      result = await transports.email.send(mail);
+    } catch (err) {
+      result = { outcome: 'retry', detail: err instanceof Error ? err.message : 'mail transport error' };
+    }
+    const at = clock.now();
+    const next: OutboxEnd = result.outcome === 'sent' ? { sentAt: at }
+      : result.outcome === 'retry' ? retryOrGiveUp(m, result, at)
+      : { failedAt: at, error: result.detail };
+    const details = { outboxId: m.id, kind: m.kind, attempts: m.attempts, ...('detail' in result ? { detail: result.detail } : {}) };
+    if ('sentAt' in next) this.log.info(details, 'outbox: mail sent');
+    else this.log.warn(details, 'failedAt' in next ? 'outbox: mail refused; not retried' : 'outbox: mail not sent; will retry');
+    return end(next);
   }
 
   private async sendPush(m: OutboxMessage): Promise<void> {

@@ -8,13 +8,16 @@ import { backchannelTransport } from './backchannel.ts';
 import { fcmTransport, parseServiceAccount } from './fcm.ts';
 import type { Transports } from './outbox-worker.ts';
 import { type VapidKeys, webPushTransport } from './web-push.ts';
+import { KeyEncryption } from '../crypto/key-encryption.ts';
+import { smtpMailTransport } from './mail.ts';
 
 /**
  * The transports of this configuration. Web push and back-channel logout always work (their
  * addresses are chosen by browsers and by clients' owners, so every request goes through the
  * outbound guard of decisions §24); FCM only when a project and its service account are configured
- * (its addresses are the operator's own). Throws at start when the service-account file cannot be
- * read or its key cannot sign. `keys` sign the logout tokens, with `config.baseUrl` as their issuer.
+ * (its addresses are the operator's own); mail only when SMTP_URL is set (the operator's own
+ * server too). Throws at start when the service-account file cannot be read or its key cannot
+ * sign. `keys` sign the logout tokens, with `config.baseUrl` as their issuer.
  */
 export async function buildTransports(config: Config, vapid: VapidKeys, clock: Clock, keys: SigningKeys): Promise<Transports> {
   const fetch = guardedFetch({ allowLoopback: config.outboundAllowLoopback });
@@ -33,5 +36,9 @@ export async function buildTransports(config: Config, vapid: VapidKeys, clock: C
     await checkServiceAccountKey(serviceAccount);
     fcm = fcmTransport({ projectId: config.fcm.projectId, serviceAccount, apiBase: config.fcm.apiBase, tokenUrl: config.fcm.tokenUrl, clock });
   }
-  return { webpush, fcm, backchannel };
+  // Mail goes to the operator's own SMTP server (SMTP_URL), not through the outbound guard (§24);
+  // without one, the outbox worker writes each mail to the log (development).
+  const email = config.mail.smtpUrl ? smtpMailTransport({ smtpUrl: config.mail.smtpUrl, from: config.mail.from }) : null;
+  const mailKeys = config.keyEncryptionKey ? new KeyEncryption(config.keyEncryptionKey) : null;
+  return { webpush, fcm, backchannel, email, mailKeys };
 }

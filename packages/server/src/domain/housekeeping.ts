@@ -5,17 +5,44 @@ import type { Clock } from './clock.ts';
 import { INBOX_MS } from './notifications/inbox.ts';
 import { expireStaleRequests } from './approvals/expiry.ts';
 
-/** Sent and failed outbox messages are kept this long for diagnosis, then deleted. */
-export const OUTBOX_KEEP_MS = 7 * 86_400_000;
+const DAY_MS = 86_400_000;
+/** Sent and given-up outbox messages are kept this long for diagnosis, then deleted. */
+export const OUTBOX_KEEP_MS = 7 * DAY_MS;
 /** OIDC sign-ins that ended or expired are kept this long (a reused refresh token still reads "ended"), then deleted. */
-export const SIGN_IN_KEEP_MS = 7 * 86_400_000;
+export const SIGN_IN_KEEP_MS = 7 * DAY_MS;
+/**
+ * Answered, expired and consumed requests are kept this long past their expiry, then deleted: the
+ * agent that filed one can still poll it for a week (afterwards it reads 404 unknown txn_id). The
+ * owner's record of it is the activity trail, which carries what was asked and answered.
+ */
+export const REQUEST_KEEP_MS = 7 * DAY_MS;
+/** CIBA requests are kept a day past their expiry: a late poll reads `expired_token`, not "unknown". */
+export const CIBA_KEEP_MS = DAY_MS;
+/** Used or expired email links are kept a day past their expiry: a late click reads "used or expired". */
+export const EMAIL_LINK_KEEP_MS = DAY_MS;
 
 /**
- * Removes what has expired: sessions, WebAuthn challenges, single-use records, rate counters,
- * notifications past the inbox's 30 days, outbox messages and OIDC sign-ins that ended a week ago,
- * CIBA requests a day after they expired, and marks stale
- * requests expired. Expired rows are already refused by every query that reads them, so
- * this only bounds the tables' size; running it twice, or on two nodes at once, is harmless.
+ * Removes what has expired, so no table grows without bound (decisions §25). Expired rows are
+ * already refused by every query that reads them, so this only bounds the tables' size; running it
+ * twice, or on two nodes at once, is harmless. Large deletes go in chunks on SQLite
+ * (SQLITE_PURGE_CHUNK), so a big purge does not hold the event loop.
+ *
+ * Purged: sessions, WebAuthn challenges (pairing codes are challenges too), single-use records
+ * (DPoP and OIDC code jtis), rate counters, all at their expiry; stale pending requests are first
+ * marked expired (with their `request.expired` record), and requests that ended are deleted
+ * REQUEST_KEEP_MS past their expiry (nothing reads them then: notifications open only pending
+ * requests, CIBA rows that point at them go after CIBA_KEEP_MS, earlier; grants never point at a
+ * request); notifications past the inbox's 30 days; delivered or given-up outbox messages after
+ * OUTBOX_KEEP_MS; ended OIDC sign-ins after SIGN_IN_KEEP_MS; CIBA requests and email links a day past
+ * their expiry. Agent status lines are bounded when written (STATUS_SITES_KEPT per agent).
+ *
+ * Kept: accounts, passkeys, agents (removed ones are tombstones the revocation list and the trail
+ * name), grants (revoked and superseded ones feed the revocation list, an agent's `revoked_sites`
+ * and the polls of approved requests; each needs the owner's passkey, so they grow only as fast as
+ * the owner approves), site reports (one per agent and site: the reputation), OIDC clients and
+ * pairwise subjects (stable per site), push devices (50 per owner), settings, signing keys and
+ * service secrets, leases and counters (a few rows), and the activity trail: the owner's audit
+ * record, kept for as long as the account.
  */
 export async function purgeExpired(store: Store, clock: Clock): Promise<Record<string, number>> {
   const now = clock.now();
@@ -25,11 +52,12 @@ export async function purgeExpired(store: Store, clock: Clock): Promise<Record<s
     singleUse: await store.singleUse.purgeExpired(now),
     rateCounters: await store.rateCounters.purgeExpired(now),
     requests: (await expireStaleRequests({ store, clock }, now)).length,
+    requestsPurged: await store.authzRequests.purgeEnded(now - REQUEST_KEEP_MS),
     notifications: await store.notifications.purgeOlderThan(now - INBOX_MS),
     outbox: await store.outbox.purgeEnded(now - OUTBOX_KEEP_MS),
     oidcSignIns: await store.oidcSignIns.purgeEnded(now - SIGN_IN_KEEP_MS),
-    // A day after expiry, a late poll still reads "unknown" rather than "expired": harmless.
-    oidcCiba: await store.oidcCiba.purgeExpired(now - 86_400_000),
+    oidcCiba: await store.oidcCiba.purgeExpired(now - CIBA_KEEP_MS),
+    emailTokens: await store.emailTokens.purgeExpired(now - EMAIL_LINK_KEEP_MS),
   };
 }
 

@@ -4,8 +4,11 @@ import { badRequest } from './errors.ts';
 /**
  * The registry of user-info fields an agent may ask for and a site may receive once the owner
  * approves them (interface.md "User-info fields"). `user:phone` exists only for an owner whose phone
- * is verified: asking for it otherwise is the same 400 as asking for a field that does not exist,
- * because there is nothing the owner could approve.
+ * is verified, and `user:email` only for an owner whose email is verified (decisions §25: anyone can
+ * sign up with someone else's address, and a site that links accounts by email would take it as
+ * that person): asking for either otherwise is the same 400 as asking for a field that does not
+ * exist, because there is nothing the owner could approve. A grant that holds the field releases
+ * nothing for it while the address is unverified (after a change of address, say).
  */
 export interface UserInfoField {
   name: string;
@@ -16,7 +19,7 @@ export interface UserInfoField {
 
 export const USER_INFO_FIELDS: readonly UserInfoField[] = [
   { name: 'user:name', description: "the owner's display name", value: (u) => u.displayName },
-  { name: 'user:email', description: "the owner's email address", value: (u) => u.email },
+  { name: 'user:email', description: "the owner's verified email address (offered only once the owner verified it)", value: (u) => (u.emailVerified ? u.email : undefined) },
   { name: 'user:phone', description: "the owner's verified phone number (offered only once the owner verified one)", value: (u) => (u.phoneVerified && u.phone ? u.phone : undefined) },
 ];
 
@@ -54,7 +57,8 @@ export function checkUserInfoNames(names: readonly string[], user: UserRecord): 
 
 /**
  * The values of approved fields for a pass or a verify answer, read at mint time so a narrowed
- * grant or an unverified phone stops disclosure with the next pass. Fields without a value are left out.
+ * grant, an unverified phone or an unverified email stops disclosure with the next pass. Fields
+ * without a value are left out.
  */
 export function resolveUserInfo(user: UserRecord, names: readonly string[]): Record<string, string> {
   const out: Record<string, string> = {};

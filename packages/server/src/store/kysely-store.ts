@@ -28,6 +28,8 @@ import { oidcClientsRepo } from './repos/oidc-clients.ts';
 import { oidcSignInsRepo } from './repos/oidc-sign-ins.ts';
 import { oidcSubjectsRepo } from './repos/oidc-subjects.ts';
 import { oidcCibaRepo } from './repos/oidc-ciba.ts';
+import { quotasRepo } from './repos/quotas.ts';
+import { emailTokensRepo } from './repos/email-tokens.ts';
 import type { HotPath } from './hot-path.ts';
 
 function repos(db: Db, dialect: Dialect): Repos {
@@ -43,20 +45,22 @@ function repos(db: Db, dialect: Dialect): Repos {
     rateCounters: rateCountersRepo(db, purgeChunk),
     counters: countersRepo(db),
     outbox: outboxRepo(db, dialect),
-    authzRequests: authzRequestsRepo(db),
+    authzRequests: authzRequestsRepo(db, purgeChunk),
     grants: grantsRepo(db),
     reports: reportsRepo(db),
     agentStatuses: agentStatusesRepo(db),
-    activity: activityRepo(db),
+    activity: activityRepo(db, dialect),
     leases: leasesRepo(db),
     pushDevices: pushDevicesRepo(db),
-    notifications: notificationsRepo(db),
+    notifications: notificationsRepo(db, purgeChunk),
     notifySettings: notifySettingsRepo(db),
     serviceSecrets: serviceSecretsRepo(db),
     oidcClients: oidcClientsRepo(db),
     oidcSignIns: oidcSignInsRepo(db),
     oidcSubjects: oidcSubjectsRepo(db),
     oidcCiba: oidcCibaRepo(db),
+    quotas: quotasRepo(db, dialect),
+    emailTokens: emailTokensRepo(db),
   };
 }
 

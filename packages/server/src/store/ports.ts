@@ -9,6 +9,10 @@ import type { NotificationsRepo, NotifySettingsRepo, OutboxRepo, PushDevicesRepo
 export type * from './ports/delivery.ts';
 import type { OidcCibaRepo, OidcClientsRepo, OidcRequestContext, OidcSignInsRepo, OidcSubjectsRepo } from './ports/oidc.ts';
 export type * from './ports/oidc.ts';
+import type { QuotasRepo } from './ports/quotas.ts';
+export type * from './ports/quotas.ts';
+import type { EmailTokensRepo } from './ports/email.ts';
+export type * from './ports/email.ts';
 
 export interface UserRecord {
   id: string;
@@ -18,14 +22,26 @@ export interface UserRecord {
   phone: string | null;
   phoneVerified: boolean;
   createdAt: number;
+  /** Whether `email` was proven by a mailed link (decisions §25); false again once it changes. */
+  emailVerified: boolean;
 }
+
+/** A new account: its email is never verified yet (only a mailed link verifies it). */
+export type NewUserRecord = Omit<UserRecord, 'emailVerified'>;
 
 export interface UsersRepo {
   /** Inserts; returns false (and writes nothing) when the email is taken. */
-  create(user: UserRecord): Promise<boolean>;
+  create(user: NewUserRecord): Promise<boolean>;
   byId(id: string): Promise<UserRecord | undefined>;
   byEmail(email: string): Promise<UserRecord | undefined>;
   update(id: string, patch: Partial<Pick<UserRecord, 'displayName' | 'phone' | 'phoneVerified' | 'passwordHash'>>): Promise<void>;
+  /**
+   * Marks the account's email verified at `at`, only if it is still `email` (the address the link
+   * went to): a link to an old address never verifies a new one. False otherwise.
+   */
+  markEmailVerified(id: string, email: string, at: number): Promise<boolean>;
+  /** Sets a new email, unverified; false (and nothing written) when another account has it. */
+  changeEmail(id: string, email: string): Promise<boolean>;
 }
 
 export type SessionMethod = 'password' | 'passkey';
@@ -115,16 +131,33 @@ export interface AgentRecord {
   unblockedRevSeq: number | null;
 }
 
+/** An agent as the revocation list reads it (AgentsRepo.listRevoked). */
+export type RevokedAgentRow = Pick<AgentRecord, 'id' | 'status' | 'flag' | 'flagRevSeq' | 'removedAt' | 'unblockedAt' | 'unblockedRevSeq'>;
+
+/** Why an agent is on the revocation list; each reason is read from an index of its own. */
+export type RevokedAgentReason = 'flagged' | 'removed' | 'unblocked';
+
+/** One page of AgentsRepo.listRevoked: at most `limit` rows of `reason` after the row `after`. */
+export interface RevokedAgentPage {
+  reason: RevokedAgentReason;
+  after?: RevokedAgentRow;
+  limit: number;
+}
+
 export interface AgentsRepo {
   create(agent: AgentRecord): Promise<void>;
   byId(id: string): Promise<AgentRecord | undefined>;
   listForUser(userId: string, includeRemoved?: boolean): Promise<AgentRecord[]>;
   update(id: string, patch: Partial<Pick<AgentRecord, 'status' | 'flag' | 'flagRevSeq' | 'removedAt' | 'name' | 'unblockedAt' | 'unblockedRevSeq'>>): Promise<void>;
   /**
-   * The agent part of the revocation snapshot at `now`: agents with a non-ok flag or removed, and
-   * agents whose block was lifted less than one pass lifetime (LIMITS.passLifetimeSec) before `now`.
+   * The agent part of the revocation list at `now` (decisions §25), for three reasons: live agents
+   * with a non-ok flag (`flagged`, by id), and agents removed (`removed`, by removedAt, id) or
+   * unblocked (`unblocked`, by unblockedAt, id) less than LISTED_FOR_MS (600 s + 120 s,
+   * domain/revocation/revocation-window.ts) before `now`. With `page`, at most `page.limit` rows of
+   * `page.reason` after the row `page.after` (keyset paging: a long list is read in steps); without,
+   * all three, each agent once.
    */
-  listRevoked(now: number): Promise<AgentRecord[]>;
+  listRevoked(now: number, page?: RevokedAgentPage): Promise<RevokedAgentRow[]>;
   /**
    * The agent and, when it belongs to that agent, the grant `grantId`, read together in one query
    * (cloud verify's revocation read, once per request). `grant` is undefined when there is no such
@@ -158,6 +191,11 @@ export interface SigningKeysRepo {
   list(): Promise<SigningKeyRecord[]>;
   /** Retires every active key except `keepKid`, at `now`. */
   retireAllExcept(keepKid: string, now: number): Promise<void>;
+  /**
+   * Deletes every key but `keepKid` created at or before `createdAt` (retired or not, private part
+   * and all): a "revoke now" rotation. A key another node created later is kept. Answers the kids deleted.
+   */
+  dropOlder(keepKid: string, createdAt: number): Promise<string[]>;
   replacePrivate(kid: string, privateJwk: string, encrypted: boolean): Promise<void>;
 }
 
@@ -185,6 +223,10 @@ export interface SingleUseItem {
 export interface RateCountersRepo {
   /** Atomically adds one to the counter of `key` in the fixed window holding `now`; returns the new count. */
   hit(key: string, windowMs: number, now: number): Promise<{ count: number; resetAt: number }>;
+  /** Atomically takes back one `hit` made at `at` (same window), never below zero: an attempt that turned out not to count. */
+  release(key: string, windowMs: number, at: number): Promise<void>;
+  /** Forgets every window of `key`. */
+  clear(key: string): Promise<void>;
   purgeExpired(now: number): Promise<number>;
 }
 
@@ -222,8 +264,8 @@ export interface AuthzRequestsRepo {
   byId(id: string): Promise<AuthzRequestRecord | undefined>;
   /** Marks pending requests past their expiry as `expired` (all, or those of one agent and site); answers those it marked. */
   expireStale(now: number, scope?: { agentId: string; site: string }): Promise<AuthzRequestRecord[]>;
-  /** Open (pending, unexpired) requests for the owner's agents, newest first. */
-  listPendingForUser(userId: string, now: number): Promise<AuthzRequestRecord[]>;
+  /** Open (pending, unexpired) requests for the owner's agents, newest first; at most `limit` when given. */
+  listPendingForUser(userId: string, now: number, limit?: number): Promise<AuthzRequestRecord[]>;
   /**
    * Compare-and-set of the status: moves the request to `to` only if its status is one of `from`
    * (and, when `from` includes `pending`, only if it has not expired). Of concurrent callers exactly
@@ -232,6 +274,12 @@ export interface AuthzRequestsRepo {
   transition(id: string, from: RequestStatus[], to: RequestStatus, now: number, patch?: { grantId?: string }): Promise<AuthzRequestRecord | undefined>;
   /** Ends every pending request of an agent (it was removed or revoked); returns how many. */
   cancelPendingForAgent(agentId: string, now: number): Promise<number>;
+  /**
+   * Deletes requests that are no longer pending (answered, expired, consumed) and expired before
+   * `before`; a pending row is never deleted, even past its expiry (it is first marked expired, with
+   * its activity record). Answers how many went.
+   */
+  purgeEnded(before: number): Promise<number>;
 }
 
 export type GrantStatus = 'active' | 'revoked' | 'superseded';
@@ -254,6 +302,15 @@ export interface GrantRecord {
   revSeq: number | null;
   /** When a newer approval superseded it; null while it is active or revoked. */
   supersededAt: number | null;
+}
+
+/** A revoked grant as the revocation list reads it (GrantsRepo.listRevoked). */
+export type RevokedGrantRow = Pick<GrantRecord, 'id' | 'agentId' | 'site' | 'revSeq'> & { revokedAt: number };
+
+/** One page of GrantsRepo.listRevoked: at most `limit` rows after the key `after` (revokedAt, id). */
+export interface RevokedGrantPage {
+  after?: { revokedAt: number; id: string };
+  limit: number;
 }
 
 export interface GrantsRepo {
@@ -281,10 +338,12 @@ export interface GrantsRepo {
    */
   setUserInfo(id: string, userInfo: string[], expected: string[]): Promise<boolean>;
   /**
-   * The grant part of the revocation snapshot at `now`: revoked grants, and grants that were revoked
-   * and then superseded less than one pass lifetime (LIMITS.passLifetimeSec) before `now`.
+   * The grant part of the revocation list at `now` (decisions §25): grants revoked less than
+   * LISTED_FOR_MS (600 s + 120 s, domain/revocation/revocation-window.ts) before `now`, also those
+   * superseded since, ordered by (revokedAt, id). With `page`, at most `page.limit` of them, after
+   * the key `page.after` (keyset paging: a long list is read in steps).
    */
-  listRevoked(now: number): Promise<GrantRecord[]>;
+  listRevoked(now: number, page?: RevokedGrantPage): Promise<RevokedGrantRow[]>;
 }
 
 export type ReportKind = 'good' | 'spam' | 'abuse' | 'fraud' | 'policy' | 'scraping';
@@ -314,8 +373,13 @@ export interface AgentStatusRecord {
 }
 
 export interface AgentStatusesRepo {
-  upsert(status: AgentStatusRecord): Promise<void>;
-  listForAgent(agentId: string): Promise<AgentStatusRecord[]>;
+  /**
+   * Keeps the latest status per agent and site; then only the agent's `keep` newest sites stay
+   * (an agent may name any number of sites: its statuses must not grow without bound).
+   */
+  upsert(status: AgentStatusRecord, keep?: number): Promise<void>;
+  /** Newest first; at most `limit` when given. */
+  listForAgent(agentId: string, limit?: number): Promise<AgentStatusRecord[]>;
 }
 
 export interface ActivityRecord {
@@ -399,6 +463,8 @@ export interface Repos {
   oidcSignIns: OidcSignInsRepo;
   oidcSubjects: OidcSubjectsRepo;
   oidcCiba: OidcCibaRepo;
+  quotas: QuotasRepo;
+  emailTokens: EmailTokensRepo;
 }
 
 /** One cloud verification's store work: the pass's agent with its grant, and the proof's jti. */

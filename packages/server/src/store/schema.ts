@@ -30,6 +30,7 @@ export interface Database {
   oidc_sign_ins: OidcSignInsTable;
   oidc_subjects: OidcSubjectsTable;
   oidc_ciba: OidcCibaTable;
+  email_tokens: EmailTokensTable;
 }
 
 export interface UsersTable {
@@ -40,6 +41,8 @@ export interface UsersTable {
   phone: string | null;
   phone_verified: number;
   created_at: number;
+  /** When the current email was verified by a link (migration 011); null: not verified. */
+  email_verified_at: number | null;
 }
 
 export interface SessionsTable {
@@ -311,4 +314,16 @@ export interface OidcCibaTable {
   consumed_at: number | null;
   created_at: number;
   expires_at: number;
+}
+
+/** Links mailed to owners (migration 011): keyed by the token's SHA-256; single-use by `used_at`. */
+export interface EmailTokensTable {
+  token_hash: string;
+  purpose: string;
+  user_id: string;
+  email: string;
+  subject: string | null;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
 }

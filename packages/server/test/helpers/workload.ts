@@ -23,6 +23,14 @@ const STEPUP_URL = `https://${STEPUP_SITE}/checkout`;
  */
 const TOKEN_CALLS_PER_CHAIN = 25;
 const STEPUPS = 9;
+/**
+ * An agent may file 60 access requests an hour across all sites (decisions §25), so the approvals
+ * come from a row of requesters, 50 requests each, at the same 50 sites (one grant per agent and
+ * site; 50 sites stay far from the 500-site quota). 20 requesters and the 3 refreshers stay under the
+ * 30 agents an owner may add per hour.
+ */
+const REQUESTS_PER_REQUESTER = 50;
+const REQUESTERS = 20;
 
 type Outcome = 'acked' | 'unknown' | 'refused';
 
@@ -53,7 +61,7 @@ export class Workload {
   networkErrors = 0;
   /** Answers no correct service gives (for example a fresh refresh token refused). */
   readonly surprises: string[] = [];
-  readonly acked = { requests: [] as { txn: string; site: string }[], approvals: [] as { txn: string; site: string }[], stepupsUsed: [] as StepupUse[] };
+  readonly acked = { requests: [] as { txn: string; site: string }[], approvals: [] as { txn: string; site: string; agentId: string }[], stepupsUsed: [] as StepupUse[] };
   readonly unknownStepupUses: StepupUse[] = [];
   private stopped = false;
   private running: Promise<void>[] = [];
@@ -61,7 +69,7 @@ export class Workload {
   private constructor(
     private readonly node: Target,
     readonly approver: RemoteOwner,
-    private readonly requester: RemoteAgent,
+    private readonly requesters: RemoteAgent[],
     private readonly chains: Chain[],
     readonly stepupOwner: RemoteOwner,
     private readonly stepupAgent: RemoteAgent,
@@ -71,7 +79,8 @@ export class Workload {
   /** Owners, agents and grants for the workload, made on `node` before any fault. */
   static async prepare(node: Target, baseUrl: string): Promise<Workload> {
     const approver = await HttpOwner.signUp(node, baseUrl, { label: 'approver' });
-    const requester = await remoteAgent(node, approver, 'Requester');
+    const requesters: RemoteAgent[] = [];
+    for (let i = 0; i < REQUESTERS; i++) requesters.push(await remoteAgent(node, approver, `Requester ${i}`));
     const chains: Chain[] = [];
     for (let i = 0; i < 3; i++) {
       const agent = await remoteAgent(node, approver, `Refresher ${i}`);
@@ -84,7 +93,7 @@ export class Workload {
     const stepupAgent = await remoteAgent(node, stepupOwner, 'Stepper');
     await remoteGrant(node, stepupOwner, stepupAgent, STEPUP_SITE);
     const pass = expectStatus(await remoteToken(node, stepupAgent, STEPUP_SITE), 200, 'step-up pass').body.access_token;
-    return new Workload(node, approver, requester, chains, stepupOwner, stepupAgent, pass);
+    return new Workload(node, approver, requesters, chains, stepupOwner, stepupAgent, pass);
   }
 
   /** Acknowledged writes so far, by kind. */
@@ -121,9 +130,11 @@ export class Workload {
   /** New access requests, each approved with the owner's passkey (one at a time: the sign counter). */
   private async approvals(): Promise<void> {
     for (let i = 0; !this.stopped; i++) {
-      const site = `a${i}.example`;
-      const agentJwt = await this.requester.jwt();
-      const created = await this.send((n) => call<{ txn_id: string }>(n, 'POST', '/api/v1/authz-requests', { agent_id: this.requester.id, site, scopes: ['orders:read'], agent_jwt: agentJwt }));
+      const requester = this.requesters[Math.floor(i / REQUESTS_PER_REQUESTER)];
+      if (!requester) return; // 1,000 requests: more than any run makes.
+      const site = `a${i % REQUESTS_PER_REQUESTER}.example`;
+      const agentJwt = await requester.jwt();
+      const created = await this.send((n) => call<{ txn_id: string }>(n, 'POST', '/api/v1/authz-requests', { agent_id: requester.id, site, scopes: ['orders:read'], agent_jwt: agentJwt }));
       if (created.outcome !== 'acked' || !created.reply) {
         await this.pause();
         continue;
@@ -132,7 +143,7 @@ export class Workload {
       this.acked.requests.push({ txn, site });
       if (this.stopped) return;
       const decided = await this.send((n) => remoteDecide(n, this.approver, txn));
-      if (decided.outcome === 'acked') this.acked.approvals.push({ txn, site });
+      if (decided.outcome === 'acked') this.acked.approvals.push({ txn, site, agentId: requester.id });
     }
   }
 
@@ -221,7 +232,7 @@ export class Workload {
     for (const a of this.acked.approvals) {
       const polled = await call<{ status: string }>(node, 'GET', `/api/v1/authz-requests/${a.txn}`);
       assert.equal(polled.body.status, 'approved', `acknowledged approval of ${a.site} lost: ${JSON.stringify(polled.body)}`);
-      assert.ok(grants.some((g) => g.agent_id === this.requester.id && g.site === a.site), `no grant for the acknowledged approval of ${a.site}`);
+      assert.ok(grants.some((g) => g.agent_id === a.agentId && g.site === a.site), `no grant for the acknowledged approval of ${a.site}`);
     }
   }
 

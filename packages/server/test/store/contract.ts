@@ -42,7 +42,7 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
     it('creates users, refuses a taken email, updates', async () => {
       const u = await newUser();
       assert.equal(await store.users.create({ ...u, id: uniq('u_') }), false);
-      assert.deepEqual(await store.users.byEmail(u.email), u);
+      assert.deepEqual(await store.users.byEmail(u.email), { ...u, emailVerified: false });
       await store.users.update(u.id, { displayName: 'Bea', phoneVerified: true });
       const got = await store.users.byId(u.id);
       assert.equal(got?.displayName, 'Bea');
@@ -224,11 +224,13 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       assert.deepEqual(await store.agents.listForUser(u.id), []);
       assert.equal((await store.agents.listForUser(u.id, true)).length, 1);
       assert.equal((await store.agents.listRevoked(9)).find((a) => a.id === agent.id)?.flagRevSeq, 3);
-      // A lifted block stays listed for one pass lifetime (600 s) after the unblock, then leaves.
+      // A tombstone and a lifted block stay listed for 600 s + 120 s (decisions §25), then leave.
+      assert.equal((await store.agents.listRevoked(720_008)).some((a) => a.id === agent.id), true);
+      assert.equal((await store.agents.listRevoked(720_009)).some((a) => a.id === agent.id), false);
       const unblocked: AgentRecord = { ...agent, id: uniq('ag_'), flag: 'ok', unblockedAt: 10_000, unblockedRevSeq: 7 };
       await store.agents.create(unblocked);
-      assert.equal((await store.agents.listRevoked(609_999)).find((a) => a.id === unblocked.id)?.unblockedRevSeq, 7);
-      assert.equal((await store.agents.listRevoked(610_000)).some((a) => a.id === unblocked.id), false);
+      assert.equal((await store.agents.listRevoked(729_999)).find((a) => a.id === unblocked.id)?.unblockedRevSeq, 7);
+      assert.equal((await store.agents.listRevoked(730_000)).some((a) => a.id === unblocked.id), false);
     });
 
     it('keeps signing keys and retires all but one', async () => {
@@ -316,9 +318,9 @@ export function storeContract(name: string, open: () => Promise<{ store: Store; 
       assert.equal(await store.grants.activeFor(g.agentId, g.site), undefined);
       assert.equal((await store.grants.listRevoked(3000)).find((x) => x.id === g.id)?.revSeq, 42);
       assert.equal(await store.grants.supersede(g.agentId, g.site, 5000), 1);
-      // Superseded after its revocation: listed for one pass lifetime (600 s) after the supersession.
-      assert.equal((await store.grants.listRevoked(604_999)).find((x) => x.id === g.id)?.supersededAt, 5000);
-      assert.equal((await store.grants.listRevoked(605_000)).some((x) => x.id === g.id), false);
+      // Superseded after its revocation or not: listed for 600 s + 120 s after the revocation (decisions §25).
+      assert.equal((await store.grants.listRevoked(722_999)).find((x) => x.id === g.id)?.revokedAt, 3000);
+      assert.equal((await store.grants.listRevoked(723_000)).some((x) => x.id === g.id), false);
       const replaced = grant();
       await store.grants.create(replaced);
       assert.equal(await store.grants.supersede(replaced.agentId, replaced.site, 5000), 1);

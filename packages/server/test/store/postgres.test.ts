@@ -3,6 +3,10 @@ import { freshPostgresDatabase } from '../helpers/postgres.ts';
 import { storeContract } from './contract.ts';
 import { deliveryContract } from './contract-delivery.ts';
 import { oidcContract } from './contract-oidc.ts';
+import { loginThrottleContract } from './contract-login-throttle.ts';
+import { keyRevokeContract } from './contract-key-revoke.ts';
+import { quotasContract } from './contract-quotas.ts';
+import { emailContract } from './contract-email.ts';
 
 storeContract('postgres', async () => {
   const db = await freshPostgresDatabase();
@@ -15,6 +19,26 @@ deliveryContract('postgres', async () => {
 });
 
 oidcContract('postgres', async () => {
+  const db = await freshPostgresDatabase();
+  return { store: await openPostgresStore(db.url), cleanup: db.drop };
+});
+
+quotasContract('postgres', async () => {
+  const db = await freshPostgresDatabase();
+  return { store: await openPostgresStore(db.url), cleanup: db.drop };
+});
+
+emailContract('postgres', async () => {
+  const db = await freshPostgresDatabase();
+  return { store: await openPostgresStore(db.url), cleanup: db.drop };
+});
+
+loginThrottleContract('postgres', async () => {
+  const db = await freshPostgresDatabase();
+  return { store: await openPostgresStore(db.url), cleanup: db.drop };
+});
+
+keyRevokeContract('postgres', async () => {
   const db = await freshPostgresDatabase();
   return { store: await openPostgresStore(db.url), cleanup: db.drop };
 });

@@ -1,10 +1,11 @@
-import { type PassClaims, type RevocationIndex, type StepupClaims, VerifiedPassCache, verifyPassAndProof, verifyStepupToken } from '@mandate/protocol';
+import { type PassClaims, ProtocolError, type RevocationIndex, type StepupClaims, VerifiedPassCache, verifyPassAndProof, verifyStepupToken } from '@mandate/protocol';
 import type { VerifierConfig } from '../config.ts';
 import type { PreparedRequest, Strategy } from '../strategy.ts';
 import { ServiceUnavailableError, toError } from '../service-client.ts';
 import type { Verified } from '../types.ts';
 import { JwksCache } from './jwks.ts';
-import { MemoryReplayCache, type ReplayCache } from './replay-cache.ts';
+import type { ReplayCache } from './replay-cache.ts';
+import { verifiedProofIat } from './replay-proof.ts';
 import { RevocationList, RevocationStaleError } from './revocation-list.ts';
 import { confirmStepup } from './stepup-confirm.ts';
 
@@ -12,6 +13,9 @@ import { confirmStepup } from './stepup-confirm.ts';
 const KEYS_MAX_AGE_MS = 10 * 60 * 1000;
 /** After a failed poll, try again sooner than rev_ttl. */
 const RETRY_AFTER_FAILURE_SEC = 10;
+/** The refusal of a proof older than its agent's replay horizon (replay-memory.ts): a new proof passes. */
+const BEFORE_HORIZON =
+  'this agent sent more DPoP proofs than its share of the replay cache, so proofs signed this long ago can no longer be told from replays; sign a new proof';
 
 /**
  * Local mode: passes and proofs are checked here by the protocol's one check
@@ -32,11 +36,11 @@ export class LocalStrategy implements Strategy {
 
   constructor(
     private readonly config: VerifierConfig,
-    replayCache: ReplayCache | undefined,
+    replayCache: ReplayCache,
   ) {
     this.keys = new JwksCache(config);
     this.revocation = new RevocationList(config, this.keys.resolve);
-    this.replay = replayCache ?? new MemoryReplayCache();
+    this.replay = replayCache;
   }
 
   /** Loads keys and revocation list once and starts polling; rejects when that first load fails (polling goes on). */
@@ -115,6 +119,7 @@ export class LocalStrategy implements Strategy {
     const now = Math.floor(this.config.now() / 1000);
     const { keys, config } = this;
     let stepup: StepupClaims | undefined;
+    let agentId: string | undefined;
 
     const { claims } = await verifyPassAndProof({
       accessToken: p.accessToken,
@@ -128,6 +133,7 @@ export class LocalStrategy implements Strategy {
       passCache: this.passes,
       // Runs after pass and proof verified and before the jti is consumed, as in cloud verify.
       isRevoked: async (pass: PassClaims) => {
+        agentId = pass.sub;
         const verdict = snapshot.verdict(pass);
         if (verdict !== null) return verdict;
         const scopeOk = p.scope === undefined || pass.scope.includes(p.scope);
@@ -145,7 +151,13 @@ export class LocalStrategy implements Strategy {
         }
         return null;
       },
-      consumeJti: (jti, expiresAtSec) => this.replay.consume(jti, expiresAtSec, now),
+      consumeJti: async (jti, expiresAtSec) => {
+        // isRevoked ran just before with this pass; keyed by agent, one agent's flood stays its own.
+        if (agentId === undefined) throw new Error('the replay cache was reached before the pass was checked');
+        const fresh = await this.replay.consume(jti, expiresAtSec, now, { agentId, iat: verifiedProofIat(p.dpop) });
+        if (fresh === 'before_horizon') throw new ProtocolError('dpop_replay', BEFORE_HORIZON);
+        return fresh;
+      },
     });
 
     if (stepup !== undefined && p.action !== undefined && p.stepupToken !== undefined) {

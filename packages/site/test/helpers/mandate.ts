@@ -5,6 +5,7 @@ import { testApp, type TestApp } from '../../../server/test/helpers/app.ts';
 import { createAgent, createGrant, type TestAgent } from '../../../server/test/helpers/agents.ts';
 import { getPass, mintStepup } from '../../../server/test/helpers/passes.ts';
 import { freePort } from '../../../server/test/helpers/server-process.ts';
+import { verifyEmail } from '../../../server/test/helpers/email-links.ts';
 import type { GrantRecord } from '../../../server/src/store/ports.ts';
 import type { MandateRequest } from '../../src/index.ts';
 
@@ -42,6 +43,8 @@ export type PassHolder = Pick<AgentWithPass, 'agent' | 'pass'>;
 export async function agentWithPass(m: Mandate, o: { site?: string; scopes?: string[]; userInfo?: string[] } = {}): Promise<AgentWithPass> {
   const site = o.site ?? SITE;
   const agent = await createAgent(m);
+  // An owner's email is released to sites only once the owner has proven it (decisions §25).
+  if (o.userInfo?.includes('user:email')) await verifyEmail(m, agent.owner);
   const grant = await createGrant(m, agent, { site, scopes: o.scopes ?? ['list', 'orders:read', 'checkout'], userInfo: o.userInfo ?? [] });
   const pass = (await getPass(m, agent, site)).access_token;
   return { agent, grant, pass };

@@ -6,6 +6,7 @@ import type { Clock } from '../clock.ts';
 import { badRequest, conflict, unauthorized } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { RateLimiter } from '../rate-limit.ts';
+import { LoginThrottle } from './login-throttle.ts';
 
 export const SESSION_LIFETIME_MS = 30 * 86400 * 1000;
 /** Sign-ups per client address per hour: enough for a household or office, not for bulk accounts. */
@@ -30,12 +31,16 @@ export const normalizeEmail = (email: string): string => email.trim().toLowerCas
 
 /** Owner accounts and their sessions (decisions §2). */
 export class Accounts {
+  private readonly loginThrottle: LoginThrottle;
+
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
     private readonly limiter: RateLimiter,
     private readonly config: Pick<Config, 'adminEmails' | 'loginThrottle'>,
-  ) {}
+  ) {
+    this.loginThrottle = new LoginThrottle(store.rateCounters, clock, config.loginThrottle);
+  }
 
   /** Throttled per client address (429) before any work, so accounts cannot be made in bulk. */
   async signUp(input: { email: string; password: string; displayName?: string }, clientAddress: string): Promise<SignedIn> {
@@ -49,22 +54,23 @@ export class Accounts {
       phone: null,
       phoneVerified: false,
       createdAt: this.clock.now(),
+      emailVerified: false,
     };
     if (!(await this.store.users.create(user))) throw conflict('an account with this email already exists; sign in instead');
     return this.startSession(user, 'password');
   }
 
   /**
-   * Password sign-in. Throttled per account and per client address before the password is even
-   * checked; unknown email and wrong password give the same answer in about the same time.
+   * Password sign-in. Throttled (login-throttle.ts) before the password is even checked, in a way
+   * that strangers cannot lock the owner out; unknown email and wrong password give the same answer
+   * in about the same time. Only a success is taken back out of the counts.
    */
   async logIn(input: { email: string; password: string }, clientAddress: string): Promise<SignedIn> {
     const email = normalizeEmail(input.email);
-    const { perAccount, perAddress, windowSec } = this.config.loginThrottle;
-    await this.limiter.check(`login:addr:${clientAddress}`, perAddress, windowSec);
-    await this.limiter.check(`login:acct:${sha256Hex(email)}`, perAccount, windowSec);
+    const attempt = await this.loginThrottle.admit(email, clientAddress);
     const user = await this.store.users.byEmail(email);
     if (!(await verifyPassword(user?.passwordHash, input.password)) || !user) throw unauthorized(INVALID_LOGIN);
+    await attempt.succeeded();
     return this.startSession(user, 'password');
   }
 
@@ -102,8 +108,9 @@ export class Accounts {
     return user;
   }
 
+  /** Admin only for an ADMIN_EMAILS address its holder has proven (decisions §25): signing up with it is not enough. */
   role(user: UserRecord): 'admin' | 'user' {
-    return this.config.adminEmails.has(user.email) ? 'admin' : 'user';
+    return user.emailVerified && this.config.adminEmails.has(user.email) ? 'admin' : 'user';
   }
 }
 

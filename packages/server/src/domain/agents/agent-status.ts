@@ -17,6 +17,12 @@ export const GENERAL_SITE = '';
 
 /** Status reports per agent per minute; the latest per site is all that is kept anyway. */
 export const STATUS_REPORTS_PER_MINUTE = 60;
+/**
+ * Sites whose latest status is kept per agent: a report about a new site beyond them drops the
+ * oldest. An agent may name any number of sites; what it reports must not grow without bound, and
+ * the owner's list (GET /api/agents/{id}/statuses) is this long at most.
+ */
+export const STATUS_SITES_KEPT = 100;
 
 /** A removed agent has no key left and reads `revoked`, like an agent blocked by its owner. */
 export function globalFlag(agent: AgentRecord): AgentFlag {
@@ -52,7 +58,7 @@ export class AgentStatuses {
   async report(agent: AgentRecord, input: { site: string; status: string; ip: string | null }): Promise<void> {
     await this.limiter.check(`agent-status:${agent.id}`, STATUS_REPORTS_PER_MINUTE, 60);
     const now = this.clock.now();
-    await this.store.agentStatuses.upsert({ agentId: agent.id, site: input.site, status: input.status, createdAt: now });
+    await this.store.agentStatuses.upsert({ agentId: agent.id, site: input.site, status: input.status, createdAt: now }, STATUS_SITES_KEPT);
     await this.activity.record({
       userId: agent.userId,
       action: 'agent.status',
@@ -63,8 +69,8 @@ export class AgentStatuses {
     });
   }
 
-  /** The latest status per site, newest first. The caller has checked that the agent is the owner's. */
+  /** The latest status per site, newest first (at most STATUS_SITES_KEPT). The caller has checked that the agent is the owner's. */
   latest(agentId: string): Promise<AgentStatusRecord[]> {
-    return this.store.agentStatuses.listForAgent(agentId);
+    return this.store.agentStatuses.listForAgent(agentId, STATUS_SITES_KEPT);
   }
 }

@@ -5,6 +5,7 @@ import type { Clock } from '../clock.ts';
 import { badRequest, conflict, notFound } from '../errors.ts';
 import type { RateLimiter } from '../rate-limit.ts';
 import { looksLikeId, newId } from '../ids.ts';
+import { QUOTAS, countHourly, quotaExceeded } from '../quotas.ts';
 import { RevocationSequence } from '../revocation/rev-seq.ts';
 import { agentPublicKey } from './agent-key.ts';
 import { verifyAgentJwt } from './agent-jwt.ts';
@@ -60,10 +61,6 @@ export class Agents {
     if (!name || name.length > AGENT_NAME_MAX) throw badRequest(`name must be 1 to ${AGENT_NAME_MAX} characters`);
     const publicJwk = agentPublicKey(input);
     await this.limiter.check(`agents:create:${userId}`, AGENT_LIMITS.createsPerHour, 3600);
-    // Counted, not locked: concurrent creations may pass the cap by a few, the hourly limit bounds that.
-    if ((await this.store.agents.listForUser(userId)).length >= AGENT_LIMITS.livePerOwner) {
-      throw conflict(`agent limit reached: an owner may have at most ${AGENT_LIMITS.livePerOwner} agents; remove one you no longer use first`);
-    }
     const agent: AgentRecord = {
       id: newId('ag'),
       userId,
@@ -78,7 +75,15 @@ export class Agents {
       unblockedAt: null,
       unblockedRevSeq: null,
     };
-    await this.store.agents.create(agent);
+    // Counted under the owner's quota lock, so concurrent creations on any nodes cannot pass the cap:
+    // the agent list (GET /api/agents) is bounded by it exactly.
+    await this.store.transaction(async (repos) => {
+      await repos.quotas.lockOwner(userId);
+      if ((await repos.quotas.liveAgents(userId)) >= AGENT_LIMITS.livePerOwner) {
+        throw conflict(`agent limit reached: an owner may have at most ${AGENT_LIMITS.livePerOwner} agents; remove one you no longer use first`);
+      }
+      await repos.agents.create(agent);
+    });
     await this.activity.record({ userId, action: 'agent.created', agentId: agent.id, detail: { name: agent.name }, ip });
     for (const hook of this.createdHooks) await hook(agent);
     return agent;
@@ -111,10 +116,16 @@ export class Agents {
   /**
    * `revoked` blocks the agent everywhere, `ok` unblocks it; every change advances `rev_seq`. Lifting
    * a block records when and at which rev_seq it took effect: the snapshot keeps listing it for one
-   * pass lifetime, so local verifiers go on refusing passes minted before the block.
+   * pass lifetime, so local verifiers go on refusing passes minted before the block. At most
+   * QUOTAS.flagChangesPerAgentPerHour calls per agent per hour (429 beyond): each one writes the
+   * revocation sequence and the trail, so a flip-flopping script must not churn them.
    */
   async setFlag(userId: string, agentId: string, flag: AgentFlag, ip: string | null = null): Promise<AgentRecord> {
     const current = await this.owned(userId, agentId);
+    const limit = QUOTAS.flagChangesPerAgentPerHour;
+    await countHourly(this.store.rateCounters, this.clock, `agent-flag-hour:${current.id}`, limit, (retryAfter) =>
+      quotaExceeded('flag_changes_per_hour', `an agent's flag may be changed at most ${limit} times per hour`, retryAfter),
+    );
     const agent = current.flag === flag ? current : await this.changeFlag(current, flag);
     // Recorded also when the flag was already set: the owner did ask for it.
     await this.activity.record({ userId, action: 'agent.flagged', agentId: agent.id, detail: { flag: agent.flag }, ip });

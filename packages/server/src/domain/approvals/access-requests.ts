@@ -3,6 +3,7 @@ import { usableGrant } from '../grants/usable.ts';
 import { checkUserInfoNames } from '../user-info.ts';
 import type { ApprovalDeps } from './deps.ts';
 import { expireStaleRequests } from './expiry.ts';
+import { countAccessRequest, fileRequest } from './quota-filing.ts';
 import { ACCESS_REQUEST_LIMIT, REQUEST_LIFETIME_SEC, newPendingRequest, normalizeScopes, normalizeSite } from './request-rules.ts';
 
 export interface AccessRequestInput {
@@ -21,7 +22,8 @@ export interface CreatedRequest {
 
 /**
  * An agent asks its owner for access to a site (POST /api/v1/authz-requests), in named steps:
- * authenticate the agent, check the request, count it, refuse duplicates, store, notify.
+ * authenticate the agent, check the request, count it (per site, then per hour across sites), refuse
+ * duplicates, store within the owner's quotas (quota-filing.ts), notify.
  */
 export async function requestAccess(d: ApprovalDeps, input: AccessRequestInput): Promise<CreatedRequest> {
   const agent = await d.agents.verifyJwt(input.agentJwt, input.agentId);
@@ -31,6 +33,7 @@ export async function requestAccess(d: ApprovalDeps, input: AccessRequestInput):
   if (!owner) throw unauthorized('invalid agent_jwt: the agent has no owner');
   const userInfo = checkUserInfoNames(input.userInfo, owner);
   await d.limiter.check(`authz-request:${agent.id}:${site}`, ACCESS_REQUEST_LIMIT.limit, ACCESS_REQUEST_LIMIT.windowSec);
+  await countAccessRequest(d, agent.id);
 
   const now = d.clock.now();
   if (await usableGrant(d.store.grants, agent.id, site, now)) {
@@ -41,7 +44,7 @@ export async function requestAccess(d: ApprovalDeps, input: AccessRequestInput):
   const request = newPendingRequest(agent, site, now, { kind: 'initial', scopes, userInfo, action: null, grantId: null });
   // The request, its record and its pushes commit together: a request nobody is told of cannot exist.
   await d.store.transaction(async (repos) => {
-    if (!(await repos.authzRequests.create(request))) {
+    if (!(await fileRequest(repos, request, now))) {
       throw conflict('a request for this site is already waiting for the owner', { next_step: 'poll the waiting request, or retry after it expires (300 s)' });
     }
     await d.notifier.approvalRequested(agent.userId, { txnId: request.id, kind: 'access', agentName: agent.name, site, scopes, userInfo, expiresAt: request.expiresAt }, repos);

@@ -6,6 +6,7 @@ import { type ApprovedAccess, createGrantFromApproval } from '../grants/grant-fr
 import { isKnownUserInfoField, unknownUserInfoField } from '../user-info.ts';
 import type { ApprovalDeps } from './deps.ts';
 import { expireStaleRequests } from './expiry.ts';
+import { checkSiteRoom } from './quota-filing.ts';
 import { narrowTo } from './request-rules.ts';
 
 /** ApproveLimitsIn (decisions §3). */
@@ -38,10 +39,14 @@ async function requirePending(d: ApprovalDeps, request: AuthzRequestRecord, now:
   if (status !== 'pending') throw conflict(`request is not pending (it is ${status})`);
 }
 
-/** GET /api/txn/{txn_id}/assertion-options: a challenge bound to this owner and this request. */
+/**
+ * GET /api/txn/{txn_id}/assertion-options: a challenge bound to this owner and this request. An
+ * access request that the site quota would refuse is refused here already, before the passkey.
+ */
 export async function approvalOptions(d: ApprovalDeps, userId: string, txnId: string): Promise<unknown> {
   const request = await ownedRequest(d, userId, txnId);
   await requirePending(d, request, d.clock.now());
+  if (request.kind === 'initial') await checkSiteRoom(d.store, userId, request.site, d.clock.now());
   return (await d.passkeys.assertionOptions(userId, request.id)).options;
 }
 
@@ -75,8 +80,9 @@ const LOST_RACE = 'request is not pending any more (another device answered firs
  * POST /api/txn/{txn_id}/response. Denying needs only the session; approving needs a passkey
  * assertion over this request's challenge (401 otherwise). The decision is a compare-and-set on the
  * request's status, so the first answer from any device wins and every other gets 409. Approving an
- * access request creates its grant in the same transaction. The owner's other devices are then told
- * to dismiss the card.
+ * access request creates its grant in the same transaction, within the site quota (409 past it,
+ * checked before the passkey and again, exactly, under the owner's quota lock). The owner's other
+ * devices are then told to dismiss the card.
  */
 export async function decide(d: ApprovalDeps, userId: string, txnId: string, ack: TxAck, ip: string | null = null): Promise<{ status: RequestStatus }> {
   const request = await ownedRequest(d, userId, txnId);
@@ -98,16 +104,20 @@ export async function decide(d: ApprovalDeps, userId: string, txnId: string, ack
   if (ack.assertion === undefined || ack.assertion === null) {
     throw unauthorized('approving needs a passkey assertion over this request (GET /api/txn/{txn_id}/assertion-options)');
   }
+  if (access) await checkSiteRoom(d.store, userId, request.site, d.clock.now());
   const passkey = await d.passkeys.verifyAssertion(userId, request.id, ack.assertion);
 
   await d.store.transaction(async (repos) => {
     const now = d.clock.now();
+    // First in the transaction: the lock order of every quota-checked write (quota-filing.ts).
+    if (access) await repos.quotas.lockOwner(userId);
     const approved = await repos.authzRequests.transition(request.id, ['pending'], 'approved', now, access ? { grantId: access.grantId } : {});
     if (!approved) throw conflict(LOST_RACE);
     const agent = await repos.agents.byId(request.agentId);
     if (!agent || isAgentBlocked(agent)) throw conflict('the agent was removed or revoked; nothing to approve');
     const detail: Record<string, unknown> = { ...summary(request), device_id: passkey.id };
     if (access) {
+      await checkSiteRoom(repos, userId, request.site, now);
       await createGrantFromApproval(repos, approved, access, now);
       Object.assign(detail, { scopes: access.scopes, user_info: access.userInfo, grant_id: access.grantId, limits: { expires_in: access.expiresIn, max_uses: access.maxUses } });
     }

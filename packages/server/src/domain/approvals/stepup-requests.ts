@@ -2,6 +2,7 @@ import { conflict, forbidden } from '../errors.ts';
 import { liveGrant } from '../grants/usable.ts';
 import type { CreatedRequest } from './access-requests.ts';
 import type { ApprovalDeps } from './deps.ts';
+import { fileRequest } from './quota-filing.ts';
 import { REQUEST_LIFETIME_SEC, STEPUP_REQUEST_LIMIT, checkAction, newPendingRequest, normalizeSite } from './request-rules.ts';
 
 export interface StepupRequestInput {
@@ -31,7 +32,7 @@ export async function requestStepup(d: ApprovalDeps, input: StepupRequestInput):
   const request = newPendingRequest(agent, site, now, { kind: 'stepup', scopes: [], userInfo: [], action, grantId: grant.id });
   await d.store.transaction(async (repos) => {
     // Step-ups are not limited to one at a time; a false here would be a store-level surprise.
-    if (!(await repos.authzRequests.create(request))) throw conflict('the step-up request could not be stored; retry');
+    if (!(await fileRequest(repos, request, now))) throw conflict('the step-up request could not be stored; retry');
     await d.notifier.approvalRequested(agent.userId, { txnId: request.id, kind: 'stepup', agentName: agent.name, site, action, expiresAt: request.expiresAt }, repos);
     await d.activity.record({ userId: agent.userId, action: 'stepup.requested', agentId: agent.id, site, detail: { txn_id: request.id, action }, ip: input.ip ?? null }, repos.activity);
   });

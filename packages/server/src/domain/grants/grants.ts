@@ -12,6 +12,14 @@ import { isGrantLive } from './usable.ts';
  * (grant-from-approval.ts); here the owner lists, revokes and narrows them. Which grant an agent
  * may use now is usable.ts.
  */
+/**
+ * A page of the owner's live grants (GET /api/grants): `limit` from `offset`, newest first. The
+ * default page is also the most one answer carries, so `grants` of GET /api/me is capped by it. An
+ * owner reaches it only with many agents at the same sites: live sites are limited to 500
+ * (QUOTAS.liveSitesPerOwner), and every grant took a passkey approval.
+ */
+export const GRANTS_PAGE = { default: 500, max: 500 } as const;
+
 /** Runs inside the transaction that revokes a grant (OIDC sign-ins on it end there). */
 export type GrantRevokedHook = (repos: Repos, grant: GrantRecord, now: number) => Promise<void>;
 
@@ -23,10 +31,12 @@ export class Grants {
     this.revokedHooks.push(hook);
   }
 
-  /** The owner's active, unexpired grants, newest first. */
-  async listLive(userId: string): Promise<GrantRecord[]> {
+  /** The owner's active, unexpired grants, newest first: one page (by default the first GRANTS_PAGE.default). */
+  async listLive(userId: string, page: { offset?: number; limit?: number } = {}): Promise<GrantRecord[]> {
     const now = this.clock.now();
-    return (await this.store.grants.listActiveForUser(userId)).filter((g) => isGrantLive(g, now));
+    const offset = page.offset ?? 0;
+    const limit = Math.min(page.limit ?? GRANTS_PAGE.default, GRANTS_PAGE.max);
+    return (await this.store.grants.listActiveForUser(userId)).filter((g) => isGrantLive(g, now)).slice(offset, offset + limit);
   }
 
   /** The owner's grant, or 404 alike for unknown ids and other owners' grants. */

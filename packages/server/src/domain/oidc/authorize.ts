@@ -12,6 +12,7 @@ import { seconds } from '../clock.ts';
 import { liveGrant, usableGrant } from '../grants/usable.ts';
 import { newPendingRequest } from '../approvals/request-rules.ts';
 import { expireStaleRequests } from '../approvals/expiry.ts';
+import { countAccessRequest, fileRequest } from '../approvals/quota-filing.ts';
 import { type RequestedUrl, verifyAgentHeader } from './agent-header.ts';
 import { CODE_LIFETIME_MS, type OidcDeps, TOKEN_LIMITS } from './deps.ts';
 import { mintCode, newCodeId } from './codes.ts';
@@ -175,6 +176,7 @@ async function decide(d: OidcDeps, client: OidcClientRecord, redirectUri: string
  */
 async function pendingRequest(d: OidcDeps, client: OidcClientRecord, redirectUri: string, agent: AgentRecord, site: string, scopes: string[], ip: string | null): Promise<AuthzRequestRecord> {
   const now = d.clock.now();
+  await countAccessRequest(d, agent.id);
   await expireStaleRequests(d, now, { agentId: agent.id, site });
   const verified = isRedirectVerified(client, redirectUri);
   const asked = askedWithGrant(scopes, await liveGrant(d.store.grants, agent.id, site, now));
@@ -184,7 +186,7 @@ async function pendingRequest(d: OidcDeps, client: OidcClientRecord, redirectUri
     oidc: { clientId: client.id, clientName: client.name, verified, flow: 'authorize', bindingMessage: null },
   });
   const created = await d.store.transaction(async (repos) => {
-    if (!(await repos.authzRequests.create(request))) return false;
+    if (!(await fileRequest(repos, request, now))) return false;
     await d.notifier.approvalRequested(agent.userId, { txnId: request.id, kind: 'oidc', agentName: agent.name, site: verified ? site : `${site} (unverified site)`, scopes: request.scopes, userInfo, expiresAt: request.expiresAt }, repos);
     await d.activity.record({ userId: agent.userId, action: 'request.created', agentId: agent.id, site, detail: { txn_id: request.id, scopes: request.scopes, user_info: userInfo, oidc_client_id: client.id, verified_site: verified }, ip }, repos.activity);
     return true;

@@ -12,6 +12,7 @@ import type { OidcClientRecord } from '../../store/ports.ts';
 import { seconds } from '../clock.ts';
 import { newPendingRequest } from '../approvals/request-rules.ts';
 import { expireStaleRequests } from '../approvals/expiry.ts';
+import { fileRequest } from '../approvals/quota-filing.ts';
 import { isAgentBlocked } from '../agents/blocked.ts';
 import { isGrantLive, liveGrant } from '../grants/usable.ts';
 import { authenticateTokenClient } from './client-auth.ts';
@@ -93,7 +94,7 @@ export async function bcAuthorize(d: OidcDeps, authorization: string | undefined
   });
   const id = randomBytes(32).toString('base64url');
   const created = await d.store.transaction(async (repos) => {
-    if (!(await repos.authzRequests.create(request))) return false;
+    if (!(await fileRequest(repos, request, now))) return false;
     await repos.oidcCiba.create({
       idHash: hashId(id), clientId: client.id, txnId: request.id, agentId: agent.id, userId: agent.userId, site, scopes,
       intervalSec: CIBA_INTERVAL_SEC, lastPollAt: null, consumedAt: null, createdAt: now, expiresAt: request.expiresAt,

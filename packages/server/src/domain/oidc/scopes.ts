@@ -1,8 +1,10 @@
 /**
  * OIDC scopes on Mandate's grants (decisions §18). `openid` and `profile` are plain grant scopes;
- * `email` and `phone` release the owner's email address and verified phone number, so each also
- * needs the user-info field of the same meaning on the grant (`user:email`, `user:phone`): the owner
- * approves them like any user-info field, and can narrow them later.
+ * `email` and `phone` release the owner's verified email address and verified phone number, so each
+ * also needs the user-info field of the same meaning on the grant (`user:email`, `user:phone`): the
+ * owner approves them like any user-info field, and can narrow them later. An unverified address is
+ * never released (decisions §25): while the owner's email is unverified the `email` scope is not
+ * requestable, and a sign-in that holds it gets `email_verified: false` and no `email` claim.
  */
 import type { GrantRecord, UserRecord } from '../../store/ports.ts';
 import { availableUserInfoFields } from '../user-info.ts';
@@ -28,10 +30,21 @@ export function allowedScopes(scopes: readonly string[], grant: Pick<GrantRecord
   return scopes.filter((s) => grant.scopes.includes(s) && (FIELD_OF_SCOPE[s] === undefined || grant.userInfo.includes(FIELD_OF_SCOPE[s])));
 }
 
+export interface ScopeClaims {
+  email?: string;
+  /** With the `email` scope: true with `email`, false (and no `email`) while the address is unverified. */
+  email_verified?: boolean;
+  phone_number?: string;
+  phone_number_verified?: true;
+}
+
 /** The standard claims released by `scopes` (already allowed), read from the owner's record now. */
-export function scopeClaims(scopes: readonly string[], owner: UserRecord): { email?: string; phone_number?: string; phone_number_verified?: true } {
-  const out: { email?: string; phone_number?: string; phone_number_verified?: true } = {};
-  if (scopes.includes('email')) out.email = owner.email;
+export function scopeClaims(scopes: readonly string[], owner: UserRecord): ScopeClaims {
+  const out: ScopeClaims = {};
+  if (scopes.includes('email')) {
+    if (owner.emailVerified) out.email = owner.email;
+    out.email_verified = owner.emailVerified;
+  }
   if (scopes.includes('phone') && owner.phoneVerified && owner.phone) {
     out.phone_number = owner.phone;
     out.phone_number_verified = true;

@@ -1,7 +1,8 @@
 /**
  * What a sign-in is given at the token endpoint (decisions §18): an ID token (ES256, `iss` = base
  * URL, `aud` = client, 10 min, pairwise `sub` and `act.sub`, `amr`, `auth_time`, `sid`, `nonce`
- * only when one was sent, `email`/`phone_number` only with that scope and the owner's approval), an
+ * only when one was sent, `email`/`phone_number` only with that scope, the owner's approval and a
+ * verified value, `email_verified` with the `email` scope), an
  * access token (JWT `typ at+jwt`, 10 min, `cnf.jkt` when DPoP-bound) and a refresh token
  * (`<sid>.<secret>`; only its SHA-256 is stored).
  */
@@ -36,6 +37,7 @@ export interface Identity {
   act: { sub: string; name: string };
   name: string;
   email?: string;
+  email_verified?: boolean;
   phone_number?: string;
   phone_number_verified?: true;
   /** The scopes the grant allows now (possibly fewer than the sign-in started with). */

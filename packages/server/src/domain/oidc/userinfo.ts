@@ -1,6 +1,7 @@
 /**
  * /oidc/userinfo: the access token's sign-in, while it stands (standing.ts), as `{sub, act, name}`
- * plus `email` / `phone_number` when the sign-in's scopes and the grant release them now. A
+ * plus `email` / `phone_number` when the sign-in's scopes and the grant release them now (and the
+ * value is verified now: `email_verified` says which, scopes.ts). A
  * DPoP-bound token (`cnf.jkt`) is accepted only as `Authorization: DPoP <token>` with a proof of that
  * key (RFC 9449 §7); a Bearer token only as Bearer.
  */

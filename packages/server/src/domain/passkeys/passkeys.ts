@@ -38,6 +38,7 @@ export interface ManagingSession {
 export class Passkeys {
   private readonly rp: webauthn.RelyingParty;
   private readonly registeredHooks: ((passkey: PasskeyRecord) => Promise<void>)[] = [];
+  private readonly firstHooks: ((passkey: PasskeyRecord) => Promise<void>)[] = [];
 
   constructor(
     private readonly store: Store,
@@ -49,9 +50,21 @@ export class Passkeys {
     this.rp = { id: url.hostname, origin: url.origin, name: opts.rpName };
   }
 
-  /** Runs after a passkey is registered (the owner's devices are told: a new way in is news). */
+  /**
+   * Runs after a passkey is registered while the account already had one (the owner's devices are
+   * told: a new way in is news). The first passkey goes to `onFirstRegistered` instead.
+   */
   onRegistered(hook: (passkey: PasskeyRecord) => Promise<void>): void {
     this.registeredHooks.push(hook);
+  }
+
+  /**
+   * Runs after the account's first passkey is registered: any session may add it, a password
+   * session too, so whoever holds only the password could enrol one before the owner does
+   * (first-passkey.ts tells the owner, with an undo link by mail).
+   */
+  onFirstRegistered(hook: (passkey: PasskeyRecord) => Promise<void>): void {
+    this.firstHooks.push(hook);
   }
 
   /**
@@ -87,7 +100,8 @@ export class Passkeys {
     const issued = await this.store.challenges.consume(input.challenge, 'register', this.clock.now());
     if (!issued || issued.userId !== userId || issued.sessionHash !== sessionHash) throw badRequest(BAD_REGISTRATION_CHALLENGE);
     // Checked again here: options fetched while the owner had no passkey must not add a second one.
-    requirePasskeyManagement(session.method, (await this.store.passkeys.listForUser(userId)).length);
+    const before = (await this.store.passkeys.listForUser(userId)).length;
+    requirePasskeyManagement(session.method, before);
     const result = await webauthn.verifyRegistration({ rp: this.rp, challenge: issued.challenge, response: input.attestation });
     if (!result.ok) throw badRequest(`passkey registration failed: ${result.reason}`);
     const now = this.clock.now();
@@ -103,7 +117,8 @@ export class Passkeys {
       lastUsedAt: null,
     };
     if (!(await this.store.passkeys.create(record))) throw conflict('this passkey is already registered');
-    for (const hook of this.registeredHooks) await hook(record);
+    // Two first registrations racing both count as first: each is told, with its own undo link.
+    for (const hook of before === 0 ? this.firstHooks : this.registeredHooks) await hook(record);
     return { deviceId: record.id };
   }
 

@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
-import { LIMITS, REVOCATION_TYP, type RevocationClaims, type RevokedAgent, type RevokedGrant } from '@mandate/protocol';
-import type { AgentRecord, GrantRecord, Repos } from '../../store/ports.ts';
-import { isAgentBlocked } from '../agents/blocked.ts';
+import { REVOCATION_TYP, type RevokedAgent, type RevokedGrant } from '@mandate/protocol';
+import type { Repos } from '../../store/ports.ts';
 import { type Clock, seconds } from '../clock.ts';
+import { readEntries } from './revocation-entries.ts';
+import { type SnapshotText, bodyOf, payloadHead, snapshotText } from './revocation-text.ts';
 import { RevocationSequence } from './rev-seq.ts';
 
 /** The content of a snapshot: what is signed, and what the ETag is computed from. */
@@ -15,23 +15,20 @@ export interface SnapshotContent {
 export interface Snapshot extends SnapshotContent {
   /** Strong ETag over rev_seq and the lists (not over the signature, whose iat changes). */
   etag: string;
+  /** The lists as bytes, written once for this content (revocation-text.ts). */
+  text: SnapshotText;
 }
 
+/** Signs a JWS whose payload is given already base64url-encoded, in pieces; the JWS in pieces (crypto/signing-keys.ts). */
 export interface SnapshotSigner {
-  sign(payload: RevocationClaims, typ: string): Promise<string>;
+  signEncoded(typ: string, encodedPayload: readonly Uint8Array[]): Promise<Buffer[]>;
 }
-
-/**
- * A lifted revocation (a revoked grant superseded by a re-approval, an unblocked agent) stays listed
- * this long: every pass minted before it has expired by then. Its leaving the list does not advance
- * rev_seq: a verifier still holding the entry would only refuse passes that have expired anyway.
- */
-const LINGER_MS = LIMITS.passLifetimeSec * 1000;
 
 /**
  * A built snapshot is reused while the shared rev_seq counter has not moved, for at most this long:
  * every change to the lists advances the counter (decisions §5), so the bound only matters for a
- * change made without it, which then shows within this time.
+ * change made without it, which then shows within this time. Entries that age out (decisions §25)
+ * end the reuse exactly when they do (RevocationEntries.changesAt).
  */
 const REUSE_CONTENT_MS = 5_000;
 
@@ -42,14 +39,30 @@ const REUSE_CONTENT_MS = 5_000;
  */
 const REUSE_SIGNATURE_MS = 1_000;
 
+interface Built {
+  counter: number;
+  builtAt: number;
+  validUntil: number;
+  snapshot: Snapshot;
+}
+
 /**
- * The signed revocation snapshot of decisions §5: agents with a non-ok flag or a tombstone, and
- * revoked grants, each with the rev_seq at which it took effect.
+ * The signed revocation snapshot of decisions §5 and §25: flagged agents, and the revocations,
+ * removals and unblocks of the last 600 s + 120 s (revocation-window.ts), each with the rev_seq at
+ * which it took effect.
+ *
+ * Building and signing are spread over many turns of the event loop (paged reads, serialisation,
+ * hashing and encoding in steps: revocation-entries.ts, revocation-text.ts, crypto/revocation-jws.ts),
+ * so a long list never stalls the requests served meanwhile (30 000 entries held the event loop for
+ * 0.5 to 1 s in one piece before); requests that arrive while a build or a signing is under way wait
+ * for it instead of starting their own.
  */
 export class RevocationSnapshots {
-  private cached: { etag: string; signature: string; signedAt: number } | undefined;
-  private built: { counter: number; builtAt: number; validUntil: number; snapshot: Snapshot } | undefined;
-  private serialized: { etag: string; signature: string; json: string } | undefined;
+  private built: Built | undefined;
+  private building: { counter: number; startedAt: number; done: Promise<Built> } | undefined;
+  private signed: { etag: string; jws: Buffer[]; signedAt: number } | undefined;
+  private signing: { etag: string; signedAt: number; done: Promise<Buffer[]> } | undefined;
+  private serialized: { etag: string; jws: Buffer[]; body: Buffer[] } | undefined;
 
   constructor(
     private readonly repos: Pick<Repos, 'agents' | 'grants' | 'counters'>,
@@ -59,99 +72,81 @@ export class RevocationSnapshots {
   ) {}
 
   /**
-   * The counter is read before the lists. Every writer advances the counter and changes its row in
-   * one transaction, and writers commit in counter order (the counter row is locked until commit),
-   * so the lists hold at least every entry up to the value read; an entry committed in between may
-   * carry a higher number, which is why rev_seq is the larger of the two.
+   * The counter is read before the lists, and is the snapshot's rev_seq. Every writer advances the
+   * counter and changes its row in one transaction, and writers commit in counter order (the counter
+   * row is locked until commit), so every entry up to the value read is committed before the first
+   * page is read, and read (readEntries). An entry committed meanwhile may be read too, with a higher
+   * number: listing it refuses a little more, a little sooner. rev_seq is not raised to it, since
+   * the grants are read in pages, not in one statement: another entry committed meanwhile may have
+   * been missed, and rev_seq must not claim it.
    */
   async current(): Promise<Snapshot> {
     const now = this.clock.now();
     const counter = await new RevocationSequence(this.repos.counters).current();
-    // Building reads and hashes every entry (10 000 entries: tens of ms). Sites poll every minute,
-    // mostly with If-None-Match, and the lists change only with the counter (or when a lifted entry's
-    // linger ends, which validUntil covers): one read of the shared counter tells whether the snapshot
-    // built last is still exact, on this node as on any other.
+    // Sites poll every minute, mostly with If-None-Match, and the lists change only with the
+    // counter or when an entry ages out (validUntil covers that): one read of the shared counter
+    // tells whether the snapshot built last is still exact, on this node as on any other.
     const b = this.built;
     if (b && b.counter === counter && now >= b.builtAt && now < b.validUntil) return b.snapshot;
-    const [agents, grants] = await Promise.all([this.repos.agents.listRevoked(now), this.repos.grants.listRevoked(now)]);
-    const revokedAgents = agents.map((a) => agentEntry(a, counter, now));
-    const revokedGrants = grantEntries(grants, counter);
-    let revSeq = counter;
-    for (const e of [...revokedAgents, ...revokedGrants]) revSeq = Math.max(revSeq, e.rev_seq);
-    const content: SnapshotContent = { rev_seq: revSeq, revoked_agents: revokedAgents, revoked_grants: revokedGrants };
-    const snapshot = { ...content, etag: etagOf(content) };
-    this.built = { counter, builtAt: now, validUntil: Math.min(now + REUSE_CONTENT_MS, lingerEnd(agents, grants, now)), snapshot };
-    return snapshot;
+    const w = this.building;
+    if (w && w.counter === counter && now >= w.startedAt) {
+      const shared = await w.done;
+      if (now < shared.validUntil) return shared.snapshot;
+    }
+    const done = this.build(counter, now);
+    this.building = { counter, startedAt: now, done };
+    try {
+      const fresh = await done;
+      // Builds may finish out of order: keep the one that started last.
+      if (!this.built || fresh.builtAt >= this.built.builtAt) this.built = fresh;
+      return fresh.snapshot;
+    } finally {
+      if (this.building?.done === done) this.building = undefined;
+    }
   }
 
-  /** The `signature` JWT for a snapshot; reused for a short while so polling sites cost no signing. */
-  async sign(snapshot: Snapshot): Promise<string> {
-    const now = this.clock.now();
-    const c = this.cached;
-    if (c && c.etag === snapshot.etag && now >= c.signedAt && now - c.signedAt < REUSE_SIGNATURE_MS) return c.signature;
-    const claims: RevocationClaims = {
-      type: 'revocation',
-      iss: this.issuer,
-      iat: seconds(now),
-      rev_seq: snapshot.rev_seq,
-      revoked_agents: snapshot.revoked_agents,
-      revoked_grants: snapshot.revoked_grants,
-    };
-    const signature = await this.signer.sign(claims, REVOCATION_TYP);
-    this.cached = { etag: snapshot.etag, signature, signedAt: now };
-    return signature;
+  private async build(counter: number, now: number): Promise<Built> {
+    const entries = await readEntries(this.repos, now, counter);
+    const text = await snapshotText(counter, entries.revokedAgents, entries.revokedGrants);
+    const snapshot: Snapshot = { rev_seq: counter, revoked_agents: entries.revokedAgents, revoked_grants: entries.revokedGrants, etag: text.etag, text };
+    return { counter, builtAt: now, validUntil: Math.min(now + REUSE_CONTENT_MS, entries.changesAt), snapshot };
   }
 
   /**
-   * The answer body of `GET /api/v1/revocation` as JSON text, written once per snapshot and signature
-   * (with 10 000 entries, serialising it for every request cost more than everything else).
+   * The `signature` JWT for a snapshot (claims `type`, `iss`, `iat`, `rev_seq`, `revoked_agents`,
+   * `revoked_grants`); reused for a short while so polling sites cost no signing. Only the head of
+   * the payload (with `iat`) is encoded here; the lists were encoded with the snapshot.
    */
-  body(snapshot: Snapshot, signature: string): string {
+  async sign(snapshot: Snapshot): Promise<Buffer[]> {
+    const now = this.clock.now();
+    const reusable = (c: { etag: string; signedAt: number }) => c.etag === snapshot.etag && now >= c.signedAt && now - c.signedAt < REUSE_SIGNATURE_MS;
+    const c = this.signed;
+    if (c && reusable(c)) return c.jws;
+    // A burst of polls for the same list shares one signing (it hashes MBs, in steps).
+    const w = this.signing;
+    if (w && reusable(w)) return w.done;
+    const done = this.signer.signEncoded(REVOCATION_TYP, [payloadHead(this.issuer, seconds(now), snapshot.rev_seq), ...snapshot.text.payloadTail]);
+    this.signing = { etag: snapshot.etag, signedAt: now, done };
+    try {
+      const jws = await done;
+      this.signed = { etag: snapshot.etag, jws, signedAt: now };
+      return jws;
+    } finally {
+      if (this.signing?.done === done) this.signing = undefined;
+    }
+  }
+
+  /**
+   * The answer body of `GET /api/v1/revocation` in pieces (sent one after the other: the MBs of a long
+   * list are not copied into one buffer), assembled once per snapshot and signature.
+   */
+  body(snapshot: Snapshot, jws: Buffer[]): Buffer[] {
     const b = this.serialized;
-    if (b && b.etag === snapshot.etag && b.signature === signature) return b.json;
-    const json = JSON.stringify({ signature, rev_seq: snapshot.rev_seq, revoked_agents: snapshot.revoked_agents, revoked_grants: snapshot.revoked_grants });
-    this.serialized = { etag: snapshot.etag, signature, json };
-    return json;
+    if (b && b.etag === snapshot.etag && b.jws === jws) return b.body;
+    const body = bodyOf(jws, snapshot.rev_seq, snapshot.text);
+    this.serialized = { etag: snapshot.etag, jws, body };
+    return body;
   }
-}
-
-/**
- * A removed agent reads `revoked` (its tombstone). A missing flagRevSeq should not happen; the
- * current counter then stands in, which refuses every pass minted so far (the safe side).
- * For one pass lifetime after its block was lifted, an agent reads `revoked` at the block's
- * rev_seq (also when it is now `suspicious`, which verifiers ignore): passes minted before the block
- * stay refused, passes minted after the unblock carry a higher rev_seq and pass.
- */
-function agentEntry(a: AgentRecord, counter: number, now: number): RevokedAgent {
-  if (isAgentBlocked(a)) return { id: a.id, flag: 'revoked', rev_seq: a.flagRevSeq ?? counter };
-  if (a.unblockedAt !== null && now - a.unblockedAt < LINGER_MS) return { id: a.id, flag: 'revoked', rev_seq: a.unblockedRevSeq ?? counter };
-  return { id: a.id, flag: a.flag, rev_seq: a.flagRevSeq ?? counter };
-}
-
-/** One entry per agent and site; if several revoked grants remain, the latest revocation counts. */
-function grantEntries(grants: GrantRecord[], counter: number): RevokedGrant[] {
-  const byKey = new Map<string, RevokedGrant>();
-  for (const g of grants) {
-    const entry = { agent: g.agentId, site: g.site, rev_seq: g.revSeq ?? counter };
-    const key = JSON.stringify([g.agentId, g.site]);
-    const prev = byKey.get(key);
-    if (!prev || entry.rev_seq > prev.rev_seq) byKey.set(key, entry);
-  }
-  return [...byKey.values()].sort((a, b) => a.rev_seq - b.rev_seq || cmp(a.agent, b.agent) || cmp(a.site, b.site));
-}
-
-const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-
-/** The first moment a listed entry stops lingering (and so leaves the list without rev_seq moving). */
-function lingerEnd(agents: AgentRecord[], grants: GrantRecord[], now: number): number {
-  let end = Infinity;
-  for (const a of agents) if (a.unblockedAt !== null && a.unblockedAt + LINGER_MS > now) end = Math.min(end, a.unblockedAt + LINGER_MS);
-  for (const g of grants) if (g.supersededAt !== null && g.supersededAt + LINGER_MS > now) end = Math.min(end, g.supersededAt + LINGER_MS);
-  return end;
-}
-
-function etagOf(content: SnapshotContent): string {
-  return `"${createHash('sha256').update(JSON.stringify(content)).digest('base64url')}"`;
 }
 
 /** RFC 9110 §13.1.2: `*` or a list of (weak or strong) tags, compared weakly. */

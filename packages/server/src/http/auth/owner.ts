@@ -2,7 +2,12 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Accounts, CurrentSession, SignedIn } from '../../domain/accounts/accounts.ts';
 import { forbidden, unauthorized } from '../../domain/errors.ts';
 
-export const SESSION_COOKIE = 'session';
+/**
+ * The session cookie's name (decisions §25). On https it carries the `__Host-` prefix: browsers
+ * then only accept it with Secure, Path=/ and no Domain, so no sibling subdomain and no plain-http
+ * page can plant or overwrite one. Plain http (development on localhost) cannot have the prefix.
+ */
+export const sessionCookieName = (baseUrl: string): string => (new URL(baseUrl).protocol === 'https:' ? '__Host-session' : 'session');
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export interface OwnerContext extends CurrentSession {
@@ -11,17 +16,20 @@ export interface OwnerContext extends CurrentSession {
 
 /**
  * Resolves the signed-in owner of a request: `Authorization: Bearer <session_token>` for native
- * clients, the `session` cookie for browsers. A cookie-authenticated request that changes state
+ * clients, the session cookie for browsers (`__Host-session` on https, `session` on http; only the
+ * name of the service's own scheme is read). A cookie-authenticated request that changes state
  * from another origin is refused (decisions §2), so a third-party page cannot ride the cookie.
  */
 export class OwnerAuth {
   private readonly origin: string;
-  /** Attributes of the session cookie; clearing it must name the same ones. */
+  private readonly cookieName: string;
+  /** Attributes of the session cookie (never a Domain); clearing it must name the same ones. */
   private readonly cookie: { httpOnly: true; sameSite: 'lax'; secure: boolean; path: '/' };
 
   constructor(private readonly accounts: Accounts, baseUrl: string) {
     const url = new URL(baseUrl);
     this.origin = url.origin;
+    this.cookieName = sessionCookieName(baseUrl);
     this.cookie = { httpOnly: true, sameSite: 'lax', secure: url.protocol === 'https:', path: '/' };
   }
 
@@ -32,7 +40,7 @@ export class OwnerAuth {
       if (!session) throw unauthorized('session expired or invalid; sign in again');
       return { ...session, via: 'bearer' };
     }
-    const cookie = request.cookies[SESSION_COOKIE];
+    const cookie = request.cookies[this.cookieName];
     if (!cookie) return undefined;
     const session = await this.accounts.session(cookie);
     if (!session) return undefined;
@@ -54,11 +62,11 @@ export class OwnerAuth {
 
   /** Sets the session cookie and answers what native clients need (`session_token`). */
   signIn(reply: FastifyReply, signedIn: SignedIn): void {
-    reply.setCookie(SESSION_COOKIE, signedIn.sessionToken, { ...this.cookie, expires: new Date(signedIn.expiresAt) });
+    reply.setCookie(this.cookieName, signedIn.sessionToken, { ...this.cookie, expires: new Date(signedIn.expiresAt) });
   }
 
   signOut(reply: FastifyReply): void {
-    reply.clearCookie(SESSION_COOKIE, this.cookie);
+    reply.clearCookie(this.cookieName, this.cookie);
   }
 
   private refuseCrossSite(request: FastifyRequest): void {

@@ -31,10 +31,11 @@ import { oidcClientRoutes } from './oidc/clients.ts';
 import { oidcProviderRoutes } from './oidc/provider.ts';
 import { pairingCodeRoutes } from './owner/pairing.ts';
 import { agentPairRoutes } from './agent-api/pairing.ts';
+import { emailRoutes } from './owner/email.ts';
 
 /** Every route module, registered in one place. */
 export async function registerRoutes(app: FastifyInstance, s: Services): Promise<void> {
-  for (const routes of [metaRoutes, accountRoutes, agentRoutes, pairingCodeRoutes, agentPairRoutes, passkeyRoutes, jwksRoutes, tokenRoutes, verifyRoutes, stepupVerifyRoutes, revocationRoutes, siteAgentStatusRoutes, reputationRoutes, reportRoutes, agentStatusRoutes, agentNotifyRoutes, activityRoutes, agentStatusListRoutes, authzRequestRoutes, stepupRequestRoutes, approvalRoutes, grantRoutes, userInfoRoutes, deviceRoutes, pushRoutes, notificationRoutes, swReportRoutes, oidcClientRoutes, oidcProviderRoutes, adminKeyRoutes, pageRoutes]) {
+  for (const routes of [metaRoutes, accountRoutes, agentRoutes, pairingCodeRoutes, agentPairRoutes, passkeyRoutes, jwksRoutes, tokenRoutes, verifyRoutes, stepupVerifyRoutes, revocationRoutes, siteAgentStatusRoutes, reputationRoutes, reportRoutes, agentStatusRoutes, agentNotifyRoutes, activityRoutes, agentStatusListRoutes, authzRequestRoutes, stepupRequestRoutes, approvalRoutes, grantRoutes, userInfoRoutes, deviceRoutes, pushRoutes, notificationRoutes, swReportRoutes, oidcClientRoutes, oidcProviderRoutes, adminKeyRoutes, emailRoutes, pageRoutes]) {
     await routes(app, s);
   }
 }

@@ -1,6 +1,6 @@
 import { sql, type Selectable } from 'kysely';
-import { LIMITS } from '@mandate/protocol';
-import type { AgentFlag, AgentRecord, AgentStanding, AgentStatus, AgentsRepo, GrantStanding, GrantStatus } from '../ports.ts';
+import { listedSince } from '../../domain/revocation/revocation-window.ts';
+import type { AgentFlag, AgentRecord, AgentStanding, AgentStatus, AgentsRepo, GrantStanding, GrantStatus, RevokedAgentReason, RevokedAgentRow } from '../ports.ts';
 import type { AgentsTable } from '../schema.ts';
 import { type Db, numOrNull } from './db.ts';
 import { prepared } from './prepared.ts';
@@ -92,22 +92,53 @@ export function agentsRepo(db: Db): AgentsRepo {
       return found;
     },
     withGrants,
-    async listRevoked(now) {
-      // A lifted block stays listed while passes minted before it could still be unexpired.
-      const since = now - LIMITS.passLifetimeSec * 1000;
-      // One SELECT per reason, joined by UNION, so that each reads only its partial index of
-      // migration 006 (an OR of the three would read the whole table on SQLite); the constants are
-      // literals, spelled as in those indexes.
-      const listed = db.selectFrom('agents').selectAll();
-      const rows = await listed
-        .where('flag', '<>', sql.lit('ok'))
-        .union(listed.where('status', '=', sql.lit('removed')))
-        .union(listed.where('unblocked_at', '>', since))
-        .orderBy('id')
-        .execute();
-      return rows.map(toRecord);
+    async listRevoked(now, page) {
+      const since = listedSince(now);
+      if (page !== undefined) return revokedPage(db, since, page);
+      const byId = new Map<string, RevokedAgentRow>();
+      for (const reason of REVOKED_AGENT_REASONS) {
+        for (const r of await revokedPage(db, since, { reason })) if (!byId.has(r.id)) byId.set(r.id, r);
+      }
+      return [...byId.values()];
     },
   };
+}
+
+const REVOKED_AGENT_REASONS: readonly RevokedAgentReason[] = ['flagged', 'removed', 'unblocked'];
+
+/**
+ * One reason's rows of the revocation list (decisions §25, domain/revocation/revocation-window.ts),
+ * in the order of its partial index of migration 014, so that each page is one range of it however
+ * many agents were ever flagged, removed or unblocked (the constants are literals, spelled as in the
+ * indexes). An agent flagged now stays listed while flagged; a removed one leaves that index, and its
+ * tombstone ages out with the window.
+ */
+async function revokedPage(db: Db, since: number, page: { reason: RevokedAgentReason; after?: RevokedAgentRow; limit?: number }): Promise<RevokedAgentRow[]> {
+  let q = db.selectFrom('agents').select(['id', 'status', 'flag', 'flag_rev_seq', 'removed_at', 'unblocked_at', 'unblocked_rev_seq']);
+  const after = page.after;
+  if (page.reason === 'flagged') {
+    q = q.where('flag', '<>', sql.lit('ok')).where('status', '=', sql.lit('active'));
+    if (after !== undefined) q = q.where('id', '>', after.id);
+    q = q.orderBy('id');
+  } else {
+    const at = page.reason === 'removed' ? 'removed_at' : 'unblocked_at';
+    const key = page.reason === 'removed' ? after?.removedAt : after?.unblockedAt;
+    // A later page is a range from the key the one before ended at (as in grants.listRevoked).
+    if (after === undefined || key == null) q = q.where(at, '>', since);
+    else q = q.where(at, '>=', Math.max(key, since + 1)).where((eb) => eb(eb.refTuple(at, 'id'), '>', eb.tuple(key, after.id)));
+    q = q.orderBy(at).orderBy('id');
+  }
+  if (page.limit !== undefined) q = q.limit(page.limit);
+  const rows = await q.execute();
+  return rows.map((r) => ({
+    id: r.id,
+    status: r.status as AgentStatus,
+    flag: r.flag as AgentFlag,
+    flagRevSeq: numOrNull(r.flag_rev_seq),
+    removedAt: numOrNull(r.removed_at),
+    unblockedAt: numOrNull(r.unblocked_at),
+    unblockedRevSeq: numOrNull(r.unblocked_rev_seq),
+  }));
 }
 
 /** A row of cloud verify's read: an agent, joined with one of the grants asked for (or nulls). */

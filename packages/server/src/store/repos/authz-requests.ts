@@ -1,7 +1,7 @@
 import { sql, type Selectable } from 'kysely';
 import type { AuthzRequestRecord, AuthzRequestsRepo, OidcRequestContext, RequestKind, RequestStatus } from '../ports.ts';
 import type { AuthzRequestsTable } from '../schema.ts';
-import { type Db, affected, numOrNull } from './db.ts';
+import { type Db, affected, numOrNull, purgeInChunks } from './db.ts';
 
 const toRecord = (r: Selectable<AuthzRequestsTable>): AuthzRequestRecord => ({
   id: r.id,
@@ -20,7 +20,8 @@ const toRecord = (r: Selectable<AuthzRequestsTable>): AuthzRequestRecord => ({
   oidc: r.oidc === null ? null : (JSON.parse(r.oidc) as OidcRequestContext),
 });
 
-export function authzRequestsRepo(db: Db): AuthzRequestsRepo {
+/** `purgeChunk`: rows deleted per statement at most (SQLITE_PURGE_CHUNK); all at once when absent. */
+export function authzRequestsRepo(db: Db, purgeChunk?: number): AuthzRequestsRepo {
   return {
     async create(r) {
       // The partial unique index (agent_id, site) WHERE pending AND initial decides a race of two
@@ -57,17 +58,17 @@ export function authzRequestsRepo(db: Db): AuthzRequestsRepo {
       if (scope) q = q.where('agent_id', '=', scope.agentId).where('site', '=', scope.site);
       return (await q.returningAll().execute()).map(toRecord);
     },
-    async listPendingForUser(userId, now) {
-      const rows = await db
+    async listPendingForUser(userId, now, limit) {
+      let q = db
         .selectFrom('authz_requests')
         .selectAll()
         .where('user_id', '=', userId)
         .where('status', '=', 'pending')
         .where('expires_at', '>', now)
         .orderBy('created_at', 'desc')
-        .orderBy('id')
-        .execute();
-      return rows.map(toRecord);
+        .orderBy('id');
+      if (limit !== undefined) q = q.limit(limit);
+      return (await q.execute()).map(toRecord);
     },
     async transition(id, from, to, now, patch = {}) {
       let q = db
@@ -88,5 +89,14 @@ export function authzRequestsRepo(db: Db): AuthzRequestsRepo {
         .executeTakeFirst();
       return affected(r);
     },
+    purgeEnded: (before) =>
+      // An index range on authz_requests_expires (migration 012); pending rows stay whatever their age.
+      purgeInChunks(purgeChunk, async (limit) => {
+        const ended = db.selectFrom('authz_requests').select('id').where('expires_at', '<', before).where('status', '!=', 'pending');
+        const q = limit === undefined
+          ? db.deleteFrom('authz_requests').where('expires_at', '<', before).where('status', '!=', 'pending')
+          : db.deleteFrom('authz_requests').where('id', 'in', ended.limit(limit));
+        return affected(await q.executeTakeFirst());
+      }),
   };
 }

@@ -1,5 +1,5 @@
 import { sql, type Selectable } from 'kysely';
-import { LIMITS } from '@mandate/protocol';
+import { listedSince } from '../../domain/revocation/revocation-window.ts';
 import type { GrantRecord, GrantStatus, GrantsRepo } from '../ports.ts';
 import type { GrantsTable } from '../schema.ts';
 import { type Db, affected, numOrNull } from './db.ts';
@@ -125,20 +125,23 @@ export function grantsRepo(db: Db): GrantsRepo {
         .executeTakeFirst();
       return affected(r) === 1;
     },
-    async listRevoked(now) {
-      // A revoked grant that a re-approval superseded stays listed while passes minted before the
-      // revocation could still be unexpired; see 004-revocation-window.ts. One SELECT per reason,
-      // joined by UNION, each reading only its partial index of migration 006; the constants are
-      // literals, spelled as in those indexes.
-      const since = now - LIMITS.passLifetimeSec * 1000;
-      const listed = db.selectFrom('grants').selectAll();
-      const rows = await listed
-        .where('status', '=', sql.lit('revoked'))
-        .union(listed.where('status', '=', sql.lit('superseded')).where('revoked_at', 'is not', null).where('superseded_at', '>', since))
-        .orderBy('rev_seq')
-        .orderBy('id')
-        .execute();
-      return rows.map(toRecord);
+    async listRevoked(now, page) {
+      // The window of decisions §25 (domain/revocation/revocation-window.ts): one range of the
+      // partial index grants_revoked_at (migration 014), however many grants were ever revoked.
+      // Revoking writes revoked_at and nothing clears it, so a grant superseded after its revocation
+      // is read too (its old passes stay refused), and an active grant or one superseded without a
+      // revocation never is. A later page starts at the key where the one before ended: its lower
+      // bound on revoked_at is that key's time (later than the window's start), so each page is a
+      // range from the key on, not from the window's start (a plain comparison beside the row value,
+      // which is what lets SQLite use the partial index and start the range there).
+      let q = db.selectFrom('grants').select(['id', 'agent_id', 'site', 'rev_seq', 'revoked_at']);
+      const after = page?.after;
+      if (after === undefined) q = q.where('revoked_at', '>', listedSince(now));
+      else q = q.where('revoked_at', '>=', Math.max(after.revokedAt, listedSince(now) + 1)).where((eb) => eb(eb.refTuple('revoked_at', 'id'), '>', eb.tuple(after.revokedAt, after.id)));
+      q = q.orderBy('revoked_at').orderBy('id');
+      if (page !== undefined) q = q.limit(page.limit);
+      const rows = await q.execute();
+      return rows.map((r) => ({ id: r.id, agentId: r.agent_id, site: r.site, revSeq: numOrNull(r.rev_seq), revokedAt: Number(r.revoked_at) }));
     },
   };
 }

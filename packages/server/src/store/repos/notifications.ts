@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { NotificationRecord, NotificationType, NotificationsRepo } from '../ports.ts';
 import type { NotificationsTable } from '../schema.ts';
-import { type Db, affected, numOrNull } from './db.ts';
+import { type Db, affected, numOrNull, purgeInChunks } from './db.ts';
 
 const toRecord = (r: Selectable<NotificationsTable>): NotificationRecord => ({
   id: r.id,
@@ -16,7 +16,8 @@ const toRecord = (r: Selectable<NotificationsTable>): NotificationRecord => ({
   takeoverId: r.takeover_id,
 });
 
-export function notificationsRepo(db: Db): NotificationsRepo {
+/** `purgeChunk`: rows deleted per statement at most (SQLITE_PURGE_CHUNK); all at once when absent. */
+export function notificationsRepo(db: Db, purgeChunk?: number): NotificationsRepo {
   return {
     async add(n) {
       const row = await db
@@ -51,8 +52,12 @@ export function notificationsRepo(db: Db): NotificationsRepo {
       else if ('takeoverIds' in marks) q = q.where('takeover_id', 'in', marks.takeoverIds);
       return affected(await q.executeTakeFirst());
     },
-    async purgeOlderThan(before) {
-      return affected(await db.deleteFrom('notifications').where('created_at', '<', before).executeTakeFirst());
-    },
+    purgeOlderThan: (before) =>
+      purgeInChunks(purgeChunk, async (limit) => {
+        const q = limit === undefined
+          ? db.deleteFrom('notifications').where('created_at', '<', before)
+          : db.deleteFrom('notifications').where('seq', 'in', db.selectFrom('notifications').select('seq').where('created_at', '<', before).limit(limit));
+        return affected(await q.executeTakeFirst());
+      }),
   };
 }

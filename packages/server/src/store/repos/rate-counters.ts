@@ -16,6 +16,21 @@ export function rateCountersRepo(db: Db, purgeChunk?: number): RateCountersRepo 
         .executeTakeFirstOrThrow();
       return { count: Number(r.count), resetAt };
     },
+    async release(key, windowMs, at) {
+      // Only the window `at` fell in, and never below zero: a release that comes after its window
+      // ended (or after a clear) changes nothing.
+      const windowStart = at - (at % windowMs);
+      await db
+        .updateTable('rate_counters')
+        .set({ count: sql`count - 1` })
+        .where('key', '=', key)
+        .where('window_start', '=', windowStart)
+        .where('count', '>', 0)
+        .execute();
+    },
+    async clear(key) {
+      await db.deleteFrom('rate_counters').where('key', '=', key).execute();
+    },
     purgeExpired: (now) =>
       purgeInChunks(purgeChunk, async (limit) => {
         const expired = db.selectFrom('rate_counters').select(['key', 'window_start']).where('expires_at', '<=', now);

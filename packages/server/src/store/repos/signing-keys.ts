@@ -30,6 +30,15 @@ export function signingKeysRepo(db: Db): SigningKeysRepo {
     async retireAllExcept(keepKid, now) {
       await db.updateTable('signing_keys').set({ retired_at: now }).where('kid', '!=', keepKid).where('retired_at', 'is', null).execute();
     },
+    async dropOlder(keepKid, createdAt) {
+      const rows = await db
+        .deleteFrom('signing_keys')
+        .where('kid', '!=', keepKid)
+        .where('created_at', '<=', createdAt)
+        .returning('kid')
+        .execute();
+      return rows.map((r) => r.kid);
+    },
     async replacePrivate(kid, privateJwk, encrypted) {
       await db.updateTable('signing_keys').set({ private_jwk: privateJwk, encrypted: fromBool(encrypted) }).where('kid', '=', kid).execute();
     },

@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { UserRecord, UsersRepo } from '../ports.ts';
 import type { UsersTable } from '../schema.ts';
-import { type Db, fromBool, toBool } from './db.ts';
+import { type Db, affected, fromBool, toBool } from './db.ts';
 
 const toRecord = (r: Selectable<UsersTable>): UserRecord => ({
   id: r.id,
@@ -11,7 +11,14 @@ const toRecord = (r: Selectable<UsersTable>): UserRecord => ({
   phone: r.phone,
   phoneVerified: toBool(r.phone_verified),
   createdAt: Number(r.created_at),
+  emailVerified: r.email_verified_at !== null,
 });
+
+/** A unique-index violation (the email), as better-sqlite3 and pg report it. */
+const isUniqueViolation = (e: unknown): boolean => {
+  const code = (e as { code?: unknown } | null)?.code;
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === '23505';
+};
 
 export function usersRepo(db: Db): UsersRepo {
   return {
@@ -26,6 +33,7 @@ export function usersRepo(db: Db): UsersRepo {
           phone: u.phone,
           phone_verified: fromBool(u.phoneVerified),
           created_at: u.createdAt,
+          email_verified_at: null,
         })
         .onConflict((oc) => oc.column('email').doNothing())
         .returning('id')
@@ -48,6 +56,29 @@ export function usersRepo(db: Db): UsersRepo {
       if (patch.passwordHash !== undefined) values.password_hash = patch.passwordHash;
       if (Object.keys(values).length === 0) return;
       await db.updateTable('users').set(values).where('id', '=', id).execute();
+    },
+    async markEmailVerified(id, email, at) {
+      // Conditional on the address: an email change committed first makes this a no-op.
+      const r = await db.updateTable('users').set({ email_verified_at: at }).where('id', '=', id).where('email', '=', email).executeTakeFirst();
+      return affected(r) === 1;
+    },
+    async changeEmail(id, email) {
+      // A taken address is skipped by the statement itself (no error, so a surrounding PostgreSQL
+      // transaction stays usable); two accounts taking one free address at the same moment are
+      // decided by the unique index, and the loser writes nothing. Unchanged address: nothing to do.
+      try {
+        const r = await db
+          .updateTable('users')
+          .set({ email, email_verified_at: null })
+          .where('id', '=', id)
+          .where('email', '<>', email)
+          .where(({ not, exists, selectFrom }) => not(exists(selectFrom('users as other').select('other.id').where('other.email', '=', email))))
+          .executeTakeFirst();
+        return affected(r) === 1 || (await db.selectFrom('users').select('id').where('id', '=', id).where('email', '=', email).executeTakeFirst()) !== undefined;
+      } catch (e) {
+        if (isUniqueViolation(e)) return false;
+        throw e;
+      }
     },
   };
 }

@@ -9,6 +9,8 @@ export class ApiError extends Error {
     readonly status: number,
     readonly detail: string,
     readonly nextStep?: string,
+    /** A 429's wait in seconds (`retry_after`, or the Retry-After header), when the service said. */
+    readonly retryAfter?: number,
   ) {
     super(message);
   }
@@ -21,7 +23,8 @@ export const userError = (text: string): ApiError => new ApiError(text, 400, tex
 let clockSkew = 0;
 export const serverNow = (): number => Date.now() + clockSkew;
 
-const sentence = (text: string): string => {
+/** The service's terse text as a sentence: capital first letter, a full stop at the end. */
+export const sentence = (text: string): string => {
   const t = text.trim();
   if (!t) return t;
   const first = t.charAt(0).toUpperCase() + t.slice(1);
@@ -94,7 +97,8 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
     const errorBody = data && typeof data === 'object' ? (data as ErrorBody) : null;
     const { message, detail } = describe(res.status, errorBody, res.headers.get('retry-after'));
     const nextStep = typeof errorBody?.next_step === 'string' ? errorBody.next_step : undefined;
-    throw new ApiError(message, res.status, detail, nextStep);
+    const wait = res.status === 429 ? Number(errorBody?.retry_after ?? res.headers.get('retry-after')) : NaN;
+    throw new ApiError(message, res.status, detail, nextStep, Number.isFinite(wait) && wait > 0 ? wait : undefined);
   }
   return data as T;
 }

@@ -17,6 +17,9 @@ import { loadActivity, resetActivity, setActivityHasAgents, setAgentChoices, set
 import { resetAgentForm, setAgentFormEmail, setUpAgentForm } from './views/agent-form.ts';
 import { loadAgents, onAgentsLoaded, resetAgents } from './views/agents.ts';
 import { showUnread } from './views/bell.ts';
+import { resetEmailAccount, setUpEmailAccount } from './views/email-account.ts';
+import { resetEmailBanner, setUpEmailBanner } from './views/email-banner.ts';
+import { resetEmailState, setEmailState } from './views/email-state.ts';
 import { loadDevices } from './views/devices.ts';
 import { loadInbox, markRequestRead, resetInbox, setUpInbox } from './views/notifications.ts';
 import { loadNotifySettings } from './views/notify-settings.ts';
@@ -41,6 +44,8 @@ function loadMe(): Promise<void> {
       if (session.email !== me.email) setAgentFormEmail(me.email);
       session.email = me.email;
       session.userId = me.id;
+      // Before the cards: a new card asking for the email is drawn knowing whether it is verified.
+      setEmailState(me);
       if (me.session_method) rememberSignIn(me.session_method);
       const method = me.session_method ?? signInMethod();
       if (method !== session.method) {
@@ -104,6 +109,9 @@ function signedOut(reason?: string): void {
   resetAgentForm();
   resetActivity();
   resetAccount();
+  resetEmailState();
+  resetEmailBanner();
+  resetEmailAccount();
   resetInbox();
   resetSites();
   lastUnread = undefined;
@@ -200,6 +208,8 @@ setUpSignIn(enter);
 setUpAgentForm();
 setUpActivity();
 setUpAccount(signOut);
+setUpEmailBanner();
+setUpEmailAccount();
 setUpInbox();
 setUpSites();
 startRouter();

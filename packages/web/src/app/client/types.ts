@@ -59,6 +59,11 @@ export interface Me {
   email: string;
   display_name: string;
   role: 'user' | 'admin';
+  /**
+   * The owner proved the address by the link mailed to it (decisions §25). Until then it is not
+   * shared with sites and gives no admin role. Missing from older services: the app then says nothing.
+   */
+  email_verified?: boolean;
   created_at: string;
   pending: PendingRequest[];
   grants: Grant[];
@@ -66,6 +71,13 @@ export interface Me {
   unread_notifications?: number;
   /** How this session was made, when the service says so (otherwise the app remembers it: device.ts). */
   session_method?: 'password' | 'passkey';
+}
+
+/** POST /api/email/send: the link went to `to` and is valid `expires_in` seconds. */
+export interface EmailSent {
+  sent: boolean;
+  to: string;
+  expires_in: number;
 }
 
 export interface Agent {

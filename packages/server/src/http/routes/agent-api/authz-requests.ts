@@ -4,6 +4,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
 import { withErrors } from '../../schemas/common.ts';
 import { RequestKind, RequestStatus, TxnParams, stepupAction } from '../../schemas/approvals.ts';
+import { QUOTAS } from '../../../domain/quotas.ts';
+import { REQUEST_KEEP_MS } from '../../../domain/housekeeping.ts';
 
 // Deliberately loose: counts, lengths and characters of scopes, the site and user_info names are
 // domain rules answered with 400 and a clear `detail`; only wrong JSON types are a 422 here.
@@ -43,7 +45,11 @@ const CREATE_DESCRIPTION = `Asks the agent's owner for access to a site. The own
 - **401** invalid \`agent_jwt\`. **403** \`agent revoked by its owner\`.
 - **409** \`access already approved\` (a live grant with uses left exists for this agent and site) or a request for this
   site is already waiting (one pending access request per agent and site, decided by the database).
-- **429** more than 20 requests per agent and site in 300 s.`;
+- **429** (with \`retry_after\` and the Retry-After header) more than 20 requests per agent and site in 300 s; or a quota
+  of the owner (\`detail\` names it, \`quota\` too): more than ${QUOTAS.accessRequestsPerAgentPerHour} access requests per agent per hour across all sites
+  (\`access_requests_per_hour\`); ${QUOTAS.openRequestsPerOwner} open requests of the owner already, of all kinds and all the owner's agents
+  (\`open_requests\`; \`retry_after\` is when the oldest expires); a site where the owner has no live access while the
+  owner has live access at ${QUOTAS.liveSitesPerOwner} sites (\`live_sites\`).`;
 
 const POLL_DESCRIPTION = `Reads a request: \`status\` is \`pending\`, \`approved\`, \`denied\`, \`expired\` or \`consumed\`. A pending request
 past its 300 s reads (and is stored as) \`expired\`. A request cancelled because its agent was removed or revoked reads
@@ -55,7 +61,8 @@ atomic: exactly one poll gets the token; that answer still reads \`approved\`, e
 the answer carries \`stepup_token_error\` with the reason instead and the request stays collectable. An approved step-up
 not collected within 300 s of the approval reads \`expired\`.
 
-- **404** unknown \`txn_id\`.`;
+- **404** unknown \`txn_id\`: never filed, or ended more than ${REQUEST_KEEP_MS / 86_400_000} days ago (answered, expired and collected
+  requests are deleted a week past their expiry).`;
 
 export async function authzRequestRoutes(base: FastifyInstance, s: Services): Promise<void> {
   const app = base.withTypeProvider<TypeBoxTypeProvider>();

@@ -25,7 +25,8 @@ token (60 s) by polling GET /api/v1/authz-requests/{txn_id} with \`X-Agent-JWT\`
 - **401** invalid \`agent_jwt\`. **403** \`agent revoked by its owner\`.
 - **403** \`no approved access to this site\`: the agent holds no active, unexpired grant there (a grant whose uses are
   all spent still counts: its last pass may be live).
-- **429** more than 10 step-up requests per agent in 60 s.`;
+- **429** more than 10 step-up requests per agent in 60 s, or the owner already has 50 open requests of all kinds
+  (decisions §25; \`retry_after\`: when the oldest open one expires).`;
 
 export async function stepupRequestRoutes(base: FastifyInstance, s: Services): Promise<void> {
   const app = base.withTypeProvider<TypeBoxTypeProvider>();

@@ -76,7 +76,7 @@ export async function oidcProviderRoutes(base: FastifyInstance, s: Services): Pr
       id_token_signing_alg_values_supported: ['ES256'],
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       code_challenge_methods_supported: ['S256'],
-      claims_supported: ['iss', 'aud', 'sub', 'exp', 'iat', 'auth_time', 'nonce', 'amr', 'sid', 'act', 'name', 'email', 'phone_number', 'phone_number_verified'],
+      claims_supported: ['iss', 'aud', 'sub', 'exp', 'iat', 'auth_time', 'nonce', 'amr', 'sid', 'act', 'name', 'email', 'email_verified', 'phone_number', 'phone_number_verified'],
       dpop_signing_alg_values_supported: ['ES256'],
       prompt_values_supported: ['none', 'login', 'consent'],
       authorization_response_iss_parameter_supported: true,

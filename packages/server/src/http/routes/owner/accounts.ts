@@ -15,10 +15,20 @@ const UserIn = Type.Object({
   display_name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
 });
 const LoginIn = Type.Object({ email: Type.String({ maxLength: 254 }), password: Type.String({ maxLength: 1024 }) });
-const ProfileIn = Type.Object({ display_name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) });
+const ProfileIn = Type.Object({
+  display_name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  email: Type.Optional(Email),
+  current_password: Type.Optional(Type.String({ maxLength: 1024, description: 'with `email`, from a password session' })),
+});
+
+/** The owner with whether the email is verified (decisions §25): what /api/me and PATCH /api/me answer. */
+const OwnerOut = Type.Composite([
+  UserOut,
+  Type.Object({ email_verified: Type.Boolean({ description: 'the address was proven by the link mailed to it; until then it is not shared with sites and gives no admin role' }) }),
+]);
 
 const MeOut = Type.Composite([
-  UserOut,
+  OwnerOut,
   Type.Object({
     pending: Type.Array(Type.Record(Type.String(), Type.Unknown()), { description: 'open requests for the owner\'s agents' }),
     grants: Type.Array(Type.Record(Type.String(), Type.Unknown()), { description: 'access the owner has approved' }),
@@ -29,7 +39,7 @@ const MeOut = Type.Composite([
 
 export async function accountRoutes(base: FastifyInstance, s: Services): Promise<void> {
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
-  const userOut = (u: UserRecord) => userOutOf(s.accounts, u);
+  const userOut = (u: UserRecord) => ({ ...userOutOf(s.accounts, u), email_verified: u.emailVerified });
 
   app.post('/api/users', {
     schema: {
@@ -49,7 +59,7 @@ export async function accountRoutes(base: FastifyInstance, s: Services): Promise
   app.post('/api/login', {
     schema: {
       summary: 'Sign in with email and password',
-      description: 'Unknown email and wrong password both answer 401 `invalid email or password`. Throttled per account and per client address (429 with Retry-After).',
+      description: 'Unknown email and wrong password both answer 401 `invalid email or password`. Failures are counted per (account, client address), per address and per account (decisions §25): an address that keeps failing gets 429 with Retry-After, while once the account is over its limit an address with no failure for it still gets one attempt per window, so guessing cannot lock the owner out.',
       tags: ['owner'],
       body: LoginIn,
       response: withErrors({ 200: SignedInOut }, 401, 429),
@@ -70,7 +80,7 @@ export async function accountRoutes(base: FastifyInstance, s: Services): Promise
   });
 
   app.get('/api/me', {
-    schema: { summary: 'The signed-in owner, open requests and grants', tags: ['owner'], response: withErrors({ 200: MeOut }, 401) },
+    schema: { summary: 'The signed-in owner, open requests and grants', description: '`email_verified`: whether the address was proven by its mailed link (POST /api/email/send); until then `user:email` is not offered to agents, the OIDC `email` scope releases nothing and ADMIN_EMAILS gives no admin role. `pending` holds at most the newest 50 open requests (an owner can have no more: decisions §25) and `grants` the newest 500 live grants (the per-owner site quota); `GET /api/grants` pages through grants.', tags: ['owner'], response: withErrors({ 200: MeOut }, 401) },
   }, async (request) => {
     const { user, method } = await s.auth.required(request);
     const [pending, grants, names, unread, signIns] = await Promise.all([
@@ -80,9 +90,18 @@ export async function accountRoutes(base: FastifyInstance, s: Services): Promise
   });
 
   app.patch('/api/me', {
-    schema: { summary: 'Update the profile', tags: ['owner'], body: ProfileIn, response: withErrors({ 200: UserOut }, 400, 401, 403) },
+    schema: {
+      summary: 'Update the profile: display name, email address',
+      description: 'A new `email` starts verification over (decisions §25): the address is unverified (`email_verified` false: not shared with sites, no admin role) until the link of POST /api/email/send is opened, and links sent to the old address stop working; a verified old address is told of the change by mail. From a password session it needs `current_password` (missing or wrong: 403 with `next_step`); a passkey session need not. 409 when another account has the address; at most 10 changes per account per hour (429). The same address again changes nothing.',
+      tags: ['owner'],
+      body: ProfileIn,
+      response: withErrors({ 200: OwnerOut }, 400, 401, 403, 409, 429),
+    },
   }, async (request) => {
-    const { user } = await s.auth.required(request);
-    return userOut(await s.accounts.updateProfile(user.id, { displayName: request.body.display_name }));
+    const owner = await s.auth.required(request);
+    const { email, current_password: currentPassword, display_name: displayName } = request.body;
+    // The address first: a refused change leaves the name as it was too.
+    if (email !== undefined) await s.emailVerification.change(owner, { email, ...(currentPassword === undefined ? {} : { currentPassword }) }, request.ip);
+    return userOut(await s.accounts.updateProfile(owner.user.id, { displayName }));
   });
 }

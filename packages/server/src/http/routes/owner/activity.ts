@@ -33,7 +33,7 @@ export async function activityRoutes(base: FastifyInstance, s: Services): Promis
   app.get('/api/activity', {
     schema: {
       summary: "The owner's audit trail, newest first, paged by sequence number",
-      description: 'Filters combine (all must match). Page with `before` = the previous page\'s `next_before` until it is null.',
+      description: 'Filters combine (all must match) and match exactly. Page with `before` = the previous page\'s `next_before` until it is null. Every filter and every combination of them reads an index of its own, so a page costs about the same whatever the size of the trail and however rarely the filter matches.',
       tags: ['owner'],
       querystring: ActivityQuery,
       response: withErrors({ 200: ActivityPage }, 401),

@@ -6,6 +6,8 @@ import type { Services } from '../../../services.ts';
 import { iso } from '../../../domain/clock.ts';
 import { AgentFlag, AgentParams } from '../../schemas/agents.ts';
 import { Timestamp, withErrors } from '../../schemas/common.ts';
+import { AGENT_LIMITS } from '../../../domain/agents/agents.ts';
+import { QUOTAS } from '../../../domain/quotas.ts';
 
 const AgentIn = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 100 }),
@@ -32,7 +34,7 @@ export async function agentRoutes(base: FastifyInstance, s: Services): Promise<v
   app.post('/api/agents', {
     schema: {
       summary: 'Create an agent with its public key',
-      description: 'At most 100 live (not removed) agents per owner: beyond that 409 (remove an agent first). At most 30 creations per owner per hour, then 429 with Retry-After.',
+      description: `At most ${AGENT_LIMITS.livePerOwner} live (not removed) agents per owner, counted exactly also across nodes: beyond that 409 (remove an agent first). At most ${AGENT_LIMITS.createsPerHour} creations per owner per hour, then 429 with Retry-After.`,
       tags: ['agents'],
       body: AgentIn,
       response: withErrors({ 200: AgentOut }, 400, 401, 403, 409, 429),
@@ -43,7 +45,12 @@ export async function agentRoutes(base: FastifyInstance, s: Services): Promise<v
   });
 
   app.get('/api/agents', {
-    schema: { summary: "The owner's agents (removed ones are not listed)", tags: ['agents'], response: withErrors({ 200: Type.Array(AgentOut) }, 401) },
+    schema: {
+      summary: "The owner's agents (removed ones are not listed)",
+      description: `Oldest first. Not paged: an owner has at most ${AGENT_LIMITS.livePerOwner} live agents, so this list is never longer.`,
+      tags: ['agents'],
+      response: withErrors({ 200: Type.Array(AgentOut) }, 401),
+    },
   }, async (request) => {
     const { user } = await s.auth.required(request);
     return (await s.agents.list(user.id)).map(agentOut);
@@ -66,11 +73,11 @@ export async function agentRoutes(base: FastifyInstance, s: Services): Promise<v
   app.post('/api/agents/:agent_id/flag', {
     schema: {
       summary: "Set an agent's global flag",
-      description: '`revoked` blocks the agent everywhere; `ok` unblocks it. Every change advances the revocation sequence. An unblocked agent stays in the revocation snapshot as `revoked` for 600 s, so passes minted before the block stay refused by local verifiers.',
+      description: `\`revoked\` blocks the agent everywhere; \`ok\` unblocks it. Every change advances the revocation sequence. An unblocked agent stays in the revocation snapshot as \`revoked\` for 600 s, so passes minted before the block stay refused by local verifiers. At most ${QUOTAS.flagChangesPerAgentPerHour} flag calls per agent per hour (a call that sets the flag it already has counts too): beyond that **429** with \`retry_after\` and \`quota: "flag_changes_per_hour"\`.`,
       tags: ['agents'],
       params: AgentParams,
       body: FlagIn,
-      response: withErrors({ 200: AgentOut }, 401, 403, 404),
+      response: withErrors({ 200: AgentOut }, 401, 403, 404, 429),
     },
   }, async (request) => {
     const { user } = await s.auth.required(request);

@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
 import { withErrors } from '../../schemas/common.ts';
 import { RequestStatus, TxnParams } from '../../schemas/approvals.ts';
+import { QUOTAS } from '../../../domain/quotas.ts';
 
 const OptionsOut = Type.Object({
   options: Type.Object({}, { additionalProperties: true, description: 'pass as `optionsJSON` to @simplewebauthn/browser `startAuthentication()`; its challenge is single-use, 5 minutes, bound to this owner and this request' }),
@@ -35,7 +36,9 @@ request's status); the owner's other devices are then told to dismiss the card.
   of the agent at that site; replacing a revoked one takes it off the revocation list (\`rev_seq\` advances). For a
   step-up, \`scopes\`, \`user_info\` and \`limits\` are ignored: the one action is approved as asked.
 - **404** unknown request or another owner's. **409** not pending (already answered, expired, or cancelled) or
-  another device answered first.`;
+  another device answered first; **409** also (with \`quota: "live_sites"\`) when approving access would give the owner
+  live access at more than ${QUOTAS.liveSitesPerOwner} sites: revoke access at a site no longer used, then approve. The
+  request stays pending meanwhile.`;
 
 export async function approvalRoutes(base: FastifyInstance, s: Services): Promise<void> {
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
@@ -43,7 +46,7 @@ export async function approvalRoutes(base: FastifyInstance, s: Services): Promis
   app.get('/api/txn/:txn_id/assertion-options', {
     schema: {
       summary: 'Passkey options to approve a request',
-      description: 'A WebAuthn challenge bound to the signed-in owner and this request. **404** unknown request or another owner\'s; **409** when the request is not pending (answered, expired, cancelled) or the owner has no passkey yet.',
+      description: `A WebAuthn challenge bound to the signed-in owner and this request. **404** unknown request or another owner's; **409** when the request is not pending (answered, expired, cancelled), the owner has no passkey yet, or (\`quota: "live_sites"\`) approving this access request would give the owner live access at more than ${QUOTAS.liveSitesPerOwner} sites: told before the passkey is asked for.`,
       tags: ['approvals'],
       params: TxnParams,
       response: withErrors({ 200: OptionsOut }, 401, 404, 409),

@@ -5,6 +5,7 @@ import type { Services } from '../../../services.ts';
 import type { DeviceView } from '../../../domain/devices/devices.ts';
 import { iso, isoOrNull } from '../../../domain/clock.ts';
 import { IdParam, Timestamp, withErrors } from '../../schemas/common.ts';
+import { MAX_PUSH_DEVICES } from '../../../domain/devices/devices.ts';
 
 const DeviceOut = Type.Object({
   id: Type.String({ description: 'device id (`dev_`)' }),
@@ -22,7 +23,7 @@ export async function deviceRoutes(base: FastifyInstance, s: Services): Promise<
   app.get('/api/devices', {
     schema: {
       summary: "The owner's devices",
-      description: 'Passkeys (they approve), web-push subscriptions and Android FCM registrations (they are told of each request; the first answer wins and the others get `dismiss`), oldest first.',
+      description: `Passkeys (they approve), web-push subscriptions and Android FCM registrations (they are told of each request; the first answer wins and the others get \`dismiss\`), oldest first. Not paged: at most ${MAX_PUSH_DEVICES} notifying devices per owner, and the passkeys the owner registered (each one a WebAuthn ceremony on the owner's own device).`,
       tags: ['devices'],
       response: withErrors({ 200: Type.Array(DeviceOut) }, 401),
     },

@@ -5,10 +5,17 @@ import type { Services } from '../../../services.ts';
 import { withErrors } from '../../schemas/common.ts';
 import { GrantOut, GrantParams, grantOut } from '../../schemas/approvals.ts';
 import { agentNames } from '../../../domain/agents/agent-names.ts';
+import { GRANTS_PAGE } from '../../../domain/grants/grants.ts';
+import { QUOTAS } from '../../../domain/quotas.ts';
 import { liveSignInsByGrant } from '../../../domain/oidc/owner-sign-ins.ts';
 
 const GrantUserInfoIn = Type.Object({
   user_info: Type.Array(Type.String({ maxLength: 1000 }), { maxItems: 100, description: 'the fields to keep: a subset of the current ones; `[]` clears' }),
+});
+
+const GrantsQuery = Type.Object({
+  offset: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0, description: 'grants to skip (newest first): the previous offset plus the previous page\'s length' }),
+  limit: Type.Integer({ minimum: 1, maximum: GRANTS_PAGE.max, default: GRANTS_PAGE.default }),
 });
 
 export async function grantRoutes(base: FastifyInstance, s: Services): Promise<void> {
@@ -17,13 +24,14 @@ export async function grantRoutes(base: FastifyInstance, s: Services): Promise<v
   app.get('/api/grants', {
     schema: {
       summary: "The owner's live grants",
-      description: 'Active grants that have not expired, newest first (the same list as `grants` in GET /api/me). A grant whose uses are spent is still listed, with `uses_left` 0.',
+      description: `Active grants that have not expired, newest first (\`grants\` in GET /api/me is the first page). A grant whose uses are spent is still listed, with \`uses_left\` 0. Paged: at most \`limit\` (default and most ${GRANTS_PAGE.max}) from \`offset\`; a page shorter than \`limit\` is the last. An owner has live access at ${QUOTAS.liveSitesPerOwner} sites at most, so only many agents at the same sites make more than one page.`,
       tags: ['grants'],
+      querystring: GrantsQuery,
       response: withErrors({ 200: Type.Array(GrantOut) }, 401),
     },
   }, async (request) => {
     const { user } = await s.auth.required(request);
-    const [grants, names, signIns] = await Promise.all([s.grants.listLive(user.id), agentNames(s.store.agents, user.id), liveSignInsByGrant(s.store, user.id, s.clock.now())]);
+    const [grants, names, signIns] = await Promise.all([s.grants.listLive(user.id, request.query), agentNames(s.store.agents, user.id), liveSignInsByGrant(s.store, user.id, s.clock.now())]);
     return grants.map((g) => grantOut(g, names, signIns));
   });
 

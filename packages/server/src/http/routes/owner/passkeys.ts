@@ -6,6 +6,13 @@ import type { Services } from '../../../services.ts';
 import { SignedInOut, signedInOut } from './user-out.ts';
 import { iso, isoOrNull } from '../../../domain/clock.ts';
 import { Email, IdParam, Timestamp, withErrors } from '../../schemas/common.ts';
+import { AppError } from '../../../domain/errors.ts';
+import { LINK_ATTEMPTS } from '../../../domain/accounts/email-links.ts';
+import { BAD_UNDO_LINK, UNDO_PATH } from '../../../domain/passkeys/first-passkey.ts';
+import { badRequest } from '../../../domain/errors.ts';
+import { prefersHtml } from '../../not-found.ts';
+import { mailTime } from '../../../domain/mail/mail-texts.ts';
+import { refusalPage, sendLinkPage, withFormBodies } from './email-pages.ts';
 
 // WebAuthn JSON is what @simplewebauthn/browser produces; its inner shape is checked by the domain
 // (malformed or forged credentials are a 400/401 there, not a 422 here).
@@ -90,5 +97,102 @@ export async function passkeyRoutes(base: FastifyInstance, s: Services): Promise
     const signedIn = await s.accounts.startSession(user, 'passkey');
     s.auth.signIn(reply, signedIn);
     return signedInOut(s.accounts, signedIn);
+  });
+
+  await undoRoutes(base, s);
+}
+
+const UndoQuery = Type.Object({ token: Type.Optional(Type.String({ maxLength: 200, description: 'the `token` of the mailed undo link' })) });
+const UndoOut = Type.Object({
+  undone: Type.Literal(true),
+  device_id: Type.String({ description: 'the passkey the link was about' }),
+  removed: Type.Boolean({ description: 'false when the passkey had already been removed' }),
+  sessions_ended: Type.Literal(true),
+});
+const UNDO_TITLE = 'Remove the new passkey';
+const BAD_UNDO_PAGE = {
+  title: 'This link does not work',
+  lines: [
+    'The undo link is not valid: it was already used or it expired (links last 24 hours).',
+    'If a passkey you do not know is on your account, sign in and change your password at once.',
+  ],
+  links: [{ href: '/app#account', label: 'Open the app' }],
+};
+
+/**
+ * The undo link mailed when an account's first passkey is added (domain/passkeys/first-passkey.ts):
+ * a page that only shows what it would do, and the confirmation, which removes that passkey and
+ * ends every session of the account.
+ */
+async function undoRoutes(base: FastifyInstance, s: Services): Promise<void> {
+  await withFormBodies(base, async (scope) => {
+    const app = scope.withTypeProvider<TypeBoxTypeProvider>();
+    const limits = `At most ${LINK_ATTEMPTS.perAddress} page views and confirmations per client address per ${LINK_ATTEMPTS.windowSec / 60} minutes (429).`;
+
+    app.get(UNDO_PATH, {
+      schema: {
+        summary: 'The page behind a passkey undo link',
+        description: `When an account's first passkey is added (any session may add the first, a password session too), the owner is told in the inbox and, when the email is verified, by a mail with this single-use link, valid 24 hours. The page shows the passkey and a button that POSTs the token to ${UNDO_PATH}; opening it changes nothing. A missing, unknown, used or expired token: 400 with a page saying what to do (as JSON \`{detail}\` to a client that does not ask for HTML). ${limits}`,
+        tags: ['passkeys'],
+        querystring: UndoQuery,
+        produces: ['text/html'],
+        response: { 200: Type.String({ description: 'an HTML page' }) },
+      },
+    }, async (request, reply) => {
+      const token = request.query.token ?? '';
+      // A browser gets pages, refusals too; any other client the usual JSON `{detail}`.
+      const html = prefersHtml(request.headers.accept);
+      let shown: Awaited<ReturnType<typeof s.firstPasskey.preview>>;
+      try {
+        shown = await s.firstPasskey.preview(token, request.ip);
+      } catch (e) {
+        if (!html || !(e instanceof AppError) || e.status >= 500) throw e;
+        const { status, page } = refusalPage(e, UNDO_TITLE);
+        return sendLinkPage(reply, status, page);
+      }
+      if (!shown) {
+        if (!html) throw badRequest(BAD_UNDO_LINK);
+        return sendLinkPage(reply, 400, BAD_UNDO_PAGE);
+      }
+      const what = shown.passkey ? `The passkey "${shown.passkey.name}", added on ${mailTime(shown.passkey.createdAt)}, will be removed` : 'That passkey has already been removed';
+      return sendLinkPage(reply, 200, {
+        title: UNDO_TITLE,
+        lines: [
+          `${what}, and every session of the account will be signed out.`,
+          'Do this if you did not add it yourself: someone knows your password. Then sign in and change your password.',
+        ],
+        form: { action: UNDO_PATH, token, label: shown.passkey ? 'Remove it and sign out everywhere' : 'Sign out everywhere' },
+      });
+    });
+
+    app.post(UNDO_PATH, {
+      schema: {
+        summary: 'Undo the first passkey of an account with the mailed link',
+        description: `Uses the link's token once: removes the passkey it names (\`removed\` false when it was already gone) and ends every session of the account, in one transaction; recorded in Activity (\`passkey.undone\`) and told in the inbox. No session needed and no cookie read. A bad, used or expired token: 400 \`{detail}\`; of two confirmations at once exactly one acts. The page's button sends the token form-encoded (JSON \`{token}\` works as well); a client that asks for HTML, as a browser does, gets a page back, any other JSON. ${limits}`,
+        tags: ['passkeys'],
+        body: Type.Object({ token: Type.String({ minLength: 1, maxLength: 200, description: 'the `token` of the mailed undo link' }) }),
+        response: withErrors({ 200: UndoOut }, 400, 429),
+      },
+    }, async (request, reply) => {
+      // The page's button is a browser's form post: it gets a page back; an API client JSON.
+      const asPage = prefersHtml(request.headers.accept);
+      try {
+        const undone = await s.firstPasskey.undo(request.body.token, request.ip);
+        if (!asPage) return undone;
+        return sendLinkPage(reply, 200, {
+          title: 'Passkey removed',
+          lines: [
+            undone.removed ? 'The passkey was removed and every session of the account was signed out.' : 'The passkey had already been removed; every session of the account was signed out.',
+            'Sign in with your password and change it now: whoever added the passkey knows it.',
+          ],
+          links: [{ href: '/app', label: 'Sign in' }],
+        });
+      } catch (e) {
+        if (!asPage || !(e instanceof AppError) || e.status >= 500) throw e;
+        if (e.status === 400) return sendLinkPage(reply, 400, BAD_UNDO_PAGE);
+        const { status, page } = refusalPage(e, UNDO_TITLE);
+        return sendLinkPage(reply, status, page);
+      }
+    });
   });
 }

@@ -15,7 +15,7 @@ export async function userInfoRoutes(base: FastifyInstance, s: Services): Promis
   app.get('/api/user-info/fields', {
     schema: {
       summary: 'Registry of requestable user-info fields',
-      description: 'With an owner session: the fields this owner can approve (`user:name`, `user:email`, and `user:phone` only once the owner verified a phone); an access request for any other field gets 400. Without a session: every field the service knows.',
+      description: 'With an owner session: the fields this owner can approve (`user:name`; `user:email` only once the owner verified the address by the mailed link, POST /api/email/send; `user:phone` only once the owner verified a phone); an access request for any other field gets 400. Without a session: every field the service knows.',
       tags: ['grants'],
       response: withErrors({ 200: FieldsOut }, 401),
     },

@@ -22,6 +22,10 @@ export const ACTION_FILTERS: readonly [string, string][] = [
   ['agent.note', 'Note from an agent'],
   ['agent.status', 'Agent status'],
   ['report.received', 'Report from a site'],
+  ['passkey.first_added', 'First passkey added'],
+  ['passkey.undone', 'Passkey undone by the mailed link'],
+  ['email.verified', 'Email address verified'],
+  ['email.changed', 'Email address changed'],
 ];
 
 const quoted = (v: unknown): string => (typeof v === 'string' ? `"${v}"` : '');
@@ -64,6 +68,13 @@ export function activityText(a: ActivityItem): [title: string, extra: string] {
     case 'agent.note': return [`Note from ${who}${str(d.title) ? `: ${str(d.title)}` : ''}`, str(d.text)];
     case 'agent.status': return [`${who}${at}: ${str(d.status) || 'status'}`, ''];
     case 'report.received': return [`${a.site ?? 'A site'} reported ${who}: ${str(d.kind)}`, str(d.detail)];
+    // The account's own events (decisions §25, issue 14): no agent, no site.
+    case 'passkey.first_added': return [`Your first passkey${str(d.name) ? ` ${quoted(d.name)}` : ''} was added`,
+      d.mailed === true ? 'an undo link was mailed to you' : d.mailed === false ? 'no mail: your email address was not verified yet' : ''];
+    case 'passkey.undo_mailed': return ['The undo link for your first passkey was mailed', 'after you verified your email address'];
+    case 'passkey.undone': return [d.removed === false ? 'The mailed undo link was used' : 'A passkey was removed with the mailed undo link', 'every session was signed out'];
+    case 'email.verified': return [`You verified your email address${str(d.email) ? ` ${str(d.email)}` : ''}`, ''];
+    case 'email.changed': return [`You changed your email address${str(d.to) ? ` to ${str(d.to)}` : ''}`, str(d.from) ? `from ${str(d.from)}; it needs verifying again` : 'it needs verifying again'];
     default: return [`${a.action}${a.agent_id ? ` · ${who}` : ''}${at}`, ''];
   }
 }

@@ -9,6 +9,7 @@ import { reload } from '../loaders.ts';
 import { type ApprovePlace, approvePlace } from '../device.ts';
 import type { PendingRequest } from '../types.ts';
 import { approvalAssertion, deviceFacts } from '../webauthn.ts';
+import { verifyPrompt } from './email-link.ts';
 import { type Choices, choiceControls, readChoices } from './request-choices.ts';
 import { signInBody, signInHeading, signInKindLabel, signInOutcome } from './sign-in-request.ts';
 
@@ -67,6 +68,18 @@ function elsewhereNotice(): { node: HTMLElement; reason: HTMLElement } {
   return { node, reason };
 }
 
+/**
+ * A request that asks for the owner's email while it is unverified: the service shares only a
+ * verified address (decisions §25), so the card says so where the choice is made, with the link to
+ * send. It follows the state (email-state.ts): verifying elsewhere hides it without a reload.
+ */
+function emailNotice(p: PendingRequest): HTMLElement | null {
+  if (!p.user_info.includes('user:email')) return null;
+  return verifyPrompt('email-unverified-share',
+    el('strong', { text: 'Your email address cannot be shared until you verify it.' }),
+    ' Approved with it ticked, the site sees it only once you have opened the link Mandate mails you.');
+}
+
 const FAILED_ELSEWHERE = 'No passkey answered on this device. Approve on the phone that holds your passkey (this request waits there too), or add this device under Account.';
 const UNSUPPORTED = 'This browser cannot use passkeys. Approve on the phone that holds your passkey; you can deny here.';
 
@@ -97,6 +110,7 @@ export function requestCard(p: PendingRequest, onGone: (card: RequestCard) => vo
     el('div', { className: 'card-top' }, el('span', { className: `kind ${p.kind}${signIn ? ' sign-in' : ''}`, text: kindLabel }), time),
     heading(p),
     ...body,
+    emailNotice(p),
     el('p', { className: 'meta', text: `Agent ${p.agent_id} · asked ${when(p.created_at)}` }),
     notice,
     elsewhere.node,

@@ -8,6 +8,7 @@ import { when } from '../format.ts';
 import { reload } from '../loaders.ts';
 import type { InboxItem, InboxPage } from '../types.ts';
 import { showUnread } from './bell.ts';
+import { verifyPrompt } from './email-link.ts';
 import { isPending } from './requests.ts';
 
 const PAGE = 30;
@@ -39,7 +40,12 @@ function inboxItem(item: InboxItem): HTMLElement {
     item.body ? el('span', { className: 'inbox-body', text: item.body }) : null,
     el('span', { className: 'meta' }, when(item.created_at), item.read_at ? null : el('span', { className: 'unread-mark', text: ' · Unread' })));
   const note = el('p', { className: 'inbox-note', role: 'status', hidden: true });
-  const node = el('li', { className: `inbox-item${item.read_at ? '' : ' unread'}`, 'data-notification': item.id, 'data-type': item.type, 'data-seq': item.seq }, open, note);
+  // A security notice (a new passkey, ...) is mailed with a link to undo it, but only to a verified
+  // address: while there is none, the notice offers to verify it, next to (not inside) its button.
+  const verify = item.type === 'security'
+    ? verifyPrompt('inbox-verify', 'Verify your email address so that Mandate can also mail you notices like this one, with a link to undo the change.')
+    : null;
+  const node = el('li', { className: `inbox-item${item.read_at ? '' : ' unread'}`, 'data-notification': item.id, 'data-type': item.type, 'data-seq': item.seq }, open, note, verify);
   open.addEventListener('click', () => void (async () => {
     try {
       await markRead(item, node);

@@ -1,0 +1,32 @@
+/**
+ * The secret links Mandate mails (decisions §25): 32 random bytes, base64url, in the link only; the
+ * store keeps their SHA-256, bound to the account and the address mailed. Single-use, 24 hours.
+ */
+import { randomToken, sha256Hex } from '../../crypto/random.ts';
+import type { EmailTokenPurpose, Repos } from '../../store/ports.ts';
+
+export const LINK_LIFETIME_SEC = 86_400;
+export const LINK_LIFETIME_MS = LINK_LIFETIME_SEC * 1000;
+
+/** Page views and confirmations of links per client address per 10 minutes (a link cannot be guessed; this bounds the work). */
+export const LINK_ATTEMPTS = { perAddress: 30, windowSec: 600 } as const;
+
+const TOKEN = /^[A-Za-z0-9_-]{43}$/;
+
+/** The stored key of a token, or undefined for anything not shaped like one (no lookup then). */
+export const linkKey = (token: string): string | undefined => (TOKEN.test(token) ? sha256Hex(token) : undefined);
+
+/** A new link token for `purpose`, stored (in `repos`' transaction) and answered with its expiry. */
+export async function issueLink(
+  repos: Repos,
+  now: number,
+  o: { purpose: EmailTokenPurpose; userId: string; email: string; subject: string | null },
+): Promise<{ token: string; expiresAt: number }> {
+  const token = randomToken(32);
+  const expiresAt = now + LINK_LIFETIME_MS;
+  await repos.emailTokens.create({ tokenHash: sha256Hex(token), purpose: o.purpose, userId: o.userId, email: o.email, subject: o.subject, createdAt: now, expiresAt });
+  return { token, expiresAt };
+}
+
+/** `https://host/api/...?token=...`: where the mail sends the person. */
+export const linkUrl = (baseUrl: string, path: string, token: string): string => `${baseUrl.replace(/\/+$/, '')}${path}?token=${token}`;

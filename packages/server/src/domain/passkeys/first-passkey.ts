@@ -1,0 +1,129 @@
+/**
+ * The first passkey of an account (issue 14, item 7). While an account has no passkey any session
+ * may add one, a password session too: nothing stronger exists yet. So whoever holds only the
+ * password can enrol a passkey before the owner does, and with it approve agents. The owner is told:
+ * an activity record, an inbox notice (pushed to their devices), and, when their email is verified,
+ * a mail with a single-use undo link (24 hours). Undoing removes that passkey and ends every session
+ * of the account, in one transaction; it is recorded too. The link is not bound to the account's
+ * current address (the one holding the password could change it), only to the account and passkey.
+ */
+import type { PasskeyRecord, Store } from '../../store/ports.ts';
+import type { Clock } from '../clock.ts';
+import { badRequest } from '../errors.ts';
+import type { RateLimiter } from '../rate-limit.ts';
+import type { Mailer } from '../mail/mailer.ts';
+import { firstPasskeyMail, mailTime } from '../mail/mail-texts.ts';
+import { LINK_ATTEMPTS, LINK_LIFETIME_SEC, issueLink, linkKey, linkUrl } from '../accounts/email-links.ts';
+
+export const UNDO_PATH = '/api/passkeys/undo';
+export const FIRST_PASSKEY_TITLE = 'A passkey was added to your account';
+export const BAD_UNDO_LINK =
+  'this undo link is not valid: it was already used or it expired (links last 24 hours). If a passkey you do not know is on your account, sign in and change your password at once';
+
+/** How the owner is told (the Notifier fits). */
+export interface SecurityNotices {
+  security(userId: string, title: string, body: string): Promise<void>;
+}
+
+export interface FirstPasskeyDeps {
+  store: Store;
+  clock: Clock;
+  limiter: RateLimiter;
+  mailer: Mailer;
+  notices: SecurityNotices;
+  baseUrl: string;
+}
+
+/** What the page behind an undo link shows before the person confirms. */
+export interface UndoPreview {
+  deviceId: string;
+  /** The passkey's name and when it was added; null when it has been removed since. */
+  passkey: { name: string; createdAt: number } | null;
+}
+
+export class FirstPasskeyNotice {
+  constructor(private readonly d: FirstPasskeyDeps) {}
+
+  /** Passkeys.onFirstRegistered. */
+  async notify(passkey: PasskeyRecord): Promise<void> {
+    const { store, clock, mailer, baseUrl } = this.d;
+    const user = await store.users.byId(passkey.userId);
+    if (!user) return;
+    const now = clock.now();
+    const mailed = user.emailVerified;
+    await store.transaction(async (repos) => {
+      await repos.activity.add({ userId: user.id, agentId: null, site: null, action: 'passkey.first_added', detail: { device_id: passkey.id, name: passkey.name, mailed }, ip: null, createdAt: now });
+      if (!mailed) return;
+      const { token, expiresAt } = await issueLink(repos, now, { purpose: 'undo_passkey', userId: user.id, email: user.email, subject: passkey.id });
+      const mail = firstPasskeyMail({ to: user.email, name: passkey.name, at: passkey.createdAt, link: linkUrl(baseUrl, UNDO_PATH, token), hours: LINK_LIFETIME_SEC / 3600, baseUrl });
+      await mailer.queue({ userId: user.id, kind: 'passkey_added', mail, expiresAt }, repos);
+    });
+    if (mailed) mailer.wake();
+    const what = `"${passkey.name}" was added on ${mailTime(passkey.createdAt)}. It can sign in and approve requests.`;
+    const next = mailed
+      ? `Not you? Open the undo link we mailed to ${user.email} to remove it and sign out everywhere, then change your password.`
+      : 'Not you? Verify your email address (Account) so that Mandate can mail you about your account, and change your password.';
+    await this.d.notices.security(user.id, FIRST_PASSKEY_TITLE, `${what} ${next}`);
+  }
+
+  /**
+   * EmailVerification.onVerified: a first passkey added in the last 24 hours while the address was
+   * unverified got no mail; now that the address is proven, it gets its undo link after all (the
+   * notice told the owner to verify for this).
+   */
+  async afterEmailVerified(userId: string): Promise<void> {
+    const { store, clock, mailer, baseUrl } = this.d;
+    const now = clock.now();
+    const [added] = await store.activity.list(userId, { before: 0, limit: 1, action: 'passkey.first_added' });
+    if (!added || added.detail.mailed !== false || now - added.createdAt >= LINK_LIFETIME_SEC * 1000) return;
+    const passkey = (await store.passkeys.listForUser(userId)).find((p) => p.id === added.detail.device_id);
+    const user = await store.users.byId(userId);
+    if (!passkey || !user?.emailVerified) return;
+    await store.transaction(async (repos) => {
+      const { token, expiresAt } = await issueLink(repos, now, { purpose: 'undo_passkey', userId, email: user.email, subject: passkey.id });
+      const mail = firstPasskeyMail({ to: user.email, name: passkey.name, at: passkey.createdAt, link: linkUrl(baseUrl, UNDO_PATH, token), hours: LINK_LIFETIME_SEC / 3600, baseUrl });
+      await mailer.queue({ userId, kind: 'passkey_added', mail, expiresAt }, repos);
+      await repos.activity.add({ userId, agentId: null, site: null, action: 'passkey.undo_mailed', detail: { device_id: passkey.id }, ip: null, createdAt: now });
+    });
+    mailer.wake();
+  }
+
+  /** The page behind the link: what undoing would remove, or undefined when the link is not valid. Uses nothing. */
+  async preview(token: string, clientAddress: string): Promise<UndoPreview | undefined> {
+    await this.throttle(clientAddress);
+    const key = linkKey(token);
+    if (key === undefined) return undefined;
+    const link = await this.d.store.emailTokens.peek(key, 'undo_passkey', this.d.clock.now());
+    if (!link?.subject) return undefined;
+    const passkey = (await this.d.store.passkeys.listForUser(link.userId)).find((p) => p.id === link.subject);
+    return { deviceId: link.subject, passkey: passkey ? { name: passkey.name, createdAt: passkey.createdAt } : null };
+  }
+
+  /**
+   * POST /api/passkeys/undo: consumes the link, removes the passkey (if still there) and ends every
+   * session of the account, in one transaction. Of racing confirmations exactly one acts.
+   */
+  async undo(token: string, clientAddress: string): Promise<{ undone: true; device_id: string; removed: boolean; sessions_ended: true }> {
+    await this.throttle(clientAddress);
+    const key = linkKey(token);
+    if (key === undefined) throw badRequest(BAD_UNDO_LINK);
+    const now = this.d.clock.now();
+    const done = await this.d.store.transaction(async (repos) => {
+      const link = await repos.emailTokens.consume(key, 'undo_passkey', now, { sameEmail: false });
+      if (!link?.subject) return undefined;
+      const removed = await repos.passkeys.delete(link.userId, link.subject);
+      await repos.sessions.deleteForUser(link.userId);
+      await repos.activity.add({ userId: link.userId, agentId: null, site: null, action: 'passkey.undone', detail: { device_id: link.subject, removed }, ip: clientAddress, createdAt: now });
+      return { userId: link.userId, deviceId: link.subject, removed };
+    });
+    if (!done) throw badRequest(BAD_UNDO_LINK);
+    await this.d.notices.security(done.userId, 'Passkey removed by the undo link', done.removed
+      ? 'The passkey added to your account was removed with the link we mailed you, and every session was signed out. Sign in and change your password.'
+      : 'The undo link we mailed you was used: every session was signed out (the passkey had already been removed). Sign in and change your password.');
+    return { undone: true, device_id: done.deviceId, removed: done.removed, sessions_ended: true };
+  }
+
+  private throttle(clientAddress: string): Promise<void> {
+    return this.d.limiter.check(`email-link:addr:${clientAddress}`, LINK_ATTEMPTS.perAddress, LINK_ATTEMPTS.windowSec);
+  }
+}
