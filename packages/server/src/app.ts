@@ -50,6 +50,8 @@ import { validatorCompiler } from './http/validation.ts';
 import { registerRoutes } from './http/routes/index.ts';
 import type { Services } from './services.ts';
 import { openStore } from './store/open.ts';
+import { Metrics } from './metrics/metrics.ts';
+import { RevocationSequence } from './domain/revocation/rev-seq.ts';
 import type { Store } from './store/ports.ts';
 
 export interface BuildOptions {
@@ -79,6 +81,8 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   const clock = opts.clock ?? systemClock;
   const ownsStore = !opts.store;
   const store = opts.store ?? (await openStore(config));
+  // Prometheus metrics (docs/operations/metrics.md), a registry per app; served by main.ts when METRICS_PORT is set.
+  const metrics = new Metrics();
 
   const encryption = config.keyEncryptionKey ? new KeyEncryption(config.keyEncryptionKey) : null;
   const keys = new SigningKeys(store.signingKeys, clock, { encryption, graceSec: config.keyRotationGraceSec });
@@ -97,7 +101,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   agents.onCreated((agent) => notifier.agentAdded(agent.userId, agent.name, 'in the app'));
   passkeys.onRegistered((p) => notifier.security(p.userId, 'New passkey added', `"${p.name}" can now sign in and approve requests. Not you? Remove it under Account and change your password.`));
   // Every node sends the outbox; each message is claimed by one node (delivery/outbox-worker.ts).
-  const outbox = new OutboxWorker({ store, clock, transports: await buildTransports(config, vapid, clock, keys), holder: nodeName(), pollMs: config.outboxPollMs, claimMs: config.outboxClaimSec * 1000 });
+  const outbox = new OutboxWorker({ store, clock, transports: await buildTransports(config, vapid, clock, keys), holder: nodeName(), pollMs: config.outboxPollMs, claimMs: config.outboxClaimSec * 1000, onFailed: (channel) => metrics.deliveryFailed(channel) });
   notifier.onQueued(() => outbox.wake());
   // Mail (decisions §25) goes through the same outbox; its stored copy is sealed under KEY_ENCRYPTION_KEY when set.
   const mailer = new OutboxMailer(store, clock, encryption, () => outbox.wake());
@@ -108,10 +112,12 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   const passes = new Passes({ store, keys, clock, agents, limiter, activity, issuer: config.baseUrl });
   const verifierDeps = { store, keys, clock, activity, issuer: config.baseUrl };
   // Started at the first verification, stopped with the app.
-  const proofSignatures = signatureWorker();
+  const proofSignatures = signatureWorker(() => metrics.workerRestarted('signature'));
   const verifier = new CloudVerifier({ ...verifierDeps, proofSignatures: proofSignatures.check });
   const localStepup = new LocalStepupVerifier(verifierDeps);
   const revocation = new RevocationSnapshots(store, keys, clock, config.baseUrl);
+  const revSeq = new RevocationSequence(store.counters);
+  metrics.attachSources({ outboxBacklog: () => store.outbox.countPending(), revSeq: () => revSeq.current(), revocationEntries: () => revocation.lastBuiltEntries(), pool: () => store.poolStats?.() });
   const agentStatuses = new AgentStatuses(store, clock, activity, limiter, config.baseUrl);
   const notes = new AgentNotes(activity, notifier, limiter);
   const reputation = new Reputation(store, clock);
@@ -128,7 +134,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   grants.onRevoked(async (repos, grant, now) => void (await endSignIns(repos, oidcSecret, { agentId: grant.agentId, site: grant.site }, now)));
   agents.onStopped(async (repos, agent) => void (await endSignIns(repos, oidcSecret, { agentId: agent.id }, clock.now())));
   const pairing = new Pairing(store.challenges, clock, limiter, agents);
-  const services: Services = { emailVerification, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
+  const services: Services = { metrics, emailVerification, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
 
   const app = Fastify({
     logger: opts.logger ?? {
@@ -161,7 +167,12 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   app.setValidatorCompiler(validatorCompiler);
   installJsonBody(app);
   installNulGuard(app);
-  installErrorHandling(app, config.bodyLimitBytes);
+  installErrorHandling(app, config.bodyLimitBytes, () => metrics.databaseDown());
+  // The route label is the route's pattern, never the raw URL (unbounded label values would grow memory without end).
+  app.addHook('onResponse', (request, reply, done) => {
+    metrics.httpRequest(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime / 1000);
+    done();
+  });
   installSecurityHeaders(app, config.baseUrl.startsWith('https:'));
   app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', request.id);

@@ -1,5 +1,6 @@
 import { ConfigError, loadEnv, parseConfig, unsafeDefaults } from './config/config.ts';
 import { buildApp } from './app.ts';
+import { startMetricsServer } from './metrics/metrics-server.ts';
 
 /** Read config, build app, listen. Nothing else. */
 async function main(): Promise<void> {
@@ -18,8 +19,11 @@ async function main(): Promise<void> {
     const bar = '!'.repeat(78);
     process.stderr.write(`${bar}\n!! DEVELOPMENT DEFAULTS IN USE — not safe for production:\n${warnings.map((w) => `!!  - ${w}`).join('\n')}\n${bar}\n`);
   }
-  const { app } = await buildApp({ config });
+  const { app, services } = await buildApp({ config });
+  // Prometheus metrics on a port of their own, never the public one; off unless METRICS_PORT is set.
+  const metricsServer = config.metrics ? await startMetricsServer(services.metrics, config.metrics.host, config.metrics.port) : null;
   const stop = async () => {
+    metricsServer?.close();
     await app.close();
     process.exit(0);
   };

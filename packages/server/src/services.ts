@@ -28,9 +28,12 @@ import type { Pairing } from './domain/agents/pairing.ts';
 import type { OidcProvider } from './domain/oidc/provider.ts';
 import type { EmailVerification } from './domain/accounts/email-verification.ts';
 import type { FirstPasskeyNotice } from './domain/passkeys/first-passkey.ts';
+import type { Metrics } from './metrics/metrics.ts';
 
 /** Everything the routes may call, built once in app.ts. */
 export interface Services {
+  /** Prometheus metrics, counted by the routes (metrics/metrics.ts). */
+  metrics: Metrics;
   /** Email verification links and changes of address (domain/accounts/email-verification.ts). */
   emailVerification: EmailVerification;
   /** The notice, and undo link, for an account's first passkey (domain/passkeys/first-passkey.ts). */

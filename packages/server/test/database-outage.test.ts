@@ -7,6 +7,7 @@ import { openPostgresStore } from '../src/store/postgres/open.ts';
 import type { Store } from '../src/store/ports.ts';
 import { freshPostgresDatabase } from './helpers/postgres.ts';
 import type { FastifyInstance } from 'fastify';
+import type { Services } from '../src/services.ts';
 
 /** A TCP relay in front of PostgreSQL that the test can cut and restore, as a network outage would. */
 function relay(targetPort: number) {
@@ -41,6 +42,7 @@ describe('database outage (PostgreSQL)', () => {
   let db: Awaited<ReturnType<typeof freshPostgresDatabase>>;
   let store: Store;
   let app: FastifyInstance;
+  let services: Services;
   const proxy = relay(5432);
 
   before(async () => {
@@ -49,7 +51,7 @@ describe('database outage (PostgreSQL)', () => {
     const url = new URL(db.url);
     url.host = `127.0.0.1:${proxy.port()}`;
     store = await openPostgresStore(url.toString());
-    ({ app } = await buildApp({ config: parseConfig({ DATABASE_URL: url.toString(), LOG_LEVEL: 'silent' }), store, logger: false }));
+    ({ app, services } = await buildApp({ config: parseConfig({ DATABASE_URL: url.toString(), LOG_LEVEL: 'silent' }), store, logger: false }));
   });
   after(async () => {
     await app.close();
@@ -64,6 +66,7 @@ describe('database outage (PostgreSQL)', () => {
     const during = await app.inject({ method: 'POST', url: '/api/login', payload: { email: 'a@example.com', password: 'password123' } });
     assert.equal(during.statusCode, 503, during.body);
     assert.deepEqual(during.json(), { detail: 'service unavailable' });
+    assert.match((await services.metrics.scrape()).body, /^mandate_db_errors_total 1$/m, 'the 503 is counted in the metrics');
     assert.equal((await app.inject({ url: '/api/healthz' })).statusCode, 503);
     await proxy.start();
     const afterwards = await app.inject({ method: 'POST', url: '/api/login', payload: { email: 'a@example.com', password: 'password123' } });

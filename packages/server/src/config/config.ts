@@ -39,6 +39,8 @@ export interface Config {
   outboxClaimSec: number;
   /** Outgoing mail (decisions §25): SMTP through nodemailer; smtpUrl null: mail goes to the log and the outbox only. */
   mail: { smtpUrl: string | null; from: string };
+  /** Prometheus GET /metrics on a port of its own (docs/operations/metrics.md); null: off. */
+  metrics: { port: number; host: string } | null;
 }
 
 export class ConfigError extends Error {
@@ -156,6 +158,7 @@ export function parseConfig(env: Env): Config {
     outboxPollMs: int('OUTBOX_POLL_MS', 2000, 50, 600_000),
     outboxClaimSec: int('OUTBOX_CLAIM_SECONDS', 60, 10, 3600),
     mail: mailSettings(get('SMTP_URL'), get('MAIL_FROM'), baseUrl, problems),
+    metrics: get('METRICS_PORT') === undefined ? null : { port: int('METRICS_PORT', 0, 1, 65535), host: get('METRICS_HOST') ?? '127.0.0.1' },
   };
   if (problems.length) throw new ConfigError(problems);
   return config;

@@ -31,6 +31,8 @@ export const CONFIG_KEYS = [
   'OUTBOX_CLAIM_SECONDS',
   'SMTP_URL',
   'MAIL_FROM',
+  'METRICS_PORT',
+  'METRICS_HOST',
 ] as const;
 
 export type ConfigKey = (typeof CONFIG_KEYS)[number];

@@ -21,8 +21,8 @@ export interface SignatureWorker {
   close(): Promise<void>;
 }
 
-export function signatureWorker(): SignatureWorker {
-  const client = workerClient<SignatureBatch, SignatureVerdicts>(() => startTsWorker(new URL('./signature-thread.ts', import.meta.url)), 'signature');
+export function signatureWorker(onRestart?: () => void): SignatureWorker {
+  const client = workerClient<SignatureBatch, SignatureVerdicts>(() => startTsWorker(new URL('./signature-thread.ts', import.meta.url)), 'signature', onRestart);
   // Any number of batches out at once: the thread takes them in turn, and the event loop need not wait.
   const checkOne = batched<SignatureItem, boolean>(async (items) => (await client.send({ items })).ok, { maxInFlight: Number.POSITIVE_INFINITY });
   return {

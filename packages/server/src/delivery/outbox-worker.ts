@@ -92,7 +92,14 @@ export class OutboxWorker {
    * `claimMs`: how long a claim lasts (OUTBOX_CLAIM_SECONDS), far beyond one send (5 s web push, 10 s
    * FCM), so that only a node that died loses one.
    */
-  constructor(private readonly deps: { store: Store; clock: Clock; transports: Transports; holder: string; pollMs: number; claimMs: number }) {}
+  /** `onFailed`: a message given up for good (the metrics count them by channel). */
+  constructor(private readonly deps: { store: Store; clock: Clock; transports: Transports; holder: string; pollMs: number; claimMs: number; onFailed?: (channel: string) => void }) {}
+
+  /** Ends this node's claim on `m`. */
+  private async finish(m: OutboxMessage, e: OutboxEnd): Promise<void> {
+    const { store, holder, onFailed } = this.deps;
+    if ((await store.outbox.finish(m.id, holder, e)) && 'failedAt' in e) onFailed?.(m.channel);
+  }
 
   /** The HTTP server's logger exists only after the services; it is attached once built. */
   attachLog(log: WorkerLog): void {
@@ -166,7 +173,7 @@ export class OutboxWorker {
    */
   private async sendMail(m: OutboxMessage): Promise<void> {
     const { store, clock, holder, transports } = this.deps;
-    const end = async (e: OutboxEnd) => void (await store.outbox.finish(m.id, holder, e));
+    const end = (e: OutboxEnd) => this.finish(m, e);
     const mail = openMail(m.payload, transports.mailKeys ?? null);
     if ('error' in mail) {
       this.log.warn({ outboxId: m.id, kind: m.kind, detail: mail.error }, 'outbox: mail cannot be read; not sent');
@@ -197,7 +204,7 @@ export class OutboxWorker {
     const { store, clock, holder } = this.deps;
     const now = clock.now();
     const device = m.deviceId ? await store.pushDevices.byId(m.deviceId) : undefined;
-    const end = async (e: OutboxEnd) => void (await store.outbox.finish(m.id, holder, e));
+    const end = (e: OutboxEnd) => this.finish(m, e);
     if (!device || device.kind !== m.channel) return end({ failedAt: now, error: 'device removed' });
     if (m.expiresAt !== null && now >= m.expiresAt) return end({ failedAt: now, error: 'expired before it could be delivered' });
     const result = await this.deliver(device, m.payload as unknown as PushPayload, pushOptions(m, now));
@@ -226,7 +233,7 @@ export class OutboxWorker {
    */
   private async sendBackchannel(m: OutboxMessage): Promise<void> {
     const { store, clock, holder, transports } = this.deps;
-    const end = async (e: OutboxEnd) => void (await store.outbox.finish(m.id, holder, e));
+    const end = (e: OutboxEnd) => this.finish(m, e);
     const logout = backchannelLogoutOf(m.payload);
     if (logout === null) return end({ failedAt: clock.now(), error: 'malformed back-channel logout message' });
     if (m.expiresAt !== null && clock.now() >= m.expiresAt) return end({ failedAt: clock.now(), error: 'expired before it could be delivered' });

@@ -20,7 +20,8 @@ const invalidJson = (message: string) => ({ detail: [{ loc: ['body'], msg: `requ
  * 503 when the database is unreachable, and a generic 500 (logged with the request id) otherwise;
  * unknown addresses get 404 (not-found.ts: JSON, or the HTML 404 page for browsers outside the API).
  */
-export function installErrorHandling(app: FastifyInstance, bodyLimit: number): void {
+/** `onDatabaseDown`: called for each 503 of an unreachable database (the metrics count them). */
+export function installErrorHandling(app: FastifyInstance, bodyLimit: number, onDatabaseDown?: () => void): void {
   app.setErrorHandler((err: FastifyError | AppError, request, reply) => {
     if (err instanceof AppError) {
       if (!err.expose) request.log.error({ err }, 'unexposed application error');
@@ -50,6 +51,7 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number): v
     }
     if (isDatabaseDown(err)) {
       request.log.error({ err }, 'database unreachable');
+      onDatabaseDown?.();
       return reply.code(503).send({ detail: 'service unavailable' });
     }
     const status = typeof err.statusCode === 'number' ? err.statusCode : 500;

@@ -495,4 +495,6 @@ export interface Store extends Repos {
   /** Throws when the database cannot be reached. */
   ping(): Promise<void>;
   close(): Promise<void>;
+  /** PostgreSQL: the connection pool's counts, for the metrics; absent on SQLite (no pool). */
+  poolStats?(): { total: number; idle: number; waiting: number };
 }

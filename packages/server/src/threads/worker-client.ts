@@ -19,7 +19,7 @@ export interface WorkerClient<Req, Rep> {
  * waiting), and the next request starts a new one. The worker is referenced only while requests
  * are out: an idle worker does not keep a process alive, a busy one does (its callers are waiting).
  */
-export function workerClient<Req extends object, Rep extends { id: number }>(spawn: () => Worker, name: string): WorkerClient<Req, Rep> {
+export function workerClient<Req extends object, Rep extends { id: number }>(spawn: () => Worker, name: string, onRestart?: () => void): WorkerClient<Req, Rep> {
   const pending = new Map<number, { resolve: (r: Rep) => void; reject: (e: Error) => void }>();
   let nextId = 1;
   let worker: Worker | undefined;
@@ -29,7 +29,11 @@ export function workerClient<Req extends object, Rep extends { id: number }>(spa
     for (const p of pending.values()) p.reject(e);
     pending.clear();
   };
+  let started = false;
   const start = (): Worker => {
+    // Every start after the first replaces a worker that stopped (`onRestart`: the metrics count them).
+    if (started) onRestart?.();
+    started = true;
     const w = spawn();
     w.unref();
     w.on('message', (reply: Rep) => {

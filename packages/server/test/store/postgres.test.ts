@@ -3,6 +3,7 @@ import { freshPostgresDatabase } from '../helpers/postgres.ts';
 import { storeContract } from './contract.ts';
 import { deliveryContract } from './contract-delivery.ts';
 import { oidcContract } from './contract-oidc.ts';
+import { metricsContract } from './contract-metrics.ts';
 import { loginThrottleContract } from './contract-login-throttle.ts';
 import { keyRevokeContract } from './contract-key-revoke.ts';
 import { quotasContract } from './contract-quotas.ts';
@@ -39,6 +40,11 @@ loginThrottleContract('postgres', async () => {
 });
 
 keyRevokeContract('postgres', async () => {
+  const db = await freshPostgresDatabase();
+  return { store: await openPostgresStore(db.url), cleanup: db.drop };
+});
+
+metricsContract('postgres', async () => {
   const db = await freshPostgresDatabase();
   return { store: await openPostgresStore(db.url), cleanup: db.drop };
 });

@@ -5,6 +5,7 @@ import { openSqliteStore } from '../../src/store/sqlite/open.ts';
 import { storeContract } from './contract.ts';
 import { deliveryContract } from './contract-delivery.ts';
 import { oidcContract } from './contract-oidc.ts';
+import { metricsContract } from './contract-metrics.ts';
 import { loginThrottleContract } from './contract-login-throttle.ts';
 import { keyRevokeContract } from './contract-key-revoke.ts';
 import { quotasContract } from './contract-quotas.ts';
@@ -41,6 +42,11 @@ loginThrottleContract('sqlite', async () => {
 });
 
 keyRevokeContract('sqlite', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mandate-store-'));
+  return { store: await openSqliteStore(dir), cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
+});
+
+metricsContract('sqlite', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'mandate-store-'));
   return { store: await openSqliteStore(dir), cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
 });

@@ -15,9 +15,9 @@ export interface ApprovedAccess {
 /**
  * Creates the grant of an approved access request, inside the caller's transaction. Older active
  * or revoked grants of the same agent at the same site are superseded first, so there is one
- * current grant. A superseded revoked grant stays on the revocation list for one pass lifetime
- * (the old passes, possibly wider, must stay refused by local verifiers as they are by cloud
- * verify); `rev_seq` advances, so the new grant's passes carry a higher rev_seq than the entry and
+ * current grant. A superseded revoked grant stays on the revocation list until 720 s after its
+ * revocation (revocation-window.ts: the old passes, possibly wider, must stay refused by local
+ * verifiers as they are by cloud verify); `rev_seq` advances, so the new grant's passes carry a higher rev_seq than the entry and
  * pass its `<=` rule (decisions §6).
  */
 export async function createGrantFromApproval(repos: Repos, request: AuthzRequestRecord, access: ApprovedAccess, now: number): Promise<GrantRecord> {

@@ -105,6 +105,12 @@ export class RevocationSnapshots {
     }
   }
 
+  /** Entries of the snapshot built last, without building one (for the metrics); undefined before the first. */
+  lastBuiltEntries(): number | undefined {
+    const b = this.built;
+    return b && b.snapshot.revoked_agents.length + b.snapshot.revoked_grants.length;
+  }
+
   private async build(counter: number, now: number): Promise<Built> {
     const entries = await readEntries(this.repos, now, counter);
     const text = await snapshotText(counter, entries.revokedAgents, entries.revokedGrants);

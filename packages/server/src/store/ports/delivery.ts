@@ -137,6 +137,8 @@ export interface OutboxRepo {
   cancelForDevice(deviceId: string, now: number, error: string): Promise<number>;
   /** Deletes messages that ended (sent or failed) before `before`. */
   purgeEnded(before: number): Promise<number>;
+  /** Messages neither sent nor failed (due, claimed, or waiting for a retry): the metrics' backlog. */
+  countPending(): Promise<number>;
 }
 
 export interface ServiceSecretRecord {

@@ -27,5 +27,7 @@ export async function openPostgresStore(url: string, poolSize = 10): Promise<Sto
   pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   await migrate(db as Kysely<unknown>, 'postgres');
-  return kyselyStore(db, 'postgres', postgresHotPath(pool));
+  const store: Store = kyselyStore(db, 'postgres', postgresHotPath(pool));
+  store.poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
+  return store;
 }

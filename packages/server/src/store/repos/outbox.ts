@@ -134,6 +134,11 @@ export function outboxRepo(db: Db, dialect: Dialect): OutboxRepo {
         .executeTakeFirst();
       return affected(r);
     },
+    async countPending() {
+      const r = await db.selectFrom('outbox').select((eb) => eb.fn.countAll<number | string | bigint>().as('n'))
+        .where('sent_at', 'is', null).where('failed_at', 'is', null).executeTakeFirstOrThrow();
+      return Number(r.n);
+    },
     async purgeEnded(before) {
       // Sent and given-up rows separately, each an index range (outbox_sent, outbox_failed: migration
       // 012); on SQLite in chunks, so a week of a busy outbox does not hold the event loop.

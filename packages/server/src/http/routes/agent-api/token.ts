@@ -41,6 +41,7 @@ export async function tokenRoutes(base: FastifyInstance, s: Services): Promise<v
   }, async (request) => {
     const b = request.body;
     const pass = await s.passes.issue({ agentId: b.agent_id, site: b.site, agentJwt: b.agent_jwt, refreshToken: b.refresh_token, ip: request.ip });
+    s.metrics.passIssued();
     return {
       access_token: pass.accessToken,
       token_type: 'DPoP' as const,

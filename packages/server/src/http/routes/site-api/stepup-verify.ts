@@ -32,6 +32,10 @@ another user is then refused with \`stepup_invalid\` before it is used up. (With
 ${ERROR_TABLE}`;
 
 export async function stepupVerifyRoutes(app: FastifyInstance, s: Services): Promise<void> {
-  postVerifyEndpoint(app, { url: '/api/v1/stepup/verify', summary: 'Use up a step-up token (local mode)', description: DESCRIPTION, body: StepupVerifyIn, ok: StepupVerifyOk }, (b, ip) =>
-    s.localStepup.verify({ stepupToken: b.stepup_token, site: b.site, action: b.action, agentId: b.agent_id, userId: b.user_id, ip }));
+  postVerifyEndpoint(app, { url: '/api/v1/stepup/verify', summary: 'Use up a step-up token (local mode)', description: DESCRIPTION, body: StepupVerifyIn, ok: StepupVerifyOk }, async (b, ip) => {
+    const answer = await s.localStepup.verify({ stepupToken: b.stepup_token, site: b.site, action: b.action, agentId: b.agent_id, userId: b.user_id, ip });
+    s.metrics.verified('stepup', answer.valid ? 'ok' : answer.error);
+    if (answer.valid) s.metrics.stepupConsumed();
+    return answer;
+  });
 }

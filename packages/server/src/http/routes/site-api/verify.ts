@@ -38,8 +38,8 @@ token that turns out to be already used.
 ${ERROR_TABLE}`;
 
 export async function verifyRoutes(app: FastifyInstance, s: Services): Promise<void> {
-  postVerifyEndpoint(app, { url: '/api/v1/verify', summary: 'Verify a pass and DPoP proof (cloud mode)', description: DESCRIPTION, body: VerifyIn, ok: VerifyOk }, (b, ip) =>
-    s.verifier.verify({
+  postVerifyEndpoint(app, { url: '/api/v1/verify', summary: 'Verify a pass and DPoP proof (cloud mode)', description: DESCRIPTION, body: VerifyIn, ok: VerifyOk }, async (b, ip) => {
+    const answer = await s.verifier.verify({
       accessToken: b.access_token,
       dpop: b.dpop,
       method: b.method,
@@ -48,5 +48,10 @@ export async function verifyRoutes(app: FastifyInstance, s: Services): Promise<v
       site: b.site,
       action: b.action,
       ip,
-    }));
+    });
+    s.metrics.verified('cloud', answer.valid ? 'ok' : answer.error);
+    // A step-up token that is sent but not usable fails the whole call: a valid answer used it up.
+    if (answer.valid && b.stepup_token !== undefined) s.metrics.stepupConsumed();
+    return answer;
+  });
 }
