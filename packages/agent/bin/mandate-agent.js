@@ -1,6 +1,3 @@
 #!/usr/bin/env node
-// The CLI is written in TypeScript; tsx (a dependency of this package) runs it without a build step.
-import { register } from 'tsx/esm/api';
-
-register();
-await import('../src/cli/main.ts');
+// The CLI, built to JavaScript in dist/ (npm run build in the repository; shipped built in the package).
+import '../dist/cli/main.js';

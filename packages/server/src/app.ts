@@ -141,7 +141,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
       level: config.logLevel,
       // Request logs carry method, URL and addresses only; these headers are redacted should a
       // serializer ever include them. Bodies (passwords, tokens) are never logged.
-      redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers.dpop', 'req.headers["x-agent-jwt"]', 'req.headers["x-service-stepup"]', 'req.headers["x-service-agent"]', 'req.headers["x-authyouragent-agent"]'],
+      redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers.dpop', 'req.headers["x-agent-jwt"]', 'req.headers["x-service-stepup"]', 'req.headers["x-authyouragent-stepup"]', 'req.headers["x-service-agent"]', 'req.headers["x-authyouragent-agent"]'],
       // Fastify's own request fields, with the secret `k` of an OIDC wait address and the `token` of a mailed link left out of the URL.
       serializers: { req: (r: FastifyRequest) => ({ method: r.method, url: r.url.replace(/([?&](?:k|token)=)[^&]*/g, '$1[redacted]'), host: r.host, remoteAddress: r.ip, remotePort: r.socket?.remotePort }) },
       ...(opts.logStream ? { stream: opts.logStream } : {}),

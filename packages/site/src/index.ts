@@ -13,7 +13,7 @@ export type { ReportKind, ReportResult, ReportAccepted, ReportRefused } from './
 export { MemoryReplayCache } from './local/replay-memory.ts';
 export type { MemoryReplayCacheOptions } from './local/replay-memory.ts';
 export type { ConsumeResult, ReplayCache, ReplayCacheOption, ReplayProof } from './local/replay-cache.ts';
-export { STEPUP_HEADER, accessTokenOf } from './request.ts';
+export { LEGACY_STEPUP_HEADER, STEPUP_HEADER, accessTokenOf } from './request.ts';
 export { fromNodeRequest, refusalBody, requireAgent, sendRefusal } from './node.ts';
 export type { NodeRouteOptions, WithMandate } from './node.ts';
 export { VERIFY_ERROR_CODES } from '@mandate/protocol';

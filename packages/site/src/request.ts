@@ -2,6 +2,8 @@ import type { HeaderSource } from './types.ts';
 
 /** The step-up header of decisions §11. */
 export const STEPUP_HEADER = 'x-service-stepup';
+/** The same header as agents written for the original system send it; accepted beside ours. */
+export const LEGACY_STEPUP_HEADER = 'x-authyouragent-stepup';
 
 /** The same bounds as Mandate's verify endpoint, so both modes refuse oversized input alike. */
 export const MAX_TOKEN_LENGTH = 16 * 1024;
@@ -37,6 +39,18 @@ export function header(headers: HeaderSource, name: string): HeaderValue {
   }
   const value = raw.trim();
   return value === '' ? { kind: 'none' } : { kind: 'one', value };
+}
+
+/**
+ * The step-up token, from `X-Service-Stepup` or `X-AuthYourAgent-Stepup`. Both headers at once, or
+ * either repeated, is `many`: a request carries exactly one step-up token.
+ */
+export function stepupTokenOf(headers: HeaderSource): HeaderValue {
+  const ours = header(headers, STEPUP_HEADER);
+  const legacy = header(headers, LEGACY_STEPUP_HEADER);
+  if (ours.kind === 'none') return legacy;
+  if (legacy.kind === 'none') return ours;
+  return { kind: 'many' };
 }
 
 /**

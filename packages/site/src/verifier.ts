@@ -5,7 +5,7 @@ import { LocalStrategy } from './local/local-strategy.ts';
 import { replayCacheFrom } from './local/replay-cache.ts';
 import { publicUrl } from './public-url.ts';
 import { type ReportKind, type ReportResult, sendReport } from './report.ts';
-import { MAX_TOKEN_LENGTH, STEPUP_HEADER, accessTokenOf, header } from './request.ts';
+import { MAX_TOKEN_LENGTH, accessTokenOf, header, stepupTokenOf } from './request.ts';
 import { insufficientScope, refuse, refusalFor, stepupRequired, unauthorized } from './results.ts';
 import type { PreparedRequest, Strategy } from './strategy.ts';
 import type { MandateRequest, Mode, Refused, RouteRequirements, VerifyResult } from './types.ts';
@@ -80,8 +80,8 @@ function prepare(request: MandateRequest, route: RouteRequirements, rebuild: (r:
   if (scope !== undefined) prepared.scope = scope;
   if (action !== undefined) {
     prepared.action = action; // without a step-up token: verified, scope checked, then stepup_required
-    const stepup = header(request.headers, STEPUP_HEADER);
-    if (stepup.kind === 'many') return unauthorized('stepup_invalid', 'send exactly one X-Service-Stepup token');
+    const stepup = stepupTokenOf(request.headers);
+    if (stepup.kind === 'many') return unauthorized('stepup_invalid', 'send exactly one step-up token, in X-Service-Stepup (or X-AuthYourAgent-Stepup)');
     if (stepup.kind === 'one') {
       if (stepup.value.length > MAX_TOKEN_LENGTH) return unauthorized('stepup_invalid', 'the step-up token is too long');
       prepared.stepupToken = stepup.value;

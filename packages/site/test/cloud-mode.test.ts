@@ -55,6 +55,17 @@ describe('cloud mode', () => {
     assert.equal(lastVerifyBody()['stepup_token'], undefined, 'the step-up is kept for a request that can succeed');
   });
 
+  it('takes the step-up token from X-AuthYourAgent-Stepup too (agents of the original system); both headers at once is one too many', async () => {
+    stub.routes.set('/api/v1/verify', { status: 200, body: { ...VALID, stepup: true } });
+    const route = { scope: 'checkout', action: 'buy 1 x Desk lamp for 19.90 EUR' };
+    assert.equal(outcome(await verifier().verify(request({ headers: { 'X-AuthYourAgent-Stepup': 'legacy-token' } }), route)), 'ok');
+    assert.equal(lastVerifyBody()['stepup_token'], 'legacy-token');
+    const before = stub.calls.length;
+    const both = await verifier().verify(request({ stepup: 'one', headers: { 'x-authyouragent-stepup': 'two' } }), route);
+    assert.deepEqual(both, { ok: false, status: 401, error: 'stepup_invalid', description: 'send exactly one step-up token, in X-Service-Stepup (or X-AuthYourAgent-Stepup)' });
+    assert.equal(stub.calls.length, before, 'refused before asking Mandate');
+  });
+
   it('a refusal by Mandate is a 401 with its code', async () => {
     stub.routes.set('/api/v1/verify', { status: 200, body: { valid: false, error: 'dpop_replay', error_description: 'the DPoP proof jti was already used' } });
     const r = await verifier().verify(request());

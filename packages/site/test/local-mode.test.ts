@@ -281,6 +281,19 @@ describe('local mode', () => {
       assert.deepEqual({ ...body, stepup_token: '…' }, { stepup_token: '…', site: SITE, action: ACTION, agent_id: agent.id, user_id: 'u_stubperson' });
     });
 
+    it('take the token from X-AuthYourAgent-Stepup as well (agents written for the original system)', async () => {
+      const agent = await stubAgent();
+      stub.routes.set('/api/v1/stepup/verify', () => ({ status: 200, body: { valid: true, agent_id: agent.id, user_id: 'u_stubperson', site: SITE, actions: [ACTION] } }));
+      const ours = await stepupRequest(agent);
+      const { 'x-service-stepup': token, ...rest } = ours.headers as Record<string, string>;
+      const seen = stub.calls.length;
+      const r = await verifier().verify({ ...ours, headers: { ...rest, 'X-AuthYourAgent-Stepup': token ?? '' } }, { action: ACTION });
+      assert.equal(outcome(r), 'ok');
+      assert.equal(r.ok && r.stepup, true);
+      const confirmed = stub.calls.slice(seen).filter((c) => c.path === '/api/v1/stepup/verify');
+      assert.equal((confirmed[0]?.body as Record<string, unknown> | undefined)?.['stepup_token'], token);
+    });
+
     it('a refusal by Mandate is the answer; an unreachable or off-contract Mandate is a 503', async () => {
       const agent = await stubAgent();
       const v = verifier();

@@ -4,14 +4,15 @@
 //
 // Why a bundle made at start rather than plain files: the browser code is TypeScript checked by the
 // same strict `tsc` as the rest of the repository, it imports @simplewebauthn/browser as a typed
-// module, and the page loads one script. esbuild (already present: tsx, which runs the service,
-// uses it) bundles it in well under a second, so there is no build step to run or forget and no
-// generated file in the repository.
+// module, and the page loads one script. esbuild bundles it in well under a second, from src/ even
+// when the service runs built (see source-dir.ts), so there is no second build step to run or forget
+// and no generated file in the repository.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { buildSync } from 'esbuild';
 import { manifest } from './app/manifest.ts';
+import { sourceFile } from './source-dir.ts';
 
 export interface StaticAsset {
   body: string | Buffer;
@@ -23,7 +24,7 @@ export interface StaticAsset {
   etag: string;
 }
 
-const APP_DIR = new URL('./app/', import.meta.url);
+const APP_DIR = sourceFile('app/');
 const read = (file: string): Buffer => readFileSync(new URL(file, APP_DIR));
 const text = (file: string): string => read(file).toString('utf8');
 const hash = (...parts: (string | Buffer)[]): string => {

@@ -1,6 +1,6 @@
 import type { SignatureChecker } from '@mandate/protocol';
 import { batched } from '../batching.ts';
-import { startTsWorker } from '../threads/start-ts-worker.ts';
+import { siblingModule, startWorker } from '../threads/start-worker.ts';
 import { workerClient } from '../threads/worker-client.ts';
 import type { SignatureBatch, SignatureItem, SignatureVerdicts } from './signature-thread.ts';
 
@@ -22,7 +22,7 @@ export interface SignatureWorker {
 }
 
 export function signatureWorker(onRestart?: () => void): SignatureWorker {
-  const client = workerClient<SignatureBatch, SignatureVerdicts>(() => startTsWorker(new URL('./signature-thread.ts', import.meta.url)), 'signature', onRestart);
+  const client = workerClient<SignatureBatch, SignatureVerdicts>(() => startWorker(siblingModule('./signature-thread', import.meta.url)), 'signature', onRestart);
   // Any number of batches out at once: the thread takes them in turn, and the event loop need not wait.
   const checkOne = batched<SignatureItem, boolean>(async (items) => (await client.send({ items })).ok, { maxInFlight: Number.POSITIVE_INFINITY });
   return {

@@ -3,16 +3,19 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureBuilt } from '../../../../scripts/build-if-stale.mjs';
 import { runNode } from './child-process.ts';
 import { until } from './until.ts';
 
 /**
- * The real server as its own process (`src/main.ts` under tsx), for the end-to-end tests: on a free
- * port of 127.0.0.1, healthy (GET /api/healthz) before `startServer` returns, stopped by `stop()`
+ * The real server as its own process, built as `npm start` runs it (`dist/main.js`, built first when
+ * missing or stale, with no TypeScript loader: `no-typescript-loader.mjs` fails any attempt to load
+ * TypeScript), for the end-to-end tests: on a free port of 127.0.0.1, healthy (GET /api/healthz) before `startServer` returns, stopped by `stop()`
  * (SIGTERM, then SIGKILL after 5 s) and in any case when the test process exits.
  */
 
 const SERVER_DIR = fileURLToPath(new URL('../..', import.meta.url));
+const NO_TYPESCRIPT = fileURLToPath(new URL('./no-typescript-loader.mjs', import.meta.url));
 
 export interface ServerProcess {
   name: string;
@@ -53,7 +56,8 @@ export async function startServer(opts: { env?: Record<string, string>; name?: s
   const port = await freePort();
   const ownDataDir = opts.env?.DATA_DIR === undefined ? mkdtempSync(join(tmpdir(), 'mandate-e2e-')) : undefined;
   const env = { PORT: String(port), HOST: '127.0.0.1', BASE_URL: `http://localhost:${port}`, LOG_LEVEL: 'warn', ...(ownDataDir ? { DATA_DIR: ownDataDir } : {}), ...opts.env };
-  const child = runNode(name, ['--import', 'tsx', 'src/main.ts'], { cwd: SERVER_DIR, env });
+  ensureBuilt();
+  const child = runNode(name, ['--enable-source-maps', '--import', NO_TYPESCRIPT, 'dist/main.js'], { cwd: SERVER_DIR, env });
   const server: ServerProcess = {
     name,
     port,

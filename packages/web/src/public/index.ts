@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { sourceFile } from '../source-dir.ts';
 import type { SiteContext } from './context.ts';
 import { buildDocsTree } from './docs/docs-tree.ts';
 import { loadDocSources } from './docs/load-docs.ts';
@@ -45,7 +46,7 @@ export interface PublicSiteOptions {
   docsDir?: string;
 }
 
-export const DEFAULT_DOCS_DIR = fileURLToPath(new URL('../../../../docs/', import.meta.url));
+export const DEFAULT_DOCS_DIR = fileURLToPath(sourceFile('../../../docs/'));
 const CSS_PATH = '/assets/public.css';
 const ICON_PATH = '/assets/public-icon.svg';
 
@@ -63,7 +64,7 @@ const ok = (body: string, type = HTML, cache = SHORT_CACHE): PublicResponse => (
  */
 export function buildPublicSite(opts: PublicSiteOptions): PublicSite {
   const baseUrl = opts.baseUrl.replace(/\/+$/, '');
-  const css = publicStylesheet(readFileSync(new URL('./public.css', import.meta.url), 'utf8'));
+  const css = publicStylesheet(readFileSync(sourceFile('public/public.css'), 'utf8'));
   const icon = markSvg();
   const version = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 12);
   const cssHref = `${CSS_PATH}?v=${version(css)}`;

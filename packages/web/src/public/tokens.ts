@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { sourceFile } from '../source-dir.ts';
 
 /**
  * The colours and type of Mandate (CSS custom properties), written once at the top of the owner app's
@@ -6,7 +7,7 @@ import { readFileSync } from 'node:fs';
  * in app.css because the app's offline shell serves that one file as it is; this reads the block
  * between its two markers.
  */
-const APP_CSS = new URL('../app/shell/app.css', import.meta.url);
+const APP_CSS = sourceFile('app/shell/app.css');
 export const TOKENS_START = '/* ==== Mandate tokens:';
 export const TOKENS_END = '/* ==== end of Mandate tokens ==== */';
 
@@ -21,4 +22,4 @@ export function sharedTokens(appCss: string = readFileSync(APP_CSS, 'utf8')): st
 export const publicStylesheet = (ownCss: string): string => `${sharedTokens()}\n\n${ownCss}`;
 
 /** The one mark of Mandate (the app's shield), also the public pages' icon. */
-export const markSvg = (): string => readFileSync(new URL('../app/icons/icon.svg', import.meta.url), 'utf8');
+export const markSvg = (): string => readFileSync(sourceFile('app/icons/icon.svg'), 'utf8');

@@ -3,7 +3,7 @@ import SQLite from 'better-sqlite3';
 import type { HotPath } from '../hot-path.ts';
 import { type StandingRow, standingsFor } from '../repos/agents.ts';
 import { READ_STANDING } from './hot-statements.ts';
-import { startTsWorker } from '../../threads/start-ts-worker.ts';
+import { siblingModule, startWorker } from '../../threads/start-worker.ts';
 import { workerClient } from '../../threads/worker-client.ts';
 import type { ConsumeRequest, WorkerInput, WorkerReply } from './verify-worker.ts';
 
@@ -57,7 +57,7 @@ export function sqliteHotPath(path: string): HotPath {
 }
 
 /** Starts verify-worker.ts on `input` (tests start it through their own function, to stop it). */
-export const startVerifyWorker = (input: WorkerInput): Worker => startTsWorker(new URL('./verify-worker.ts', import.meta.url), input);
+export const startVerifyWorker = (input: WorkerInput): Worker => startWorker(siblingModule('./verify-worker', import.meta.url), input);
 
 /** The main thread's side of verify-worker.ts (a worker that stops is replaced: worker-client.ts). */
 export function verifyWorker(input: WorkerInput, spawn = startVerifyWorker) {

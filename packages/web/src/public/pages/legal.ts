@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { sourceFile } from '../../source-dir.ts';
 import type { SiteContext } from '../context.ts';
 import { DOC_NAME } from '../docs/doc-links.ts';
 import { renderMarkdown } from '../docs/render-markdown.ts';
@@ -12,7 +13,7 @@ export interface LegalPage {
   body: string;
 }
 
-const LEGAL_DIR = new URL('../legal/', import.meta.url);
+const LEGAL_DIR = sourceFile('public/legal/');
 
 /** Links in legal texts may only point at this site or at the web; nothing relative to a file. */
 const legalLink = (href: string): string | null => (/^(\/|#|https?:|mailto:)/i.test(href) && !href.startsWith('//') ? href : null);
