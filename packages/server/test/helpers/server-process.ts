@@ -53,10 +53,10 @@ export function freePort(): Promise<number> {
  */
 export async function startServer(opts: { env?: Record<string, string>; name?: string; healthyWithinMs?: number } = {}): Promise<ServerProcess> {
   const name = opts.name ?? 'server';
+  ensureBuilt(); // before anything is made, so a failed build leaves nothing behind
   const port = await freePort();
   const ownDataDir = opts.env?.DATA_DIR === undefined ? mkdtempSync(join(tmpdir(), 'mandate-e2e-')) : undefined;
   const env = { PORT: String(port), HOST: '127.0.0.1', BASE_URL: `http://localhost:${port}`, LOG_LEVEL: 'warn', ...(ownDataDir ? { DATA_DIR: ownDataDir } : {}), ...opts.env };
-  ensureBuilt();
   const child = runNode(name, ['--enable-source-maps', '--import', NO_TYPESCRIPT, 'dist/main.js'], { cwd: SERVER_DIR, env });
   const server: ServerProcess = {
     name,
