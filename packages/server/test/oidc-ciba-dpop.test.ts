@@ -403,6 +403,7 @@ function suite(backend: 'sqlite' | 'postgres'): void {
         const limited = await post('/oidc/token', { grant_type: 'refresh_token', refresh_token: refresh }, { authorization: basic(rp) });
         assert.deepEqual([limited.status, limited.body.error], [429, 'rate_limited']);
         assert.ok(Number(limited.headers.get('retry-after')) > 0);
+        assert.equal(limited.body.retry_after, Number(limited.headers.get('retry-after')), 'the body says how long to wait, as every 429 does');
         t.clock.advance(61_000);
         assert.equal((await post('/oidc/token', { grant_type: 'refresh_token', refresh_token: refresh }, { authorization: basic(rp) })).status, 200, 'the limited call did not spend the token');
 

@@ -30,6 +30,13 @@ async function subscribe(t: TestApp, owner: Auth, sub: SubscriptionJson, name?: 
 const drain = (t: TestApp) => t.services.outbox.drain();
 
 function deliveryPath(backend: 'sqlite' | 'postgres'): void {
+  /** mandate_outbox_delivery_failures_total{channel="webpush"} as the metrics endpoint would show it. */
+  const givenUpCount = async (t: TestApp): Promise<number> => {
+    const { body } = await t.services.metrics.scrape();
+    const m = /^mandate_outbox_delivery_failures_total\{channel="webpush"\} (\d+)$/m.exec(body);
+    return m ? Number(m[1]) : 0;
+  };
+
   describe(`push delivery (${backend})`, () => {
     let t: TestApp;
     let push: PushServiceStandIn;
@@ -131,8 +138,15 @@ function deliveryPath(backend: 'sqlite' | 'postgres'): void {
       await drain(t);
       push.behave(flaky, { status: 503 });
       push.behave(gone, { status: 410 });
+      const failuresBefore = await givenUpCount(t);
       const txn = await accessRequest(t, agent);
       await drain(t);
+      const approvals = (await t.services.store.outbox.list({ topic: txn, kind: 'approval' })).filter((m) => m.failedAt !== null);
+      assert.deepEqual(approvals.map((m) => m.deviceId), [goneId], 'the approval to the gone device is given up; the 503 one waits for its retry');
+      // Every message queued for the gone device is given up with it, and each is counted.
+      const givenUp = (await t.services.store.outbox.list({ userId: owner.user.id })).filter((m) => m.deviceId === goneId && m.failedAt !== null);
+      assert.ok(givenUp.length >= 1);
+      assert.equal(await givenUpCount(t) - failuresBefore, givenUp.length, 'mandate_outbox_delivery_failures_total counts them');
       assert.equal(push.received(flaky).filter((p) => (p as Payload)['txn_id'] === txn).length, 0);
       const [queued] = (await t.services.store.outbox.list({ topic: txn, kind: 'approval' })).filter((m) => m.deviceId !== goneId);
       assert.equal(queued?.attempts, 1);

@@ -277,7 +277,9 @@ export class OutboxWorker {
     if (result.outcome === 'sent') await store.pushDevices.touch(device.id, clock.now());
     if (result.outcome === 'gone') {
       await store.pushDevices.deleteById(device.id);
-      await store.outbox.cancelForDevice(device.id, clock.now(), 'device gone');
+      // Its queued messages, this one included, are given up here: each is counted as a failure.
+      const givenUp = await store.outbox.cancelForDevice(device.id, clock.now(), 'device gone');
+      for (let i = 0; i < givenUp; i++) this.deps.onFailed?.(device.kind);
       this.log.info({ device: device.id, kind: device.kind, detail: result.detail }, 'push device removed: its push service says it is gone');
     }
     return result;

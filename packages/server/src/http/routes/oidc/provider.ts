@@ -50,8 +50,9 @@ export async function oidcProviderRoutes(base: FastifyInstance, s: Services): Pr
     scope.addContentTypeParser(FORM, { parseAs: 'string', bodyLimit: 64 * 1024 }, (_request, body, done) => done(null, body));
     scope.setErrorHandler((err, _request, reply) => {
       if (err instanceof OAuthError) return noStore(reply).code(err.status).headers(err.headers).send({ error: err.error, error_description: err.detail, detail: err.detail });
-      // A rate limit at these endpoints reads as an OAuth error too, with its Retry-After.
-      if (err instanceof AppError && err.status === 429) return noStore(reply).code(429).headers(err.headers).send({ error: 'rate_limited', error_description: err.detail, detail: err.detail });
+      // A rate limit or quota at these endpoints reads as an OAuth error too, with its Retry-After and
+      // the fields every other 429 of the service carries (retry_after, and quota where one applies).
+      if (err instanceof AppError && err.status === 429) return noStore(reply).code(429).headers(err.headers).send({ ...err.extra, error: 'rate_limited', error_description: err.detail, detail: err.detail });
       throw err;
     });
 
