@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { ConfigError, loadEnv, parseConfig, unsafeDefaults } from '../src/config/config.ts';
 import { generateVapidKeys } from '../src/delivery/web-push.ts';
+import { configProblems } from './helpers/config-problems.ts';
 
 describe('configuration', () => {
   it('has documented defaults', () => {
@@ -46,16 +47,7 @@ describe('configuration', () => {
     assert.deepEqual(unsafeDefaults(parseConfig({ BASE_URL: 'https://m.example.com', KEY_ENCRYPTION_KEY: 'x'.repeat(32), ADMIN_EMAILS: 'a@b.c' })), []);
   });
 
-  /** The problems parseConfig reports for `env`, or [] when it accepts it. */
-  const problems = (env: Record<string, string>): string[] => {
-    try {
-      parseConfig(env);
-      return [];
-    } catch (e) {
-      if (e instanceof ConfigError) return e.problems;
-      throw e;
-    }
-  };
+  const problems = configProblems;
   const SAFE = { BASE_URL: 'https://m.example.com', KEY_ENCRYPTION_KEY: 'x'.repeat(32), ADMIN_EMAILS: 'a@b.c' };
 
   it('push, Android and outbox settings have documented defaults', () => {

@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConfigError, parseConfig, unsafeDefaults } from '../src/config/config.ts';
+import { parseConfig, unsafeDefaults } from '../src/config/config.ts';
+import { configProblems } from './helpers/config-problems.ts';
 import { startServer, type ServerProcess } from './helpers/server-process.ts';
 import { call } from './helpers/over-http.ts';
 
@@ -8,15 +9,7 @@ import { call } from './helpers/over-http.ts';
 // explicit, loudly announced opt-in. Over real HTTP the client address is observed through the
 // per-address sign-in limit: LOGIN_MAX_PER_ADDRESS=2 failures, then 429 for that address only.
 
-const problems = (env: Record<string, string>): string[] => {
-  try {
-    parseConfig(env);
-    return [];
-  } catch (e) {
-    if (e instanceof ConfigError) return e.problems;
-    throw e;
-  }
-};
+const problems = configProblems;
 const SAFE = { BASE_URL: 'https://m.example.com', KEY_ENCRYPTION_KEY: 'x'.repeat(32), ADMIN_EMAILS: 'a@b.c' };
 
 describe('TRUST_PROXY setting', () => {

@@ -1,0 +1,28 @@
+import type { Store } from '../../src/store/ports.ts';
+import { storeContract } from './contract.ts';
+import { deliveryContract } from './contract-delivery.ts';
+import { emailContract } from './contract-email.ts';
+import { keyRevokeContract } from './contract-key-revoke.ts';
+import { loginThrottleContract } from './contract-login-throttle.ts';
+import { metricsContract } from './contract-metrics.ts';
+import { oidcContract } from './contract-oidc.ts';
+import { quotasContract } from './contract-quotas.ts';
+
+/** Opens a fresh, migrated store; `cleanup` removes what it made. */
+export type OpenStore = () => Promise<{ store: Store; cleanup: () => Promise<void> }>;
+
+/** Every contract suite each store must pass (sqlite.test.ts and postgres.test.ts run them all). */
+const CONTRACTS: readonly ((name: string, open: OpenStore) => void)[] = [
+  storeContract,
+  deliveryContract,
+  oidcContract,
+  quotasContract,
+  emailContract,
+  loginThrottleContract,
+  keyRevokeContract,
+  metricsContract,
+];
+
+export function storeContracts(name: string, open: OpenStore): void {
+  for (const contract of CONTRACTS) contract(name, open);
+}
