@@ -19,7 +19,7 @@ import { cloudVerifyRows, type LoadSettings } from './suites/cloud-verify.ts';
 import { localVerifyRows } from './suites/local-verify.ts';
 import { readRows } from './suites/scale.ts';
 import { spreadActivityFilters } from './lib/activity-filter-data.ts';
-import { tokenRows } from './suites/token.ts';
+import { tokenPlan, tokenRows } from './suites/token.ts';
 import { oidcPlan, oidcTokenRows, seedOidcAgents, OIDC_REDIRECT_URI } from './suites/oidc-token.ts';
 import { startOidcProviderPeer } from './lib/oidc-provider-peer.ts';
 import { pushFanout } from './push-fanout.ts';
@@ -98,7 +98,8 @@ async function benchStore(backend: Backend, first: boolean): Promise<Row[]> {
     const now = Date.now();
     const owner: BenchOwner = await seedOwner(store, now);
     const [verifyAgent] = await seedAgents(store, owner, 1, now);
-    const tokenAgents = options.suites.has('token') ? await seedAgents(store, owner, options.concurrency * 4, now) : [];
+    const tokenLoad: LoadSettings = { ...load, requests: Math.ceil(load.requests / 3) };
+    const tokenAgents = options.suites.has('token') ? await seedAgents(store, owner, tokenPlan(tokenLoad).agents, now) : [];
     const oidcLoad: LoadSettings = { ...load, requests: Math.ceil(load.requests / 3) };
     const oidcAgents = options.suites.has('oidc') ? await seedOidcAgents(store, owner, oidcPlan(oidcLoad).agents, now) : [];
     await store.close();
@@ -115,7 +116,7 @@ async function benchStore(backend: Backend, first: boolean): Promise<Row[]> {
     }
     if (options.suites.has('token')) {
       log(`${backend}: pass issuance`);
-      rows.push(...(await tokenRows({ mandate: servers.mandate, agents: tokenAgents, store: backend, load: { ...load, requests: Math.ceil(load.requests / 3) } })));
+      rows.push(...(await tokenRows({ mandate: servers.mandate, baseline: servers.baseline, pass: servers.pass, agents: tokenAgents, store: backend, load: tokenLoad })));
     }
     if (options.suites.has('local') && first) {
       log('local verify (in-process)');

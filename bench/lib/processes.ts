@@ -95,6 +95,28 @@ export function statCpuMs(stat: string): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SEC;
 }
 
+/** CPU time of a process (ms) as [its main thread (the event loop), all its other threads], from /proc (Linux); NaN elsewhere. */
+export function threadCpuMs(pid: number): [number, number] {
+  let main = 0;
+  let rest = 0;
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return [NaN, NaN];
+  }
+  for (const t of tasks) {
+    try {
+      const ms = statCpuMs(readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8'));
+      if (Number(t) === pid) main += ms;
+      else rest += ms;
+    } catch {
+      // the thread ended meanwhile (its time is lost to both counts)
+    }
+  }
+  return [main, rest];
+}
+
 function cpuMs(pid: number): number {
   try {
     return statCpuMs(readFileSync(`/proc/${pid}/stat`, 'utf8'));
@@ -143,7 +165,8 @@ function rssMiB(pid: number): number {
 /** The Mandate server (`packages/server/src/main.ts`) over the given store; `env` adds settings (for A/B experiments). */
 export async function startMandate(o: { name?: string; databaseUrl: string; dataDir: string; baseUrl: string; port: number; logLevel?: string; env?: Record<string, string>; cwd?: string }): Promise<Proc> {
   return startProcess({
-    ...(o.cwd === undefined ? {} : { cwd: o.cwd }),
+    // BENCH_SERVER_CWD: another checkout of the repository to run the server from (the code before a change).
+    ...(o.cwd === undefined ? (process.env.BENCH_SERVER_CWD ? { cwd: process.env.BENCH_SERVER_CWD } : {}) : { cwd: o.cwd }),
     name: o.name ?? 'mandate',
     script: 'packages/server/src/main.ts',
     port: o.port,

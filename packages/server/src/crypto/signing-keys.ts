@@ -1,15 +1,19 @@
-import { type KeyResolver, signServiceToken } from '@mandate/protocol';
+import { createPrivateKey, type JsonWebKey, type KeyObject } from 'node:crypto';
+import type { KeyResolver } from '@mandate/protocol';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK, type JWTPayload } from 'jose';
 import type { Clock } from '../domain/clock.ts';
 import type { SigningKeyRecord, SigningKeysRepo } from '../store/ports.ts';
 import type { KeyEncryption } from './key-encryption.ts';
 import { signEncodedPayload } from './revocation-jws.ts';
+import { signEs256Jwt } from './es256-jwt.ts';
 
 interface LoadedKey {
   kid: string;
   publicJwk: JWK;
   record: SigningKeyRecord;
   privateKey?: CryptoKey;
+  /** The same private key for node:crypto's one-shot sign (es256-jwt.ts), which tokens are signed with. */
+  signingKey?: KeyObject;
   publicKey?: CryptoKey;
 }
 
@@ -99,9 +103,9 @@ export class SigningKeys {
    */
   async signer(): Promise<(payload: JWTPayload, typ: string) => Promise<string>> {
     const key = await this.current();
-    key.privateKey ??= (await importJWK(this.privateJwk(key.record), 'ES256')) as CryptoKey;
-    const privateKey = key.privateKey;
-    return (payload, typ) => signServiceToken(privateKey, { kid: key.kid, typ }, payload);
+    key.signingKey ??= createPrivateKey({ key: this.privateJwk(key.record) as JsonWebKey, format: 'jwk' });
+    const signingKey = key.signingKey;
+    return async (payload, typ) => signEs256Jwt(signingKey, { kid: key.kid, typ }, payload);
   }
 
   /**
@@ -172,7 +176,7 @@ export class SigningKeys {
     const old = new Map(this.keys.map((k) => [k.kid, k]));
     this.keys = records.map((record) => {
       const prev = old.get(record.kid);
-      return { kid: record.kid, publicJwk: record.publicJwk as JWK, record, privateKey: prev?.privateKey, publicKey: prev?.publicKey };
+      return { kid: record.kid, publicJwk: record.publicJwk as JWK, record, privateKey: prev?.privateKey, signingKey: prev?.signingKey, publicKey: prev?.publicKey };
     });
     this.loadedAt = this.clock.now();
   }

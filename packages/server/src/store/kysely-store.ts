@@ -31,6 +31,9 @@ import { oidcCibaRepo } from './repos/oidc-ciba.ts';
 import { quotasRepo } from './repos/quotas.ts';
 import { emailTokensRepo } from './repos/email-tokens.ts';
 import type { HotPath } from './hot-path.ts';
+import type { GrantsRepo, PassIssuanceBatch } from './ports.ts';
+import { kyselyPassIssuance } from './repos/pass-issuance.ts';
+import { batchingPassIssuance } from './pass-issuance-batching.ts';
 
 function repos(db: Db, dialect: Dialect): Repos {
   const purgeChunk = dialect === 'sqlite' ? SQLITE_PURGE_CHUNK : undefined;
@@ -69,7 +72,7 @@ function repos(db: Db, dialect: Dialect): Repos {
  * every statement used here (ON CONFLICT, RETURNING) means the same on both. `hot`, when given,
  * runs cloud verify's statements outside transactions (hot-path.ts).
  */
-export function kyselyStore(db: Kysely<Database>, dialect: Dialect, hot?: HotPath): Store {
+export function kyselyStore(db: Kysely<Database>, dialect: Dialect, hot?: HotPath, passes?: PassIssuancePath): Store {
   const singleUse = singleUseRepo(db, dialect === 'sqlite' ? SQLITE_PURGE_CHUNK : undefined);
   const agents = agentsRepo(db);
   const hotAgents: AgentsRepo = hot ? { ...agents, withGrants: hot.withGrants, withGrant: async (agentId, grantId) => (await hot.withGrants([{ agentId, grantId }]))[0] } : agents;
@@ -93,11 +96,21 @@ export function kyselyStore(db: Kysely<Database>, dialect: Dialect, hot?: HotPat
         const fresh = await batchedSingleUse.consume(q.jti.namespace, q.jti.key, q.jti.expiresAt, q.now);
         return { standing, fresh };
       };
+  // Pass issuances in group commits (pass-issuance-batching.ts): the dialect's own statements when
+  // given (sqlite/pass-issuance.ts, postgres/pass-issuance.ts), else the repositories in a transaction.
+  const commitPassIssuance = batchingPassIssuance(passes?.batch ?? kyselyPassIssuance(db, dialect));
+  const base = repos(db, dialect);
+  // The two reads of every pass issuance (the agent, for its JWT check, and its grant at the site),
+  // where the dialect has faster ones (sqlite/pass-issuance.ts, postgres/pass-issuance.ts).
+  const grants: GrantsRepo = passes?.activeFor ? { ...base.grants, activeFor: passes.activeFor } : base.grants;
+  const agentsRead: AgentsRepo = passes?.agentById ? { ...readAgents, byId: passes.agentById } : readAgents;
   return {
-    ...repos(db, dialect),
+    ...base,
+    grants,
     singleUse: batchedSingleUse,
-    agents: readAgents,
+    agents: agentsRead,
     verifyLookup,
+    commitPassIssuance,
     dialect,
     transaction: (work) => db.transaction().execute((trx) => work(repos(trx, dialect))),
     async ping() {
@@ -105,9 +118,22 @@ export function kyselyStore(db: Kysely<Database>, dialect: Dialect, hot?: HotPat
     },
     async close() {
       await hot?.close();
+      await passes?.close?.();
       await db.destroy();
     },
   };
+}
+
+/**
+ * A dialect's own statements for pass issuance: the batch commit (PassIssuanceBatch) and, outside
+ * transactions, the two reads every token call makes. They must mean what the repositories mean:
+ * test/store/contract-pass-issuance.ts runs against both.
+ */
+export interface PassIssuancePath {
+  batch: PassIssuanceBatch;
+  activeFor?: GrantsRepo['activeFor'];
+  agentById?: AgentsRepo['byId'];
+  close?(): Promise<void>;
 }
 
 function withBatchedGrantReads(repo: AgentsRepo): AgentsRepo {

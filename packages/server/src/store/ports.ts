@@ -13,6 +13,8 @@ import type { QuotasRepo } from './ports/quotas.ts';
 export type * from './ports/quotas.ts';
 import type { EmailTokensRepo } from './ports/email.ts';
 export type * from './ports/email.ts';
+import type { PassIssuance, PassIssuanceOutcome } from './ports/passes.ts';
+export type * from './ports/passes.ts';
 
 export interface UserRecord {
   id: string;
@@ -490,6 +492,13 @@ export interface Store extends Repos {
    * standing says; the caller judges the standing.
    */
   verifyLookup(q: VerifyLookup): Promise<VerifyLookupResult>;
+  /**
+   * One pass issuance's write (ports/passes.ts): rate counter, grant compare-and-set and the
+   * `pass.issued` record in one commit, shared with the issuances running at the same time (group
+   * commit). Answered once that commit is durable; a failed commit fails every caller in it. Of
+   * concurrent calls with the same refresh token exactly one is issued, across all nodes.
+   */
+  commitPassIssuance(q: PassIssuance): Promise<PassIssuanceOutcome>;
   /** Runs `work` in one database transaction. Do not nest. */
   transaction<T>(work: (repos: Repos) => Promise<T>): Promise<T>;
   /** Throws when the database cannot be reached. */

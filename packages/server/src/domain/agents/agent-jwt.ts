@@ -1,5 +1,6 @@
 import { LIMITS } from '@mandate/protocol';
-import { decodeJwt, decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
+import { decodeJwt, decodeProtectedHeader } from 'jose';
+import { publicKeyOf, verifyEs256Jwt } from '../../crypto/es256-jwt.ts';
 import type { AgentRecord, AgentsRepo } from '../../store/ports.ts';
 import { type Clock, seconds } from '../clock.ts';
 import { AppError, forbidden, unauthorized } from '../errors.ts';
@@ -34,8 +35,8 @@ export async function verifyAgentJwt(agents: AgentsRepo, clock: Clock, token: un
 
   const now = seconds(clock.now());
   try {
-    const key = await importJWK(agent.publicJwk, 'ES256');
-    await jwtVerify(token, key, { algorithms: ['ES256'], currentDate: new Date(now * 1000), requiredClaims: ['iat', 'exp'] });
+    // The key imported once per distinct JWK (crypto/es256-jwt.ts), checked as jose's jwtVerify would.
+    verifyEs256Jwt(token, publicKeyOf(agent.publicJwk), now);
   } catch (e) {
     const code = (e as { code?: string }).code;
     throw invalid(code === 'ERR_JWT_EXPIRED' ? 'expired' : 'signature or claims do not verify with the agent key');

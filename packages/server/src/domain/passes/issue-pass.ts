@@ -6,9 +6,9 @@ import type { Activity } from '../activity/activity.ts';
 import type { Agents } from '../agents/agents.ts';
 import type { Clock } from '../clock.ts';
 import type { RateLimiter } from '../rate-limit.ts';
-import { RevocationSequence } from '../revocation/rev-seq.ts';
+import { rateLimited } from '../errors.ts';
 import { assertGrantUsable, refreshInvalid } from './grant-usability.ts';
-import { passClaims } from './pass-claims.ts';
+import { passClaims, passTimes } from './pass-claims.ts';
 
 /** interface.md "Limits": token requests, 60 per site per minute per agent. */
 export const TOKEN_RATE = { limit: 60, windowSec: 60 } as const;
@@ -37,19 +37,21 @@ export interface PassesDeps {
   clock: Clock;
   agents: Agents;
   limiter: RateLimiter;
-  activity: Activity;
+  /** Unused since the store writes the `pass.issued` record in the issuance's own commit (Store.commitPassIssuance). */
+  activity?: Activity;
   issuer: string;
 }
 
 /**
- * `POST /api/v1/token`: authenticate the agent, find its grant for the site, then spend one use and
- * rotate the refresh token in ONE compare-and-set (GrantsRepo.issuePass), and only then sign (with a
- * key made ready before the compare-and-set, so that nothing is spent when no key can be read).
+ * `POST /api/v1/token`: authenticate the agent, find its grant for the site, then count the call,
+ * spend one use and rotate the refresh token in ONE commit (Store.commitPassIssuance), and only then
+ * sign (with a key made ready before the commit, so that nothing is spent when no key can be read).
  * Of concurrent callers holding the same refresh token exactly one gets a pass.
  *
- * Commits: the rate counter commits on its own (it must count refused calls too, and a 429 writes
- * nothing else); the compare-and-set and the `pass.issued` record commit together, so a use is
- * never spent without its record and no record exists for a lost race.
+ * Commits: the rate counter, the compare-and-set and the `pass.issued` record commit together (a use
+ * is never spent without its record, no record exists for a lost race, and a 429 writes only the
+ * counter), in a group commit shared with the issuances running at the same time. A call refused
+ * before that (no usable grant) still counts against the limit, on its own.
  */
 export class Passes {
   constructor(private readonly d: PassesDeps) {}
@@ -59,50 +61,47 @@ export class Passes {
     // Host names are case-insensitive and grants store them lower-cased (request-rules normalizeSite).
     const site = req.site.toLowerCase();
     // Counted after authentication, so nobody but the agent can use up its budget.
-    await this.d.limiter.check(`token:${agent.id}:${site}`, TOKEN_RATE.limit, TOKEN_RATE.windowSec);
+    const rateKey = `token:${agent.id}:${site}`;
 
     const now = this.d.clock.now();
     const withoutRefresh = req.refreshToken === undefined;
     const grant = await this.d.store.grants.activeFor(agent.id, site);
-    assertGrantUsable(grant, now, withoutRefresh);
+    try {
+      assertGrantUsable(grant, now, withoutRefresh);
+    } catch (refusal) {
+      // Refused calls count too, and a call over the limit is told so first.
+      await this.d.limiter.check(rateKey, TOKEN_RATE.limit, TOKEN_RATE.windowSec);
+      throw refusal;
+    }
 
     // The signing key is made ready before anything is spent: a key that cannot be read (a wrong
-    // KEY_ENCRYPTION_KEY, a database error) fails the call while the refresh token still works.
-    const sign = await this.d.keys.signer();
+    // KEY_ENCRYPTION_KEY, a database error) fails the call while the refresh token still works. So
+    // is the owner's record, for a grant that discloses user-info fields (pass-claims.ts).
+    const [sign, owner] = await Promise.all([this.d.keys.signer(), grant.userInfo.length > 0 ? this.d.store.users.byId(grant.userId) : undefined]);
     const refreshToken = randomToken();
-    const issued = await this.d.store.transaction(async (repos) => {
-      const updated = await repos.grants.issuePass(grant.id, {
-        now,
-        newRefreshHash: sha256Hex(refreshToken),
-        ...(req.refreshToken === undefined ? {} : { expectedRefreshHash: sha256Hex(req.refreshToken) }),
-      });
-      // Nothing was written: the transaction commits empty and the caller learns why below.
-      if (!updated) return undefined;
-      // Read through `repos` (this transaction's connection), never `this.d.store`: on SQLite the
-      // transaction holds the only connection, so a read outside it would wait for it forever.
-      const [user, revSeq] = await Promise.all([repos.users.byId(updated.userId), new RevocationSequence(repos.counters).current()]);
-      const claims = passClaims({ issuer: this.d.issuer, agent, grant: updated, user, now, jti: randomToken(16), revSeq });
-      // Last in the transaction: the record takes the owner's sequence row, shared by all of the
-      // owner's agents, so that lock is held only for the commit.
-      await this.d.activity.record({
-        userId: updated.userId,
-        action: 'pass.issued',
-        agentId: agent.id,
-        site: updated.site,
-        detail: { grant: updated.id, expires_in: claims.exp - claims.iat, uses_left: updated.usesLeft, refreshed: !withoutRefresh },
-        ip: req.ip ?? null,
-      }, repos.activity);
-      return { updated, claims };
+    const { iat, exp } = passTimes(grant, now);
+    const outcome = await this.d.store.commitPassIssuance({
+      grantId: grant.id,
+      now,
+      newRefreshHash: sha256Hex(refreshToken),
+      expectedRefreshHash: req.refreshToken === undefined ? undefined : sha256Hex(req.refreshToken),
+      rate: { key: rateKey, windowMs: TOKEN_RATE.windowSec * 1000, limit: TOKEN_RATE.limit },
+      // `uses_left` (after this pass) is added by the store, from the grant as the commit left it.
+      record: { detail: { grant: grant.id, expires_in: exp - iat, refreshed: !withoutRefresh }, ip: req.ip ?? null, createdAt: now },
     });
-    if (!issued) {
+    if (outcome.kind === 'limited') throw rateLimited((outcome.resetAt - now) / 1000);
+    if (outcome.kind === 'refused') {
       // Lost a race or held a stale refresh token: say which, from the grant as it is now.
       assertGrantUsable(await this.d.store.grants.byId(grant.id), now, withoutRefresh);
       throw refreshInvalid();
     }
 
-    // Signed after the commit, with the key made ready before it (signing only computes now); the
-    // claims are fixed already.
-    const { updated, claims } = issued;
+    const updated = outcome.grant;
+    // The fields as the commit left them (a narrowing only removes some); read again in the one
+    // case the grant disclosed none before the commit.
+    const user = updated.userInfo.length === 0 ? undefined : (owner ?? (await this.d.store.users.byId(updated.userId)));
+    const claims = passClaims({ issuer: this.d.issuer, agent, grant: updated, user, now, jti: randomToken(16), revSeq: outcome.revSeq });
+    // Signed after the commit, with the key made ready before it (signing only computes now).
     const accessToken = await sign(claims, PASS_TYP);
     return {
       accessToken,

@@ -21,8 +21,7 @@ export interface PassClaimsInput {
  * same claim set.
  */
 export function passClaims(i: PassClaimsInput): PassClaims {
-  const iat = Math.floor(i.now / 1000);
-  const grantEnd = i.grant.expiresAt === null ? Infinity : Math.floor(i.grant.expiresAt / 1000);
+  const { iat, exp } = passTimes(i.grant, i.now);
   return {
     iss: i.issuer,
     sub: i.agent.id,
@@ -33,9 +32,16 @@ export function passClaims(i: PassClaimsInput): PassClaims {
     cnf: { dpop: i.agent.jkt, jkt: i.agent.jkt },
     type: 'access',
     iat,
-    exp: Math.min(iat + LIMITS.passLifetimeSec, grantEnd),
+    exp,
     jti: i.jti,
     grant: i.grant.id,
     rev_seq: i.revSeq,
   };
+}
+
+/** `iat` and `exp` (seconds) of a pass issued at `now` (ms) under `grant`: 10 minutes, or less when the grant ends sooner. */
+export function passTimes(grant: Pick<GrantRecord, 'expiresAt'>, now: number): { iat: number; exp: number } {
+  const iat = Math.floor(now / 1000);
+  const grantEnd = grant.expiresAt === null ? Infinity : Math.floor(grant.expiresAt / 1000);
+  return { iat, exp: Math.min(iat + LIMITS.passLifetimeSec, grantEnd) };
 }

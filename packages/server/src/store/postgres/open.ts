@@ -5,6 +5,7 @@ import type { Database } from '../schema.ts';
 import { kyselyStore } from '../kysely-store.ts';
 import { migrate } from '../migrations/index.ts';
 import { postgresHotPath } from './hot-path.ts';
+import { postgresActiveGrants, postgresAgentsById, postgresPassIssuance } from './pass-issuance.ts';
 
 const INT8_OID = 20;
 
@@ -27,7 +28,7 @@ export async function openPostgresStore(url: string, poolSize = 10): Promise<Sto
   pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   await migrate(db as Kysely<unknown>, 'postgres');
-  const store: Store = kyselyStore(db, 'postgres', postgresHotPath(pool));
+  const store: Store = kyselyStore(db, 'postgres', postgresHotPath(pool), { batch: postgresPassIssuance(pool), activeFor: postgresActiveGrants(pool), agentById: postgresAgentsById(pool) });
   store.poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
   return store;
 }

@@ -20,6 +20,9 @@ const toRecord = (r: Selectable<AgentsTable>): AgentRecord => ({
   unblockedRevSeq: numOrNull(r.unblocked_rev_seq),
 });
 
+/** An agents row as the store hands it out (also read by postgres/pass-issuance.ts, which batches the token path's agent reads). */
+export const agentFromRow = toRecord;
+
 export function agentsRepo(db: Db): AgentsRepo {
   // Cloud verify's read (once per request, or once per batch of requests: kysely-store.ts). Compiled
   // once per shape, the number of agents x grants asked (prepared.ts), for the first 256 shapes seen.

@@ -3,8 +3,10 @@ import { listedSince } from '../../domain/revocation/revocation-window.ts';
 import type { GrantRecord, GrantStatus, GrantsRepo } from '../ports.ts';
 import type { GrantsTable } from '../schema.ts';
 import { type Db, affected, numOrNull } from './db.ts';
+import { prepared } from './prepared.ts';
 
-const toRecord = (r: Selectable<GrantsTable>): GrantRecord => ({
+/** A grants row as the store hands it out (also read by the dialects' pass issuance commits). */
+export const grantFromRow = (r: Selectable<GrantsTable>): GrantRecord => ({
   id: r.id,
   userId: r.user_id,
   agentId: r.agent_id,
@@ -26,6 +28,16 @@ const toRecord = (r: Selectable<GrantsTable>): GrantRecord => ({
 const revokedValues = (now: number, revSeq: number) => ({ status: 'revoked' as const, revoked_at: now, rev_seq: revSeq, refresh_hash: null });
 
 export function grantsRepo(db: Db): GrantsRepo {
+  // Read on every pass issuance: built and compiled once (prepared.ts).
+  const activeFor = prepared(db, ['agentId', 'site'], (p) =>
+    db
+      .selectFrom('grants')
+      .selectAll()
+      .where('agent_id', '=', p('agentId'))
+      .where('site', '=', p('site'))
+      .where('status', '=', 'active')
+      .orderBy('created_at', 'desc')
+      .limit(1));
   return {
     async create(g) {
       await db
@@ -51,26 +63,19 @@ export function grantsRepo(db: Db): GrantsRepo {
     },
     async byId(id) {
       const r = await db.selectFrom('grants').selectAll().where('id', '=', id).executeTakeFirst();
-      return r && toRecord(r);
+      return r && grantFromRow(r);
     },
     async activeFor(agentId, site) {
-      const r = await db
-        .selectFrom('grants')
-        .selectAll()
-        .where('agent_id', '=', agentId)
-        .where('site', '=', site)
-        .where('status', '=', 'active')
-        .orderBy('created_at', 'desc')
-        .executeTakeFirst();
-      return r && toRecord(r);
+      const [r] = await activeFor({ agentId, site });
+      return r && grantFromRow(r);
     },
     async listActiveForUser(userId) {
       const rows = await db.selectFrom('grants').selectAll().where('user_id', '=', userId).where('status', '=', 'active').orderBy('created_at', 'desc').execute();
-      return rows.map(toRecord);
+      return rows.map(grantFromRow);
     },
     async listForAgent(agentId) {
       const rows = await db.selectFrom('grants').selectAll().where('agent_id', '=', agentId).orderBy('created_at', 'desc').execute();
-      return rows.map(toRecord);
+      return rows.map(grantFromRow);
     },
     async revoke(id, now, revSeq) {
       const r = await db
@@ -114,7 +119,7 @@ export function grantsRepo(db: Db): GrantsRepo {
         .where((eb) => eb.or([eb('uses_left', 'is', null), eb('uses_left', '>', 0)]));
       if (expectedRefreshHash !== undefined) q = q.where('refresh_hash', '=', expectedRefreshHash);
       const r = await q.returningAll().executeTakeFirst();
-      return r && toRecord(r);
+      return r && grantFromRow(r);
     },
     async setUserInfo(id, userInfo, expected) {
       const r = await db

@@ -74,7 +74,7 @@ export function verifyWorker(input: WorkerInput, spawn = startVerifyWorker) {
 }
 
 /** Runs `work` now, or again on a timer while the database is busy. */
-async function whenNotBusy<T>(work: () => T): Promise<T> {
+export async function whenNotBusy<T>(work: () => T): Promise<T> {
   const deadline = Date.now() + BUSY_DEADLINE_MS;
   for (let wait = 1; ; wait = Math.min(wait * 2, 20)) {
     try {

@@ -8,6 +8,7 @@ import { kyselyStore } from '../kysely-store.ts';
 import { migrate } from '../migrations/index.ts';
 import { withStatementCache } from './statement-cache.ts';
 import { sqliteHotPath } from './hot-path.ts';
+import { sqlitePassIssuance } from './pass-issuance.ts';
 
 /** Opens (creating if needed) the embedded database `mandate.db` in `dataDir`, in WAL mode. */
 export async function openSqliteStore(dataDir: string, fileName = 'mandate.db'): Promise<Store> {
@@ -22,5 +23,6 @@ export async function openSqliteStore(dataDir: string, fileName = 'mandate.db'):
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
   await migrate(db as Kysely<unknown>, 'sqlite');
   // An in-memory database is private to its connection: there the hot path stays on Kysely's.
-  return kyselyStore(db, 'sqlite', path === ':memory:' ? undefined : sqliteHotPath(path));
+  if (path === ':memory:') return kyselyStore(db, 'sqlite');
+  return kyselyStore(db, 'sqlite', sqliteHotPath(path), sqlitePassIssuance(path));
 }

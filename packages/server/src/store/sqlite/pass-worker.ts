@@ -1,0 +1,103 @@
+import { closeSync, fdatasyncSync, openSync } from 'node:fs';
+import { parentPort, workerData } from 'node:worker_threads';
+import SQLite from 'better-sqlite3';
+import type { Selectable } from 'kysely';
+import type { PassIssuance, PassIssuanceOutcome } from '../ports.ts';
+import type { GrantsTable } from '../schema.ts';
+import { grantFromRow } from '../repos/grants.ts';
+import { ownerSeqCounter } from '../repos/activity.ts';
+import { REV_SEQ_COUNTER, issuedDetail } from '../repos/pass-issuance.ts';
+import type { WithId } from '../../threads/worker-client.ts';
+
+/**
+ * The thread that commits pass issuances to the embedded database (sqlite/pass-issuance.ts), on a
+ * connection of its own, as verify-worker.ts does for cloud verify's jtis. Each message is one batch:
+ * one `BEGIN IMMEDIATE ... COMMIT` with every item's rate counter, grant compare-and-set and
+ * `pass.issued` record (the statements of repos/pass-issuance.ts, straight on the driver), the flush
+ * of the WAL file to disk, then the answer. The event loop neither waits for the disk nor builds
+ * and compiles the five statements per pass through Kysely.
+ */
+
+export interface PassWorkerInput {
+  path: string;
+  /** How long a batch waits for another connection's write transaction, at most (ms). */
+  busyTimeoutMs: number;
+}
+
+export interface PassWorkerRequest {
+  items: readonly PassIssuance[];
+}
+
+export type PassWorkerReply =
+  | { id: number; outcomes: PassIssuanceOutcome[] }
+  | { id: number; error: { message: string; code?: string } };
+
+const input = workerData as PassWorkerInput;
+const port = parentPort;
+if (port === null) throw new Error('pass-worker.ts runs as a worker thread');
+
+const db = new SQLite(input.path, { timeout: input.busyTimeoutMs });
+db.pragma('journal_mode = WAL');
+// NORMAL writes a commit's WAL frames without flushing them; the flush follows the commit, outside
+// the write lock, and before the answer: as durable as FULL (verify-worker.ts).
+db.pragma('synchronous = NORMAL');
+db.pragma('foreign_keys = ON');
+
+// As repos/rate-counters.ts (hit), repos/grants.ts (issuePass), repos/counters.ts and repos/activity.ts (add).
+const rateHit = db.prepare<[string, number, number], { count: number }>(
+  `INSERT INTO rate_counters (key, window_start, count, expires_at) VALUES (?, ?, 1, ?)
+ON CONFLICT (key, window_start) DO UPDATE SET count = rate_counters.count + 1 RETURNING count`,
+);
+const SPEND = `UPDATE grants SET refresh_hash = ?, passes_issued = passes_issued + 1,
+  uses_left = CASE WHEN uses_left IS NULL THEN NULL ELSE uses_left - 1 END
+WHERE id = ? AND status = 'active' AND (expires_at IS NULL OR expires_at > ?) AND (uses_left IS NULL OR uses_left > 0)`;
+const spend = db.prepare<[string, string, number], Selectable<GrantsTable>>(`${SPEND} RETURNING *`);
+const rotate = db.prepare<[string, string, number, string], Selectable<GrantsTable>>(`${SPEND} AND refresh_hash = ? RETURNING *`);
+const counter = db.prepare<[string], { value: number }>('SELECT value FROM counters WHERE name = ?');
+const nextValue = db.prepare<[string], { value: number }>(
+  'INSERT INTO counters (name, value) VALUES (?, 1) ON CONFLICT (name) DO UPDATE SET value = counters.value + 1 RETURNING value',
+);
+const record = db.prepare<[string, number, string, string, string, string | null, number]>(
+  `INSERT INTO activity (user_id, owner_seq, agent_id, site, action, detail, ip, created_at) VALUES (?, ?, ?, ?, 'pass.issued', ?, ?, ?)`,
+);
+
+const commit = db.transaction((items: readonly PassIssuance[]): PassIssuanceOutcome[] => {
+  let revSeq: number | undefined;
+  return items.map((q): PassIssuanceOutcome => {
+    const windowStart = q.now - (q.now % q.rate.windowMs);
+    const resetAt = windowStart + q.rate.windowMs;
+    const hit = rateHit.get(q.rate.key, windowStart, resetAt);
+    if (hit === undefined || hit.count > q.rate.limit) return { kind: 'limited', resetAt };
+    const row = q.expectedRefreshHash === undefined ? spend.get(q.newRefreshHash, q.grantId, q.now) : rotate.get(q.newRefreshHash, q.grantId, q.now, q.expectedRefreshHash);
+    if (row === undefined) return { kind: 'refused' };
+    const grant = grantFromRow(row);
+    revSeq ??= counter.get(REV_SEQ_COUNTER)?.value ?? 0;
+    const ownerSeq = nextValue.get(ownerSeqCounter(grant.userId));
+    if (ownerSeq === undefined) throw new Error('the owner activity counter answered no value');
+    record.run(grant.userId, ownerSeq.value, grant.agentId, grant.site, JSON.stringify(issuedDetail(q, grant.usesLeft)), q.record.ip, q.record.createdAt);
+    return { kind: 'issued', grant, revSeq };
+  });
+});
+
+// The WAL file stays the same file while this connection is open; opened at the first commit.
+let walFd: number | undefined;
+
+port.on('message', (r: WithId<PassWorkerRequest> | 'close') => {
+  if (r === 'close') {
+    if (walFd !== undefined) closeSync(walFd);
+    db.close();
+    port.close();
+    return;
+  }
+  let reply: PassWorkerReply;
+  try {
+    const outcomes = commit.immediate(r.items);
+    walFd ??= openSync(`${input.path}-wal`, 'r+');
+    fdatasyncSync(walFd);
+    reply = { id: r.id, outcomes };
+  } catch (e) {
+    const err = e as { message?: unknown; code?: unknown };
+    reply = { id: r.id, error: { message: String(err.message ?? e), ...(typeof err.code === 'string' ? { code: err.code } : {}) } };
+  }
+  port.postMessage(reply);
+});
