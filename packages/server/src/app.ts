@@ -80,9 +80,9 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   const { config } = opts;
   const clock = opts.clock ?? systemClock;
   const ownsStore = !opts.store;
-  const store = opts.store ?? (await openStore(config));
   // Prometheus metrics (docs/operations/metrics.md), a registry per app; served by main.ts when METRICS_PORT is set.
   const metrics = new Metrics();
+  const store = opts.store ?? (await openStore(config, (worker) => metrics.workerRestarted(worker)));
 
   const encryption = config.keyEncryptionKey ? new KeyEncryption(config.keyEncryptionKey) : null;
   const keys = new SigningKeys(store.signingKeys, clock, { encryption, graceSec: config.keyRotationGraceSec });

@@ -38,10 +38,12 @@ describe('pass issuance group commits (pass-issuance-batching.ts)', () => {
     try {
       await (await openSqliteStore(dir)).close(); // migrated
       let spawned = 0;
-      const passes = sqlitePassIssuance(join(dir, 'mandate.db'), (input) => (++spawned === 1 ? new Worker('process.exit(7)', { eval: true }) : startPassWorker(input)));
+      let restarts = 0;
+      const passes = sqlitePassIssuance(join(dir, 'mandate.db'), (input) => (++spawned === 1 ? new Worker('process.exit(7)', { eval: true }) : startPassWorker(input)), () => restarts++);
       await assert.rejects(passes.batch([item('gr_x')]), /stopped \(exit code 7\)/);
       assert.deepEqual(await passes.batch([item('gr_missing')]), [{ kind: 'refused' }]);
       assert.equal(spawned, 2);
+      assert.equal(restarts, 1, 'the restart is reported (mandate_worker_restarts_total{worker="sqlite-passes"})');
       await passes.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -2,7 +2,10 @@ import type { Store } from './ports.ts';
 import { openSqliteStore } from './sqlite/open.ts';
 import { openPostgresStore } from './postgres/open.ts';
 
-/** PostgreSQL when a URL is given, the embedded SQLite file in `dataDir` otherwise. */
-export function openStore(opts: { databaseUrl: string; dataDir: string }): Promise<Store> {
-  return opts.databaseUrl ? openPostgresStore(opts.databaseUrl) : openSqliteStore(opts.dataDir);
+/**
+ * PostgreSQL when a URL is given, the embedded SQLite file in `dataDir` otherwise. `onWorkerRestart`:
+ * the store's worker threads (SQLite's) started again after one stopped.
+ */
+export function openStore(opts: { databaseUrl: string; dataDir: string }, onWorkerRestart?: (worker: string) => void): Promise<Store> {
+  return opts.databaseUrl ? openPostgresStore(opts.databaseUrl) : openSqliteStore(opts.dataDir, undefined, onWorkerRestart);
 }

@@ -104,11 +104,12 @@ describe('SQLite hot path (second connection)', () => {
 
   it('a worker that stops fails the batches it held, and the next batch runs on a new one', async () => {
     const started: Worker[] = [];
+    let restarts = 0;
     const client = verifyWorker({ path: join(dir, 'mandate.db'), busyTimeoutMs: 5000 }, (input) => {
       const w = startVerifyWorker(input);
       started.push(w);
       return w;
-    });
+    }, () => restarts++);
     try {
       const item = (key: string) => ({ namespace: 'dpop', key, expiresAt: Date.now() + 60_000 });
       // Stopped while it starts (loading takes far longer than this), with a batch sent: its caller
@@ -119,6 +120,7 @@ describe('SQLite hot path (second connection)', () => {
       // The next batch starts a new worker; the refused one was never written.
       assert.deepEqual((await client.send({ items: [item('w-1'), item('w-2'), item('w-2')], now: Date.now() })).won, [true, true, false]);
       assert.equal(started.length, 2, 'a new worker took over');
+      assert.equal(restarts, 1, 'the restart is reported (mandate_worker_restarts_total{worker="sqlite-verify"})');
     } finally {
       await client.close();
     }

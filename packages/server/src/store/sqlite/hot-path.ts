@@ -25,10 +25,10 @@ const BUSY_DEADLINE_MS = 5000;
  *   sleeps, which here would stop the event loop); in the rare cases a read is told "busy" (the
  *   WAL being reset), it is tried again on a timer.
  */
-export function sqliteHotPath(path: string): HotPath {
+export function sqliteHotPath(path: string, onRestart?: () => void): HotPath {
   const db = new SQLite(path, { timeout: 0 });
   const readStanding = db.prepare<[string, string], StandingRow>(READ_STANDING);
-  const writer = verifyWorker({ path, busyTimeoutMs: BUSY_DEADLINE_MS });
+  const writer = verifyWorker({ path, busyTimeoutMs: BUSY_DEADLINE_MS }, startVerifyWorker, onRestart);
 
   return {
     withGrants: (pairs) =>
@@ -60,8 +60,8 @@ export function sqliteHotPath(path: string): HotPath {
 export const startVerifyWorker = (input: WorkerInput): Worker => startWorker(siblingModule('./verify-worker', import.meta.url), input);
 
 /** The main thread's side of verify-worker.ts (a worker that stops is replaced: worker-client.ts). */
-export function verifyWorker(input: WorkerInput, spawn = startVerifyWorker) {
-  const client = workerClient<ConsumeRequest, WorkerReply>(() => spawn(input), 'SQLite verify');
+export function verifyWorker(input: WorkerInput, spawn = startVerifyWorker, onRestart?: () => void) {
+  const client = workerClient<ConsumeRequest, WorkerReply>(() => spawn(input), 'SQLite verify', onRestart);
   return {
     async send(r: ConsumeRequest): Promise<{ won: boolean[]; rows: StandingRow[] }> {
       const reply = await client.send(r);

@@ -10,8 +10,12 @@ import { withStatementCache } from './statement-cache.ts';
 import { sqliteHotPath } from './hot-path.ts';
 import { sqlitePassIssuance } from './pass-issuance.ts';
 
-/** Opens (creating if needed) the embedded database `mandate.db` in `dataDir`, in WAL mode. */
-export async function openSqliteStore(dataDir: string, fileName = 'mandate.db'): Promise<Store> {
+/**
+ * Opens (creating if needed) the embedded database `mandate.db` in `dataDir`, in WAL mode.
+ * `onWorkerRestart` hears of each of its worker threads started again after one stopped
+ * (`sqlite-verify`, `sqlite-passes`: the metrics count them).
+ */
+export async function openSqliteStore(dataDir: string, fileName = 'mandate.db', onWorkerRestart?: (worker: string) => void): Promise<Store> {
   const path = fileName === ':memory:' ? ':memory:' : join(dataDir, fileName);
   if (path !== ':memory:') mkdirSync(dataDir, { recursive: true });
   const database = new SQLite(path);
@@ -24,5 +28,5 @@ export async function openSqliteStore(dataDir: string, fileName = 'mandate.db'):
   await migrate(db as Kysely<unknown>, 'sqlite');
   // An in-memory database is private to its connection: there the hot path stays on Kysely's.
   if (path === ':memory:') return kyselyStore(db, 'sqlite');
-  return kyselyStore(db, 'sqlite', sqliteHotPath(path), sqlitePassIssuance(path));
+  return kyselyStore(db, 'sqlite', sqliteHotPath(path, () => onWorkerRestart?.('sqlite-verify')), sqlitePassIssuance(path, undefined, () => onWorkerRestart?.('sqlite-passes')));
 }

@@ -35,8 +35,8 @@ export const startPassWorker = (input: PassWorkerInput): Worker => startWorker(s
  * writer, and one told "busy" is tried again on a timer): through Kysely each one was built,
  * compiled and handed through its connection queue on the event loop.
  */
-export function sqlitePassIssuance(path: string, spawn = startPassWorker): SqlitePassIssuance {
-  const client = workerClient<PassWorkerRequest, PassWorkerReply>(() => spawn({ path, busyTimeoutMs: BUSY_DEADLINE_MS }), 'SQLite pass issuance');
+export function sqlitePassIssuance(path: string, spawn = startPassWorker, onRestart?: () => void): SqlitePassIssuance {
+  const client = workerClient<PassWorkerRequest, PassWorkerReply>(() => spawn({ path, busyTimeoutMs: BUSY_DEADLINE_MS }), 'SQLite pass issuance', onRestart);
   const reader = new SQLite(path, { timeout: 0 });
   // As repos/agents.ts (byId) and repos/grants.ts (activeFor).
   const agent = reader.prepare<[string], Selectable<AgentsTable>>('SELECT * FROM agents WHERE id = ?');
