@@ -9,28 +9,13 @@
  */
 import { decodeProtectedHeader, type JWK } from 'jose';
 import { createBenchDb, type Backend } from './lib/stores.ts';
-import { freePort, startBaseline, startMandate, statCpuMs, type Proc } from './lib/processes.ts';
+import { freePort, startBaseline, startMandate, threadCpuMs, type Proc } from './lib/processes.ts';
 import { SITE, SITE_URL, seedAgents, seedOwner } from './lib/seed.ts';
 import { fetchPass, makeProofs } from './lib/passes.ts';
 import { median, runLoad } from './lib/load.ts';
 import { measured } from './suites/cloud-verify.ts';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 
-/** CPU time of a process (ms): [main thread, other threads], from /proc (Linux). */
-function threadCpuMs(pid: number): [number, number] {
-  let main = 0;
-  let rest = 0;
-  for (const t of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const ms = statCpuMs(readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8'));
-      if (Number(t) === pid) main += ms;
-      else rest += ms;
-    } catch {
-      // the thread ended meanwhile
-    }
-  }
-  return [main, rest];
-}
 /** [idle ticks, all ticks] of the whole machine, from /proc/stat. */
 function machineIdle(): [number, number] {
   const f = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').split(/\s+/).slice(1).map(Number);

@@ -11,6 +11,7 @@
  */
 import { createServer } from 'node:http';
 import Provider from 'oidc-provider';
+import { serveUntilStopped } from './serve.ts';
 
 const port = Number(process.env.PORT);
 const clientId = process.env.PEER_CLIENT_ID ?? 'bench-client';
@@ -42,12 +43,4 @@ provider.on('server_error', (_ctx, err) => console.error('oidc-provider server_e
 
 const handle = provider.callback();
 const server = createServer((req, res) => void handle(req, res));
-server.keepAliveTimeout = 60_000;
-
-const stop = () => {
-  server.close(() => process.exit(0));
-  server.closeAllConnections();
-};
-process.once('SIGTERM', stop);
-process.once('SIGINT', stop);
-server.listen(port, '127.0.0.1');
+serveUntilStopped(server, port);

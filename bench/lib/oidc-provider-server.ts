@@ -15,6 +15,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { createServer } from 'node:http';
 import Provider, { type JWK } from 'oidc-provider';
+import { serveUntilStopped } from './serve.ts';
 
 const port = Number(process.env.PORT);
 const clientId = process.env.PEER_CLIENT_ID ?? 'bench-client';
@@ -78,12 +79,4 @@ const server = createServer((req, res) => {
   }
   void handle(req, res);
 });
-server.keepAliveTimeout = 60_000;
-
-const stop = () => {
-  server.close(() => process.exit(0));
-  server.closeAllConnections();
-};
-process.once('SIGTERM', stop);
-process.once('SIGINT', stop);
-server.listen(port, '127.0.0.1');
+serveUntilStopped(server, port);

@@ -1,22 +1,15 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { OutboxMessage, PushDeviceRecord, Store } from '../../src/store/ports.ts';
+import type { OutboxMessage, PushDeviceRecord } from '../../src/store/ports.ts';
+import { type OpenStore, useStore } from './use-store.ts';
 
 let n = 0;
 const uniq = (p: string): string => `${p}${Date.now().toString(36)}${(n++).toString(36)}`;
 
 /** The storage contract of devices, notifications, settings, secrets and the outbox, on every backend. */
-export function deliveryContract(name: string, open: () => Promise<{ store: Store; cleanup: () => Promise<void> }>): void {
+export function deliveryContract(name: string, open: OpenStore): void {
   describe(`store contract (delivery): ${name}`, () => {
-    let store: Store;
-    let cleanup: () => Promise<void>;
-    before(async () => {
-      ({ store, cleanup } = await open());
-    });
-    after(async () => {
-      await store.close();
-      await cleanup();
-    });
+    const store = useStore(open);
 
     const device = (over: Partial<PushDeviceRecord> = {}): PushDeviceRecord => ({
       id: uniq('dev_'), userId: uniq('u_'), kind: 'webpush', address: `https://push.example/${uniq('e')}`, p256dh: 'p', auth: 'a', name: 'Phone', createdAt: 10, lastUsedAt: null, ...over,

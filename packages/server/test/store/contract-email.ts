@@ -1,23 +1,16 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { EmailTokenRecord, Store } from '../../src/store/ports.ts';
+import type { EmailTokenRecord } from '../../src/store/ports.ts';
+import { type OpenStore, useStore } from './use-store.ts';
 
 let n = 0;
 const uniq = (p: string): string => `${p}${Date.now().toString(36)}${(n++).toString(36)}`;
 const DAY = 86_400_000;
 
 /** The storage contract of email verification and mailed links (migration 011), on every backend. */
-export function emailContract(name: string, open: () => Promise<{ store: Store; cleanup: () => Promise<void> }>): void {
+export function emailContract(name: string, open: OpenStore): void {
   describe(`store contract (email): ${name}`, () => {
-    let store: Store;
-    let cleanup: () => Promise<void>;
-    before(async () => {
-      ({ store, cleanup } = await open());
-    });
-    after(async () => {
-      await store.close();
-      await cleanup();
-    });
+    const store = useStore(open);
 
     const newUser = async (email = `${uniq('u')}@example.com`) => {
       const user = { id: uniq('u_'), email, displayName: 'Ann', passwordHash: 'h', phone: null, phoneVerified: false, createdAt: 1000 };

@@ -1,6 +1,7 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { SigningKeyRecord, Store } from '../../src/store/ports.ts';
+import type { SigningKeyRecord } from '../../src/store/ports.ts';
+import { type OpenStore, useStore } from './use-store.ts';
 
 let n = 0;
 const key = (createdAt: number, retiredAt: number | null = null): SigningKeyRecord => ({
@@ -13,17 +14,9 @@ const key = (createdAt: number, retiredAt: number | null = null): SigningKeyReco
 });
 
 /** Dropping signing keys at once ("revoke now" rotation), on every backend. */
-export function keyRevokeContract(name: string, open: () => Promise<{ store: Store; cleanup: () => Promise<void> }>): void {
+export function keyRevokeContract(name: string, open: OpenStore): void {
   describe(`store contract (signing keys revoked at once): ${name}`, () => {
-    let store: Store;
-    let cleanup: () => Promise<void>;
-    before(async () => {
-      ({ store, cleanup } = await open());
-    });
-    after(async () => {
-      await store.close();
-      await cleanup();
-    });
+    const store = useStore(open);
 
     it('deletes every key but the kept one created up to its time, current or retired, and answers their kids', async () => {
       const retired = key(1_000, 2_000);

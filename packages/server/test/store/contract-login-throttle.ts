@@ -1,22 +1,14 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Store } from '../../src/store/ports.ts';
+import { type OpenStore, useStore } from './use-store.ts';
 
 let n = 0;
 const uniq = (p: string): string => `${p}:${Date.now().toString(36)}:${(n++).toString(36)}`;
 
 /** What the sign-in throttle needs of the rate counters (release, clear), on every backend. */
-export function loginThrottleContract(name: string, open: () => Promise<{ store: Store; cleanup: () => Promise<void> }>): void {
+export function loginThrottleContract(name: string, open: OpenStore): void {
   describe(`store contract (rate counters for the sign-in throttle): ${name}`, () => {
-    let store: Store;
-    let cleanup: () => Promise<void>;
-    before(async () => {
-      ({ store, cleanup } = await open());
-    });
-    after(async () => {
-      await store.close();
-      await cleanup();
-    });
+    const store = useStore(open);
     const W = 60_000;
 
     it('release takes back one hit of the same window, never below zero', async () => {

@@ -1,19 +1,11 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Store } from '../../src/store/ports.ts';
+import { type OpenStore, useStore } from './use-store.ts';
 
 /** The storage contract of what the metrics read at scrape (docs/operations/metrics.md), on every backend. */
-export function metricsContract(name: string, open: () => Promise<{ store: Store; cleanup: () => Promise<void> }>): void {
+export function metricsContract(name: string, open: OpenStore): void {
   describe(`store contract (metrics): ${name}`, () => {
-    let store: Store;
-    let cleanup: () => Promise<void>;
-    before(async () => {
-      ({ store, cleanup } = await open());
-    });
-    after(async () => {
-      await store.close();
-      await cleanup();
-    });
+    const store = useStore(open);
 
     it('counts the outbox backlog: messages neither sent nor failed, due or not, claimed or not', async () => {
       const start = await store.outbox.countPending();

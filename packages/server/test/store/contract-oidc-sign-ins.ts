@@ -1,23 +1,16 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { OidcCibaRecord, OidcSignInRecord, Store } from '../../src/store/ports.ts';
+import type { OidcCibaRecord, OidcSignInRecord } from '../../src/store/ports.ts';
+import { type OpenStore, useStore } from './use-store.ts';
 
 let n = 0;
 const LIMIT = { max: 1000, windowMs: 60_000 };
 const uniq = (p: string): string => `${p}${Date.now().toString(36)}${(n++).toString(36)}`;
 
 /** The storage contract of OIDC sign-ins, pairwise subjects and CIBA requests (migrations 009, 010), on every backend. */
-export function oidcSignInsContract(name: string, open: () => Promise<{ store: Store; cleanup: () => Promise<void> }>): void {
+export function oidcSignInsContract(name: string, open: OpenStore): void {
   describe(`store contract (oidc sign-ins): ${name}`, () => {
-    let store: Store;
-    let cleanup: () => Promise<void>;
-    before(async () => {
-      ({ store, cleanup } = await open());
-    });
-    after(async () => {
-      await store.close();
-      await cleanup();
-    });
+    const store = useStore(open);
 
     const signIn = (over: Partial<OidcSignInRecord> = {}): OidcSignInRecord => ({
       sid: uniq('sid'),

@@ -1,24 +1,17 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { OidcClientRecord, Store } from '../../src/store/ports.ts';
+import type { OidcClientRecord } from '../../src/store/ports.ts';
 import { oidcSignInsContract } from './contract-oidc-sign-ins.ts';
+import { type OpenStore, useStore } from './use-store.ts';
 
 let n = 0;
 const uniq = (p: string): string => `${p}${Date.now().toString(36)}${(n++).toString(36)}`;
 
 /** The storage contract of OIDC clients, on every backend. */
-export function oidcContract(name: string, open: () => Promise<{ store: Store; cleanup: () => Promise<void> }>): void {
+export function oidcContract(name: string, open: OpenStore): void {
   oidcSignInsContract(name, open);
   describe(`store contract (oidc clients): ${name}`, () => {
-    let store: Store;
-    let cleanup: () => Promise<void>;
-    before(async () => {
-      ({ store, cleanup } = await open());
-    });
-    after(async () => {
-      await store.close();
-      await cleanup();
-    });
+    const store = useStore(open);
 
     const client = (over: Partial<OidcClientRecord> = {}): OidcClientRecord => ({
       id: uniq('c_'),

@@ -1,6 +1,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AgentRecord, GrantRecord, PassIssuance, Store } from '../../src/store/ports.ts';
+import { type OpenStore, useStore } from './use-store.ts';
 
 let n = 0;
 const uniq = (p: string): string => `${p}${Date.now().toString(36)}${(n++).toString(36)}`;
@@ -12,17 +13,9 @@ const WINDOW_MS = 60_000;
  * the rate counter, the grant's compare-and-set and the `pass.issued` record committed together, in
  * group commits, with one winner per refresh token and exact counts under concurrency.
  */
-export function passIssuanceContract(name: string, open: () => Promise<{ store: Store; cleanup: () => Promise<void> }>): void {
+export function passIssuanceContract(name: string, open: OpenStore): void {
   describe(`pass issuance commits: ${name}`, () => {
-    let store: Store;
-    let cleanup: () => Promise<void>;
-    before(async () => {
-      ({ store, cleanup } = await open());
-    });
-    after(async () => {
-      await store.close();
-      await cleanup();
-    });
+    const store = useStore(open);
 
     const owner = async () => {
       const user = { id: uniq('u_'), email: `${uniq('u')}@example.com`, displayName: 'Ann', passwordHash: 'h', phone: null, phoneVerified: false, createdAt: 1000 };

@@ -1,7 +1,8 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AgentRecord, AuthzRequestRecord, GrantRecord, Store } from '../../src/store/ports.ts';
+import type { AgentRecord, AuthzRequestRecord, GrantRecord } from '../../src/store/ports.ts';
 import { SQLITE_PURGE_CHUNK } from '../../src/store/repos/db.ts';
+import { type OpenStore, useStore } from './use-store.ts';
 
 let n = 0;
 const uniq = (p: string): string => `${p}${Date.now().toString(36)}${(n++).toString(36)}`;
@@ -10,17 +11,9 @@ const uniq = (p: string): string => `${p}${Date.now().toString(36)}${(n++).toStr
  * The storage contract of the quotas of decisions §25 (counts and the owner lock) and of the purges
  * housekeeping runs, on every backend.
  */
-export function quotasContract(name: string, open: () => Promise<{ store: Store; cleanup: () => Promise<void> }>): void {
+export function quotasContract(name: string, open: OpenStore): void {
   describe(`store contract (quotas and purges): ${name}`, () => {
-    let store: Store;
-    let cleanup: () => Promise<void>;
-    before(async () => {
-      ({ store, cleanup } = await open());
-    });
-    after(async () => {
-      await store.close();
-      await cleanup();
-    });
+    const store = useStore(open);
 
     const request = (over: Partial<AuthzRequestRecord> = {}): AuthzRequestRecord => ({
       id: uniq('t_'), kind: 'initial', agentId: uniq('ag_'), userId: uniq('u_'), site: 'shop.example', scopes: ['list'], userInfo: [],

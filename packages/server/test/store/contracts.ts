@@ -1,4 +1,3 @@
-import type { Store } from '../../src/store/ports.ts';
 import { storeContract } from './contract.ts';
 import { deliveryContract } from './contract-delivery.ts';
 import { emailContract } from './contract-email.ts';
@@ -7,9 +6,7 @@ import { loginThrottleContract } from './contract-login-throttle.ts';
 import { metricsContract } from './contract-metrics.ts';
 import { oidcContract } from './contract-oidc.ts';
 import { quotasContract } from './contract-quotas.ts';
-
-/** Opens a fresh, migrated store; `cleanup` removes what it made. */
-export type OpenStore = () => Promise<{ store: Store; cleanup: () => Promise<void> }>;
+import type { OpenStore } from './use-store.ts';
 
 /** Every contract suite each store must pass (sqlite.test.ts and postgres.test.ts run them all). */
 const CONTRACTS: readonly ((name: string, open: OpenStore) => void)[] = [
