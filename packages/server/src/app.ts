@@ -109,7 +109,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   const firstPasskey = new FirstPasskeyNotice({ store, clock, limiter, mailer, notices: notifier, baseUrl: config.baseUrl });
   passkeys.onFirstRegistered((p) => firstPasskey.notify(p));
   emailVerification.onVerified((userId) => firstPasskey.afterEmailVerified(userId));
-  const passes = new Passes({ store, keys, clock, agents, limiter, activity, issuer: config.baseUrl });
+  const passes = new Passes({ store, keys, clock, agents, limiter, issuer: config.baseUrl });
   const verifierDeps = { store, keys, clock, activity, issuer: config.baseUrl };
   // Started at the first verification, stopped with the app.
   const proofSignatures = signatureWorker(() => metrics.workerRestarted('signature'));

@@ -172,7 +172,7 @@ export class OutboxWorker {
    * hold a secret link. Without an SMTP transport (development) the whole mail goes to the log.
    */
   private async sendMail(m: OutboxMessage): Promise<void> {
-    const { store, clock, holder, transports } = this.deps;
+    const { clock, transports } = this.deps;
     const end = (e: OutboxEnd) => this.finish(m, e);
     const mail = openMail(m.payload, transports.mailKeys ?? null);
     if ('error' in mail) {
@@ -201,7 +201,7 @@ export class OutboxWorker {
   }
 
   private async sendPush(m: OutboxMessage): Promise<void> {
-    const { store, clock, holder } = this.deps;
+    const { store, clock } = this.deps;
     const now = clock.now();
     const device = m.deviceId ? await store.pushDevices.byId(m.deviceId) : undefined;
     const end = (e: OutboxEnd) => this.finish(m, e);
@@ -232,7 +232,7 @@ export class OutboxWorker {
    * failed_at) and logged.
    */
   private async sendBackchannel(m: OutboxMessage): Promise<void> {
-    const { store, clock, holder, transports } = this.deps;
+    const { clock, transports } = this.deps;
     const end = (e: OutboxEnd) => this.finish(m, e);
     const logout = backchannelLogoutOf(m.payload);
     if (logout === null) return end({ failedAt: clock.now(), error: 'malformed back-channel logout message' });

@@ -2,7 +2,6 @@ import { PASS_TYP } from '@mandate/protocol';
 import type { SigningKeys } from '../../crypto/signing-keys.ts';
 import { randomToken, sha256Hex } from '../../crypto/random.ts';
 import type { Store } from '../../store/ports.ts';
-import type { Activity } from '../activity/activity.ts';
 import type { Agents } from '../agents/agents.ts';
 import type { Clock } from '../clock.ts';
 import type { RateLimiter } from '../rate-limit.ts';
@@ -37,8 +36,6 @@ export interface PassesDeps {
   clock: Clock;
   agents: Agents;
   limiter: RateLimiter;
-  /** Unused since the store writes the `pass.issued` record in the issuance's own commit (Store.commitPassIssuance). */
-  activity?: Activity;
   issuer: string;
 }
 

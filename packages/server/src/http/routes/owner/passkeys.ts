@@ -1,11 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { PasskeyRecord } from '../../../store/ports.ts';
 import type { Services } from '../../../services.ts';
 import { SignedInOut, signedInOut } from './user-out.ts';
-import { iso, isoOrNull } from '../../../domain/clock.ts';
-import { Email, IdParam, Timestamp, withErrors } from '../../schemas/common.ts';
+import { Email, withErrors } from '../../schemas/common.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { LINK_ATTEMPTS } from '../../../domain/accounts/email-links.ts';
 import { BAD_UNDO_LINK, UNDO_PATH } from '../../../domain/passkeys/first-passkey.ts';
