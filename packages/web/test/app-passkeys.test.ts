@@ -99,7 +99,9 @@ test('with a password session a passkey cannot be removed: the app asks for a pa
     await item.locator('.confirm-question', { hasText: 'Remove the passkey "Old phone"?' }).waitFor();
     await item.locator('.confirm-yes').click();
     await page.locator('#passkey-reauth').waitFor({ state: 'visible' });
-    assert.match((await page.locator('#message').textContent()) ?? '', /sign in with one of your passkeys/);
+    // The hint is on the Account view up front for a password session; the refusal's message comes
+    // with the service's 403, so wait for it rather than read it at once.
+    await page.locator('#message', { hasText: /sign in with one of your passkeys/ }).waitFor();
     const headers = { cookie: await sessionCookie(context, server.baseUrl) };
     assert.equal((await call<unknown[]>(server, 'GET', '/api/devices', undefined, headers)).body.length, 1, 'not removed by a password session');
 
