@@ -1,13 +1,11 @@
-import { closeSync, fdatasyncSync, openSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
-import SQLite from 'better-sqlite3';
 import type { Selectable } from 'kysely';
 import type { PassIssuance, PassIssuanceOutcome } from '../ports.ts';
 import type { GrantsTable } from '../schema.ts';
 import { grantFromRow } from '../repos/grants.ts';
 import { ownerSeqCounter } from '../repos/activity.ts';
 import { REV_SEQ_COUNTER, issuedDetail } from '../repos/pass-issuance.ts';
-import type { WithId } from '../../threads/worker-client.ts';
+import { type CommitReply, type CommitThreadInput, commitConnection, serveCommits } from './commit-thread.ts';
 
 /**
  * The thread that commits pass issuances to the embedded database (sqlite/pass-issuance.ts), on a
@@ -18,29 +16,19 @@ import type { WithId } from '../../threads/worker-client.ts';
  * and compiles the five statements per pass through Kysely.
  */
 
-export interface PassWorkerInput {
-  path: string;
-  /** How long a batch waits for another connection's write transaction, at most (ms). */
-  busyTimeoutMs: number;
-}
+export type PassWorkerInput = CommitThreadInput;
 
 export interface PassWorkerRequest {
   items: readonly PassIssuance[];
 }
 
-export type PassWorkerReply =
-  | { id: number; outcomes: PassIssuanceOutcome[] }
-  | { id: number; error: { message: string; code?: string } };
+export type PassWorkerReply = CommitReply<{ outcomes: PassIssuanceOutcome[] }>;
 
 const input = workerData as PassWorkerInput;
 const port = parentPort;
 if (port === null) throw new Error('pass-worker.ts runs as a worker thread');
 
-const db = new SQLite(input.path, { timeout: input.busyTimeoutMs });
-db.pragma('journal_mode = WAL');
-// NORMAL writes a commit's WAL frames without flushing them; the flush follows the commit, outside
-// the write lock, and before the answer: as durable as FULL (verify-worker.ts).
-db.pragma('synchronous = NORMAL');
+const db = commitConnection(input);
 db.pragma('foreign_keys = ON');
 
 // As repos/rate-counters.ts (hit), repos/grants.ts (issuePass), repos/counters.ts and repos/activity.ts (add).
@@ -61,9 +49,9 @@ const record = db.prepare<[string, number, string, string, string, string | null
   `INSERT INTO activity (user_id, owner_seq, agent_id, site, action, detail, ip, created_at) VALUES (?, ?, ?, ?, 'pass.issued', ?, ?, ?)`,
 );
 
-const commit = db.transaction((items: readonly PassIssuance[]): PassIssuanceOutcome[] => {
+const commit = db.transaction(({ items }: PassWorkerRequest): { outcomes: PassIssuanceOutcome[] } => {
   let revSeq: number | undefined;
-  return items.map((q): PassIssuanceOutcome => {
+  const outcomes = items.map((q): PassIssuanceOutcome => {
     const windowStart = q.now - (q.now % q.rate.windowMs);
     const resetAt = windowStart + q.rate.windowMs;
     const hit = rateHit.get(q.rate.key, windowStart, resetAt);
@@ -77,27 +65,7 @@ const commit = db.transaction((items: readonly PassIssuance[]): PassIssuanceOutc
     record.run(grant.userId, ownerSeq.value, grant.agentId, grant.site, JSON.stringify(issuedDetail(q, grant.usesLeft)), q.record.ip, q.record.createdAt);
     return { kind: 'issued', grant, revSeq };
   });
+  return { outcomes };
 });
 
-// The WAL file stays the same file while this connection is open; opened at the first commit.
-let walFd: number | undefined;
-
-port.on('message', (r: WithId<PassWorkerRequest> | 'close') => {
-  if (r === 'close') {
-    if (walFd !== undefined) closeSync(walFd);
-    db.close();
-    port.close();
-    return;
-  }
-  let reply: PassWorkerReply;
-  try {
-    const outcomes = commit.immediate(r.items);
-    walFd ??= openSync(`${input.path}-wal`, 'r+');
-    fdatasyncSync(walFd);
-    reply = { id: r.id, outcomes };
-  } catch (e) {
-    const err = e as { message?: unknown; code?: unknown };
-    reply = { id: r.id, error: { message: String(err.message ?? e), ...(typeof err.code === 'string' ? { code: err.code } : {}) } };
-  }
-  port.postMessage(reply);
-});
+serveCommits(port, db, input, commit);
