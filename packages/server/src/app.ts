@@ -106,7 +106,8 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   // Mail (decisions §25) goes through the same outbox; its stored copy is sealed under KEY_ENCRYPTION_KEY when set.
   const mailer = new OutboxMailer(store, clock, encryption, () => outbox.wake());
   const emailVerification = new EmailVerification({ store, clock, limiter, mailer, baseUrl: config.baseUrl });
-  const firstPasskey = new FirstPasskeyNotice({ store, clock, limiter, mailer, notices: notifier, baseUrl: config.baseUrl });
+  const grants = new Grants(store, clock, activity);
+  const firstPasskey = new FirstPasskeyNotice({ store, clock, limiter, mailer, notices: notifier, grants, baseUrl: config.baseUrl });
   passkeys.onFirstRegistered((p) => firstPasskey.notify(p));
   emailVerification.onVerified((userId) => firstPasskey.afterEmailVerified(userId));
   const passes = new Passes({ store, keys, clock, agents, limiter, issuer: config.baseUrl });
@@ -125,7 +126,6 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   // An agent that stops (removed or revoked) ends its open requests and grants in the same transaction.
   agents.onStopped(endAgentAccess(clock, notifier));
   const approvals = new Approvals({ store, clock, limiter, agents, passkeys, keys, activity, notifier, issuer: config.baseUrl });
-  const grants = new Grants(store, clock, activity);
   // Site verification fetches addresses the owner chose: only through the outbound guard (§24).
   const oidcClients = new OidcClients({ store, clock, limiter, fetch: guardedFetch({ allowLoopback: config.outboundAllowLoopback }), policy: { allowLoopback: config.outboundAllowLoopback } });
   const oidcSecret = await loadOidcSecret(store.serviceSecrets, encryption, clock);

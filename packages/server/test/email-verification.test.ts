@@ -18,7 +18,7 @@ import { SoftAuthenticator } from './helpers/soft-authenticator.ts';
 import { lastLinkToken, mailsOf, verifyEmail } from './helpers/email-links.ts';
 import { startSmtpStandIn, type ReceivedMail, type SmtpStandIn } from './helpers/stand-ins/smtp.ts';
 import { startServer, type ServerProcess } from './helpers/server-process.ts';
-import { call, expectStatus as expectReply, remoteAccessRequest, remoteAgent, type RemoteOwner } from './helpers/over-http.ts';
+import { call, expectStatus as expectReply, remoteAccessRequest, remoteAgent, remoteGrant, type RemoteOwner } from './helpers/over-http.ts';
 import { freshPostgresDatabase } from './helpers/postgres.ts';
 import { until } from './helpers/until.ts';
 
@@ -302,16 +302,16 @@ function inProcess(backend: 'sqlite' | 'postgres'): void {
 
       const undone = await confirm(token, UNDO);
       expectStatus(undone, 200);
-      assert.deepEqual(json(undone), { undone: true, device_id: device.id, removed: true, sessions_ended: true });
+      assert.deepEqual(json(undone), { undone: true, device_id: device.id, removed: true, passkeys_removed: [device.id], grants_revoked: 0, sessions_ended: true });
       assert.deepEqual(await t.services.store.passkeys.listForUser(owner.user.id), []);
       expectStatus(await t.app.inject({ url: '/api/me', headers: owner.auth }), 401);
       expectStatus(await t.app.inject({ url: '/api/me', headers: otherAuth }), 401);
       expectStatus(await confirm(token, UNDO), 400);
       const undoneTrail = await t.services.store.activity.list(owner.user.id, { before: 0, limit: 5, action: 'passkey.undone' });
-      assert.deepEqual(undoneTrail[0]?.detail, { device_id: device.id, removed: true });
+      assert.deepEqual(undoneTrail[0]?.detail, { device_id: device.id, removed: true, passkeys_removed: [device.id], grants_revoked: [] });
     });
 
-    it('a second passkey sends no such mail; two undo confirmations at once: exactly one acts', async () => {
+    it('a second passkey sends no such mail; two undo confirmations at once: exactly one acts, and it removes both', async () => {
       const owner = await signUp(t.app);
       await verifyEmail(t, owner);
       const key = await addPasskey(t, owner);
@@ -323,7 +323,7 @@ function inProcess(backend: 'sqlite' | 'postgres'): void {
       const token = await lastLinkToken(t, owner.user.id, 'passkey_added', UNDO);
       const answers = await Promise.all([confirm(token, UNDO), confirm(token, UNDO), confirm(token, UNDO)]);
       assert.deepEqual(answers.map((a) => a.statusCode).sort(), [200, 400, 400]);
-      assert.equal((await t.services.store.passkeys.listForUser(owner.user.id)).length, 1, 'the first passkey went, the second stays');
+      assert.deepEqual(await t.services.store.passkeys.listForUser(owner.user.id), [], 'the first passkey went, and the second, enrolled through it, too');
     });
 
     it('first passkey while unverified: the notice says to verify; verifying within 24 h then mails the undo link', async () => {
@@ -461,6 +461,51 @@ function overSmtp(backend: 'sqlite' | 'postgres'): void {
       await new Promise((r) => setTimeout(r, 1500));
       assert.equal(smtp.messages.filter((m) => m.to.includes(owner.email)).length, 3, 'verify, first passkey, first passkey again: nothing for the second passkey');
       assert.deepEqual(smtp.problems, []);
+    });
+
+    it('attack: whoever holds only the password enrols a passkey, signs in with it, enrols a second and approves with it; the undo leaves nothing of it and the owner enrols their own', async () => {
+      const owner = await signUpOwner();
+      expectReply(await call(server, 'POST', VERIFY, { token: await verifyOverMail(owner) }), 200, 'verify');
+      // The attacker: the password only.
+      const stolen = expectReply(await call<{ session_token: string }>(server, 'POST', '/api/login', { email: owner.email, password: owner.password }), 200, 'attacker login');
+      const register = async (auth: Record<string, string>, key: SoftAuthenticator, name: string) => {
+        const opt = expectReply(await call<{ challenge: string; options: { challenge: string; user: { id: string } } }>(server, 'GET', '/api/webauthn/register/options', undefined, auth), 200, 'options');
+        return call(server, 'POST', '/api/webauthn/register/verify', { challenge: opt.body.challenge, attestation: key.register(opt.body.options), name }, auth);
+      };
+      const passkeyLogin = async (key: SoftAuthenticator) => {
+        const lo = expectReply(await call<{ challenge: string; options: { challenge: string } }>(server, 'GET', '/api/webauthn/login/options'), 200, 'login options');
+        return call<{ session_token: string }>(server, 'POST', '/api/webauthn/login/verify', { challenge: lo.body.challenge, assertion: key.assert(lo.body.options) });
+      };
+      const first = new SoftAuthenticator({ origin: server.baseUrl });
+      expectReply(await register({ authorization: `Bearer ${stolen.body.session_token}` }, first, 'First'), 200, 'first passkey');
+      const firstSession = expectReply(await passkeyLogin(first), 200, 'sign in with the first');
+      const second = new SoftAuthenticator({ origin: server.baseUrl });
+      expectReply(await register({ authorization: `Bearer ${firstSession.body.session_token}` }, second, 'Second'), 200, 'second passkey');
+      const secondSession = expectReply(await passkeyLogin(second), 200, 'sign in with the second');
+      const attacker: RemoteOwner = { ...owner, auth: { authorization: `Bearer ${secondSession.body.session_token}` }, authenticator: second };
+      const agent = await remoteAgent(server, attacker, 'Attacker agent');
+      await remoteGrant(server, attacker, agent, 'bank.example');
+      assert.equal((await call<unknown[]>(server, 'GET', '/api/grants', undefined, attacker.auth)).body.length, 1);
+
+      // The owner opens the link mailed about the first passkey.
+      const undoToken = tokenOf(linkIn(await smtp.mailTo(owner.email, { index: 1 }), UNDO));
+      const undone = expectReply(await call<{ passkeys_removed: string[]; grants_revoked: number }>(server, 'POST', UNDO, { token: undoToken }), 200, 'undo');
+      // Nothing of the attacker's is left: no passkey signs in, no session works, no grant stands.
+      for (const key of [second, first]) assert.equal((await passkeyLogin(key)).status, 401, 'a removed passkey no longer signs in');
+      assert.equal(undone.body.passkeys_removed.length, 2, 'both passkeys removed');
+      assert.equal(undone.body.grants_revoked, 1, 'what the second passkey approved is revoked');
+      for (const auth of [attacker.auth, { authorization: `Bearer ${firstSession.body.session_token}` }, { authorization: `Bearer ${stolen.body.session_token}` }]) {
+        assert.equal((await call(server, 'GET', '/api/me', undefined, auth)).status, 401);
+      }
+      // The owner signs in with the password (an attacker's is next to change) and enrols their own passkey.
+      const login = expectReply(await call<{ session_token: string }>(server, 'POST', '/api/login', { email: owner.email, password: owner.password }), 200, 'owner login');
+      const auth = { authorization: `Bearer ${login.body.session_token}` };
+      assert.deepEqual((await call<unknown[]>(server, 'GET', '/api/grants', undefined, auth)).body, []);
+      const mine = new SoftAuthenticator({ origin: server.baseUrl });
+      expectReply(await register(auth, mine, 'Mine'), 200, 'the owner enrols their own passkey from a password session');
+      expectReply(await passkeyLogin(mine), 200, 'and signs in with it');
+      const devices = (await call<{ kind: string; name: string }[]>(server, 'GET', '/api/devices', undefined, auth)).body.filter((d) => d.kind === 'passkey');
+      assert.deepEqual(devices.map((d) => d.name), ['Mine']);
     });
 
     it('the SMTP password never reaches the log', () => {

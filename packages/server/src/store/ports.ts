@@ -89,6 +89,8 @@ export interface PasskeysRepo {
    */
   advanceCounter(id: string, expected: number, next: number, usedAt: number): Promise<boolean>;
   delete(userId: string, id: string): Promise<boolean>;
+  /** Removes every passkey of `userId` created at or after `since`; answers the ids removed. */
+  deleteCreatedSince(userId: string, since: number): Promise<string[]>;
 }
 
 export type ChallengePurpose = 'register' | 'login' | 'txn' | 'pairing';

@@ -80,6 +80,24 @@ export function storeContract(name: string, open: OpenStore): void {
       assert.deepEqual(await store.passkeys.listForUser(u.id), []);
     });
 
+    it('removes the passkeys of one owner created at or after a time, no one else\'s', async () => {
+      const u = await newUser();
+      const other = await newUser();
+      const make = async (userId: string, createdAt: number) => {
+        const pk = { id: uniq('dev_'), userId, credentialId: uniq('cred'), publicKey: 'pk', counter: 0, transports: [], name: 'Key', createdAt, lastUsedAt: null };
+        await store.passkeys.create(pk);
+        return pk.id;
+      };
+      const before = await make(u.id, 100);
+      const at = await make(u.id, 200);
+      const after = await make(u.id, 300);
+      const othersAfter = await make(other.id, 300);
+      assert.deepEqual(await store.passkeys.deleteCreatedSince(u.id, 200), [at, after].sort());
+      assert.deepEqual((await store.passkeys.listForUser(u.id)).map((p) => p.id), [before]);
+      assert.deepEqual((await store.passkeys.listForUser(other.id)).map((p) => p.id), [othersAfter]);
+      assert.deepEqual(await store.passkeys.deleteCreatedSince(u.id, 200), []);
+    });
+
     it('consumes a challenge once, only for its purpose, only before expiry', async () => {
       const c = uniq('ch');
       await store.challenges.create({ challenge: c, purpose: 'login', userId: null, sessionHash: null, subject: 'a@b.c', expiresAt: 10_000 });

@@ -64,6 +64,26 @@ export class Grants {
   }
 
   /**
+   * Inside the caller's transaction: revokes every active grant of the owner created at or after
+   * `since`, all at one new `rev_seq` (the revoked hooks run for each, so OIDC sign-ins on them
+   * end). Used by the first passkey's undo: every grant since then was approved through that trust.
+   * Answers the grants revoked.
+   */
+  async revokeCreatedSince(repos: Repos, userId: string, since: number, now: number, ip: string | null): Promise<GrantRecord[]> {
+    const recent = (await repos.grants.listActiveForUser(userId)).filter((g) => g.createdAt >= since);
+    if (recent.length === 0) return [];
+    const revSeq = await new RevocationSequence(repos.counters).advance();
+    const revoked: GrantRecord[] = [];
+    for (const grant of recent) {
+      if (!(await repos.grants.revoke(grant.id, now, revSeq))) continue;
+      for (const hook of this.revokedHooks) await hook(repos, grant, now);
+      await this.activity.record({ userId, action: 'grant.revoked', agentId: grant.agentId, site: grant.site, detail: { grant_id: grant.id, rev_seq: revSeq, reason: 'passkey_undone' }, ip }, repos.activity);
+      revoked.push(grant);
+    }
+    return revoked;
+  }
+
+  /**
    * Narrows (or clears) the user-info fields a grant discloses. Widening is refused with 400: new
    * fields need a fresh approval on the owner's phone. Takes effect with the next pass; passes
    * already issued keep their snapshot until they expire.

@@ -3,11 +3,13 @@
  * may add one, a password session too: nothing stronger exists yet. So whoever holds only the
  * password can enrol a passkey before the owner does, and with it approve agents. The owner is told:
  * an activity record, an inbox notice (pushed to their devices), and, when their email is verified,
- * a mail with a single-use undo link (24 hours). Undoing removes that passkey and ends every session
- * of the account, in one transaction; it is recorded too. The link is not bound to the account's
+ * a mail with a single-use undo link (24 hours). Undoing removes that passkey and every one enrolled
+ * after it, revokes the grants they approved and ends every session of the account, in one
+ * transaction; it is recorded too. The link is not bound to the account's
  * current address (the one holding the password could change it), only to the account and passkey.
  */
-import type { PasskeyRecord, Store } from '../../store/ports.ts';
+import type { PasskeyRecord, Repos, Store } from '../../store/ports.ts';
+import type { Grants } from '../grants/grants.ts';
 import type { Clock } from '../clock.ts';
 import { badRequest } from '../errors.ts';
 import type { RateLimiter } from '../rate-limit.ts';
@@ -31,6 +33,8 @@ export interface FirstPasskeyDeps {
   limiter: RateLimiter;
   mailer: Mailer;
   notices: SecurityNotices;
+  /** Revokes what the undone passkeys approved. */
+  grants: Pick<Grants, 'revokeCreatedSince'>;
   baseUrl: string;
 }
 
@@ -100,10 +104,14 @@ export class FirstPasskeyNotice {
   }
 
   /**
-   * POST /api/passkeys/undo: consumes the link, removes the passkey (if still there) and ends every
-   * session of the account, in one transaction. Of racing confirmations exactly one acts.
+   * POST /api/passkeys/undo: consumes the link and undoes everything that came through the first
+   * passkey's trust, in one transaction: every passkey enrolled at or after it (whoever held only
+   * the password could sign in with the first and enrol more), every grant approved since (only
+   * those passkeys could approve), and every session. The account is left with no passkey newer
+   * than the first, so its owner may enrol their own from a password session (passkey-policy.ts).
+   * Of racing confirmations exactly one acts.
    */
-  async undo(token: string, clientAddress: string): Promise<{ undone: true; device_id: string; removed: boolean; sessions_ended: true }> {
+  async undo(token: string, clientAddress: string): Promise<UndoResult> {
     await this.throttle(clientAddress);
     const key = linkKey(token);
     if (key === undefined) throw badRequest(BAD_UNDO_LINK);
@@ -111,19 +119,54 @@ export class FirstPasskeyNotice {
     const done = await this.d.store.transaction(async (repos) => {
       const link = await repos.emailTokens.consume(key, 'undo_passkey', now, { sameEmail: false });
       if (!link?.subject) return undefined;
-      const removed = await repos.passkeys.delete(link.userId, link.subject);
+      const since = await firstAddedAt(repos, link.userId, link.subject);
+      const passkeysRemoved = since === undefined ? [] : await repos.passkeys.deleteCreatedSince(link.userId, since);
+      const grantsRevoked = since === undefined ? [] : await this.d.grants.revokeCreatedSince(repos, link.userId, since, now, clientAddress);
       await repos.sessions.deleteForUser(link.userId);
-      await repos.activity.add({ userId: link.userId, agentId: null, site: null, action: 'passkey.undone', detail: { device_id: link.subject, removed }, ip: clientAddress, createdAt: now });
-      return { userId: link.userId, deviceId: link.subject, removed };
+      const removed = passkeysRemoved.includes(link.subject);
+      const detail = { device_id: link.subject, removed, passkeys_removed: passkeysRemoved, grants_revoked: grantsRevoked.map((g) => g.id) };
+      await repos.activity.add({ userId: link.userId, agentId: null, site: null, action: 'passkey.undone', detail, ip: clientAddress, createdAt: now });
+      return { userId: link.userId, deviceId: link.subject, removed, passkeysRemoved, grantsRevoked: grantsRevoked.length };
     });
     if (!done) throw badRequest(BAD_UNDO_LINK);
-    await this.d.notices.security(done.userId, 'Passkey removed by the undo link', done.removed
-      ? 'The passkey added to your account was removed with the link we mailed you, and every session was signed out. Sign in and change your password.'
-      : 'The undo link we mailed you was used: every session was signed out (the passkey had already been removed). Sign in and change your password.');
-    return { undone: true, device_id: done.deviceId, removed: done.removed, sessions_ended: true };
+    await this.d.notices.security(done.userId, 'Passkey removed by the undo link', undoneNotice(done.passkeysRemoved.length, done.grantsRevoked));
+    return { undone: true, device_id: done.deviceId, removed: done.removed, passkeys_removed: done.passkeysRemoved, grants_revoked: done.grantsRevoked, sessions_ended: true };
   }
 
   private throttle(clientAddress: string): Promise<void> {
     return this.d.limiter.check(`email-link:addr:${clientAddress}`, LINK_ATTEMPTS.perAddress, LINK_ATTEMPTS.windowSec);
   }
+}
+
+/** What POST /api/passkeys/undo answers. */
+export interface UndoResult {
+  undone: true;
+  /** The first passkey, which the link names. */
+  device_id: string;
+  /** Whether that passkey was still there to remove. */
+  removed: boolean;
+  /** Every passkey removed: the first and all enrolled after it. */
+  passkeys_removed: string[];
+  /** How many grants approved since the first passkey were revoked. */
+  grants_revoked: number;
+  sessions_ended: true;
+}
+
+/**
+ * When the first passkey was enrolled: its own record, or, when it has been removed since (say by
+ * whoever enrolled a second one, to dodge the undo), the notice's activity record written at once.
+ */
+async function firstAddedAt(repos: Repos, userId: string, deviceId: string): Promise<number | undefined> {
+  const passkey = (await repos.passkeys.listForUser(userId)).find((p) => p.id === deviceId);
+  if (passkey) return passkey.createdAt;
+  const notices = await repos.activity.list(userId, { before: 0, limit: 20, action: 'passkey.first_added' });
+  return notices.find((n) => n.detail.device_id === deviceId)?.createdAt;
+}
+
+function undoneNotice(passkeys: number, grants: number): string {
+  const removed = passkeys === 0
+    ? 'The undo link we mailed you was used (the passkey had already been removed)'
+    : `The undo link we mailed you was used: ${passkeys === 1 ? 'the passkey added to your account was' : `the passkey added to your account and the ${passkeys - 1} added after it were`} removed`;
+  const revoked = grants === 0 ? '' : `, the ${grants === 1 ? 'access approved' : `${grants} accesses approved`} with ${passkeys === 1 ? 'it' : 'them'} ${grants === 1 ? 'was' : 'were'} revoked`;
+  return `${removed}${revoked}, and every session was signed out. Sign in, change your password, and add your own passkey.`;
 }

@@ -57,5 +57,9 @@ export function passkeysRepo(db: Db): PasskeysRepo {
       const r = await db.deleteFrom('passkeys').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
       return affected(r) === 1;
     },
+    async deleteCreatedSince(userId, since) {
+      const rows = await db.deleteFrom('passkeys').where('user_id', '=', userId).where('created_at', '>=', since).returning('id').execute();
+      return rows.map((r) => r.id).sort();
+    },
   };
 }

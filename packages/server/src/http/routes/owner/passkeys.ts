@@ -6,7 +6,7 @@ import { SignedInOut, signedInOut } from './user-out.ts';
 import { Email, withErrors } from '../../schemas/common.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { LINK_ATTEMPTS } from '../../../domain/accounts/email-links.ts';
-import { BAD_UNDO_LINK, UNDO_PATH } from '../../../domain/passkeys/first-passkey.ts';
+import { BAD_UNDO_LINK, UNDO_PATH, type UndoResult } from '../../../domain/passkeys/first-passkey.ts';
 import { badRequest } from '../../../domain/errors.ts';
 import { prefersHtml } from '../../not-found.ts';
 import { mailTime } from '../../../domain/mail/mail-texts.ts';
@@ -105,6 +105,8 @@ const UndoOut = Type.Object({
   undone: Type.Literal(true),
   device_id: Type.String({ description: 'the passkey the link was about' }),
   removed: Type.Boolean({ description: 'false when the passkey had already been removed' }),
+  passkeys_removed: Type.Array(Type.String(), { description: 'every passkey removed: the first (when still there) and each one enrolled after it' }),
+  grants_revoked: Type.Integer({ minimum: 0, description: 'grants approved since the first passkey, now revoked' }),
   sessions_ended: Type.Literal(true),
 });
 const UNDO_TITLE = 'Remove the new passkey';
@@ -120,7 +122,7 @@ const BAD_UNDO_PAGE = {
 /**
  * The undo link mailed when an account's first passkey is added (domain/passkeys/first-passkey.ts):
  * a page that only shows what it would do, and the confirmation, which removes that passkey and
- * ends every session of the account.
+ * every one enrolled after it, revokes what they approved and ends every session of the account.
  */
 async function undoRoutes(base: FastifyInstance, s: Services): Promise<void> {
   await withFormBodies(base, async (scope) => {
@@ -156,7 +158,7 @@ async function undoRoutes(base: FastifyInstance, s: Services): Promise<void> {
       return sendLinkPage(reply, 200, {
         title: UNDO_TITLE,
         lines: [
-          `${what}, and every session of the account will be signed out.`,
+          `${what}, with every passkey added after it and every access approved since, and every session of the account will be signed out.`,
           'Do this if you did not add it yourself: someone knows your password. Then sign in and change your password.',
         ],
         form: { action: UNDO_PATH, token, label: shown.passkey ? 'Remove it and sign out everywhere' : 'Sign out everywhere' },
@@ -166,7 +168,7 @@ async function undoRoutes(base: FastifyInstance, s: Services): Promise<void> {
     app.post(UNDO_PATH, {
       schema: {
         summary: 'Undo the first passkey of an account with the mailed link',
-        description: `Uses the link's token once: removes the passkey it names (\`removed\` false when it was already gone) and ends every session of the account, in one transaction; recorded in Activity (\`passkey.undone\`) and told in the inbox. No session needed and no cookie read. A bad, used or expired token: 400 \`{detail}\`; of two confirmations at once exactly one acts. The page's button sends the token form-encoded (JSON \`{token}\` works as well); a client that asks for HTML, as a browser does, gets a page back, any other JSON. ${limits}`,
+        description: `Uses the link's token once and undoes everything that came through the first passkey's trust, in one transaction: removes the passkey it names (\`removed\` false when it was already gone) and every passkey enrolled after it (\`passkeys_removed\`), revokes every grant approved since (\`grants_revoked\`; OIDC sign-ins on them end), and ends every session of the account. The owner can then sign in with the password and enrol their own passkey; recorded in Activity (\`passkey.undone\`) and told in the inbox. No session needed and no cookie read. A bad, used or expired token: 400 \`{detail}\`; of two confirmations at once exactly one acts. The page's button sends the token form-encoded (JSON \`{token}\` works as well); a client that asks for HTML, as a browser does, gets a page back, any other JSON. ${limits}`,
         tags: ['passkeys'],
         body: Type.Object({ token: Type.String({ minLength: 1, maxLength: 200, description: 'the `token` of the mailed undo link' }) }),
         response: withErrors({ 200: UndoOut }, 400, 429),
@@ -180,8 +182,8 @@ async function undoRoutes(base: FastifyInstance, s: Services): Promise<void> {
         return sendLinkPage(reply, 200, {
           title: 'Passkey removed',
           lines: [
-            undone.removed ? 'The passkey was removed and every session of the account was signed out.' : 'The passkey had already been removed; every session of the account was signed out.',
-            'Sign in with your password and change it now: whoever added the passkey knows it.',
+            undonePageLine(undone),
+            'Sign in with your password and change it now: whoever added the passkey knows it. Then add your own passkey.',
           ],
           links: [{ href: '/app', label: 'Sign in' }],
         });
@@ -193,4 +195,11 @@ async function undoRoutes(base: FastifyInstance, s: Services): Promise<void> {
       }
     });
   });
+}
+
+function undonePageLine(undone: UndoResult): string {
+  const keys = undone.passkeys_removed.length;
+  const passkeys = keys === 0 ? 'The passkey had already been removed' : keys === 1 ? 'The passkey was removed' : `The passkey and the ${keys - 1} added after it were removed`;
+  const grants = undone.grants_revoked === 0 ? '' : `, ${undone.grants_revoked === 1 ? 'one access approved with them was' : `${undone.grants_revoked} accesses approved with them were`} revoked`;
+  return `${passkeys}${grants}, and every session of the account was signed out.`;
 }
