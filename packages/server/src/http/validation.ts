@@ -1,10 +1,17 @@
 import { Ajv, type ErrorObject } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
+import { READABLE_FORMATS, UNREADABLE_MESSAGE, isReadable } from '../domain/readable-text.ts';
 
 // Bodies are JSON: a number where a string belongs is an error, never coerced. Query strings,
 // path parameters and headers are text by nature, so they are coerced to the declared type.
 const strict = new Ajv({ allErrors: true, coerceTypes: false, useDefaults: true, removeAdditional: false, strict: false });
 const coercing = new Ajv({ allErrors: true, coerceTypes: 'array', useDefaults: true, removeAdditional: false, strict: false });
+// Text a person reads (names, titles, notes): no characters that make it read otherwise (domain/readable-text.ts).
+for (const ajv of [strict, coercing]) {
+  ajv.addFormat(READABLE_FORMATS.line, { type: 'string', validate: (v: string) => isReadable(v, 'line') });
+  ajv.addFormat(READABLE_FORMATS.text, { type: 'string', validate: (v: string) => isReadable(v, 'text') });
+}
+const READABLE = new Set<unknown>(Object.values(READABLE_FORMATS));
 
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
   (httpPart === 'body' ? strict : coercing).compile(schema as object);
@@ -31,6 +38,7 @@ export function toValidationItems(errors: ErrorObject[], part: string): Validati
       loc.push(params.additionalProperty);
       return { loc, msg: 'extra field not permitted', type: 'extra_forbidden' };
     }
+    if (e.keyword === 'format' && READABLE.has(params.format)) return { loc, msg: UNREADABLE_MESSAGE, type: 'unreadable_text' };
     return { loc, msg: e.message ?? 'invalid value', type: e.keyword === 'type' ? `${String(params.type)}_type` : e.keyword };
   });
 }

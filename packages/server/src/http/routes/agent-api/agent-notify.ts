@@ -3,13 +3,13 @@ import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
 import { NOTES_PER_MINUTE } from '../../../domain/notes.ts';
-import { withErrors } from '../../schemas/common.ts';
+import { ReadableLine, ReadableText, withErrors } from '../../schemas/common.ts';
 
 const AgentNoteIn = Type.Object({
   agent_id: Type.String({ minLength: 1, maxLength: 64 }),
   agent_jwt: Type.String({ minLength: 1, maxLength: 8192 }),
-  text: Type.String({ minLength: 1, maxLength: 2000 }),
-  title: Type.Optional(Type.String({ maxLength: 200, default: '' })),
+  text: ReadableText({ minLength: 1, maxLength: 2000 }),
+  title: Type.Optional(ReadableLine({ maxLength: 200, default: '' })),
   kind: Type.Optional(Type.String({ minLength: 1, maxLength: 32, pattern: '^[a-z_]{1,32}$', default: 'agent', description: 'a short token, for example `done`, `stuck`, `summary` or `agent`' })),
 });
 

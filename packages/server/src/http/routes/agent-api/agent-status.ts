@@ -3,14 +3,14 @@ import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
 import { STATUS_REPORTS_PER_MINUTE } from '../../../domain/agents/agent-status.ts';
-import { withErrors } from '../../schemas/common.ts';
+import { ReadableText, withErrors } from '../../schemas/common.ts';
 import { AgentStatusOut } from '../site-api/agent-status.ts';
 
 const AgentId = Type.String({ minLength: 1, maxLength: 64, description: 'agent id (`ag_`)' });
 const AgentStatusReport = Type.Object({
   agent_id: AgentId,
   agent_jwt: Type.String({ minLength: 1, maxLength: 8192 }),
-  status: Type.String({ minLength: 1, maxLength: 500, description: 'free text shown to the owner as written' }),
+  status: ReadableText({ minLength: 1, maxLength: 500, description: 'free text shown to the owner as written (no invisible or control characters but newlines and tabs)' }),
   site: Type.Optional(Type.String({ maxLength: 255, default: '', description: 'the site the status is about; empty (the default) = the agent\'s general status' })),
 });
 

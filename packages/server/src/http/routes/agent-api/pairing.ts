@@ -3,11 +3,11 @@ import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
 import { PAIRING } from '../../../domain/agents/pairing.ts';
-import { withErrors } from '../../schemas/common.ts';
+import { ReadableLine, withErrors } from '../../schemas/common.ts';
 
 const PairIn = Type.Object({
   code: Type.String({ minLength: 1, maxLength: 32, description: 'the code the owner app showed; case, spaces and dashes do not matter' }),
-  name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'used when the owner gave the code no name' })),
+  name: Type.Optional(ReadableLine({ minLength: 1, maxLength: 100, description: 'used when the owner gave the code no name' })),
   jwk: Type.Optional(Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], { description: 'public JWK: kty EC, crv P-256, x, y; no d' })),
   pubkey: Type.Optional(Type.Union([Type.String({ maxLength: 4096 }), Type.Null()], { description: 'public key, PEM (SPKI), EC P-256' })),
 }, { description: 'Exactly one of `jwk` or `pubkey`.' });

@@ -4,7 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { UserRecord } from '../../../store/ports.ts';
 import type { Services } from '../../../services.ts';
 import { SignedInOut, UserOut, signedInOut, userOut as userOutOf } from './user-out.ts';
-import { Email, withErrors } from '../../schemas/common.ts';
+import { Email, ReadableLine, withErrors } from '../../schemas/common.ts';
 import { grantOut, pendingOut } from '../../schemas/approvals.ts';
 import { agentNames } from '../../../domain/agents/agent-names.ts';
 import { liveSignInsByGrant } from '../../../domain/oidc/owner-sign-ins.ts';
@@ -12,11 +12,11 @@ import { liveSignInsByGrant } from '../../../domain/oidc/owner-sign-ins.ts';
 const UserIn = Type.Object({
   email: Email,
   password: Type.String({ minLength: 8, maxLength: 1024, description: 'at least 8 characters' }),
-  display_name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  display_name: Type.Optional(ReadableLine({ minLength: 1, maxLength: 100 })),
 });
 const LoginIn = Type.Object({ email: Type.String({ maxLength: 254 }), password: Type.String({ maxLength: 1024 }) });
 const ProfileIn = Type.Object({
-  display_name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  display_name: Type.Optional(ReadableLine({ minLength: 1, maxLength: 100 })),
   email: Type.Optional(Email),
   current_password: Type.Optional(Type.String({ maxLength: 1024, description: 'with `email`, from a password session' })),
 });

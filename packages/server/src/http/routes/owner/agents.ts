@@ -5,12 +5,12 @@ import type { AgentRecord } from '../../../store/ports.ts';
 import type { Services } from '../../../services.ts';
 import { iso } from '../../../domain/clock.ts';
 import { AgentFlag, AgentParams } from '../../schemas/agents.ts';
-import { Timestamp, withErrors } from '../../schemas/common.ts';
+import { ReadableLine, Timestamp, withErrors } from '../../schemas/common.ts';
 import { AGENT_LIMITS } from '../../../domain/agents/agents.ts';
 import { QUOTAS } from '../../../domain/quotas.ts';
 
 const AgentIn = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 100 }),
+  name: ReadableLine({ minLength: 1, maxLength: 100 }),
   pubkey: Type.Optional(Type.Union([Type.String({ maxLength: 4096 }), Type.Null()], { description: 'public key, PEM (SPKI), EC P-256' })),
   jwk: Type.Optional(Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], { description: 'public JWK: kty EC, crv P-256, x, y; no d' })),
 }, { description: 'Exactly one of `jwk` or `pubkey`. A key that is not EC P-256, or that carries private parts, is refused with 400.' });

@@ -4,10 +4,10 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
 import { iso } from '../../../domain/clock.ts';
 import { PAIRING } from '../../../domain/agents/pairing.ts';
-import { Timestamp, withErrors } from '../../schemas/common.ts';
+import { ReadableLine, Timestamp, withErrors } from '../../schemas/common.ts';
 
 const PairingCodeIn = Type.Object({
-  name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'the agent\'s name; when left out, the agent\'s own name (or "New agent")' })),
+  name: Type.Optional(ReadableLine({ minLength: 1, maxLength: 100, description: 'the agent\'s name; when left out, the agent\'s own name (or "New agent")' })),
 });
 
 const PairingCodeOut = Type.Object({

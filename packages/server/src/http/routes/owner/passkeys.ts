@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
 import { SignedInOut, signedInOut } from './user-out.ts';
-import { Email, withErrors } from '../../schemas/common.ts';
+import { Email, ReadableLine, withErrors } from '../../schemas/common.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { LINK_ATTEMPTS } from '../../../domain/accounts/email-links.ts';
 import { BAD_UNDO_LINK, UNDO_PATH, type UndoResult } from '../../../domain/passkeys/first-passkey.ts';
@@ -25,7 +25,7 @@ const CeremonyOut = (what: string) => Type.Object({
 const RegisterIn = Type.Object({
   challenge: Challenge,
   attestation: WebAuthnJson('what `startRegistration()` returned'),
-  name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'defaults to a name from the browser' })),
+  name: Type.Optional(ReadableLine({ minLength: 1, maxLength: 100, description: 'defaults to a name from the browser' })),
 });
 // The rule of domain/passkeys/passkey-policy.ts, for the route descriptions.
 const MANAGE_RULE =

@@ -4,9 +4,9 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
 import { TEST_MESSAGE, pushPayload } from '../../../domain/notifications/messages.ts';
 import { newId } from '../../../domain/ids.ts';
-import { withErrors } from '../../schemas/common.ts';
+import { ReadableLine, withErrors } from '../../schemas/common.ts';
 
-const Name = Type.String({ minLength: 1, maxLength: 100, description: 'shown in the device list; defaults to one made from the User-Agent' });
+const Name = ReadableLine({ minLength: 1, maxLength: 100, description: 'shown in the device list; defaults to one made from the User-Agent' });
 
 const PushIn = Type.Object({
   endpoint: Type.String({ minLength: 1, maxLength: 2048, description: 'the push service URL of the subscription: https only' }),

@@ -3,13 +3,13 @@ import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
 import { REPORT_KINDS } from '../../../domain/reputation/score.ts';
-import { withErrors } from '../../schemas/common.ts';
+import { ReadableText, withErrors } from '../../schemas/common.ts';
 
 const ReportKind = Type.Union(REPORT_KINDS.map((kind) => Type.Literal(kind)));
 const ReportIn = Type.Object({
   access_token: Type.String({ minLength: 1, maxLength: 16384, description: 'a pass the agent presented at the reporting site; it may have expired but must have been minted at most 7 days ago' }),
   kind: ReportKind,
-  detail: Type.Optional(Type.String({ maxLength: 2000, default: '' })),
+  detail: Type.Optional(ReadableText({ maxLength: 2000, default: '' })),
 });
 const ReportOut = Type.Object({
   ok: Type.Literal(true),
