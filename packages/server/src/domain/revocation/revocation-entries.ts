@@ -1,6 +1,7 @@
 import type { RevokedAgent, RevokedGrant } from '@mandate/protocol';
 import type { Repos, RevokedAgentReason, RevokedAgentRow, RevokedGrantRow } from '../../store/ports.ts';
 import { isAgentBlocked } from '../agents/blocked.ts';
+import { COURTESY_CAP, type CourtesyEntry, courtesyOf, keptCourtesy } from './revocation-bound.ts';
 import { LISTED_FOR_MS } from './revocation-window.ts';
 
 /** The lists of a snapshot, and when the first of their entries ages out (so the build must be redone). */
@@ -36,27 +37,39 @@ const AGENT_REASONS: readonly RevokedAgentReason[] = ['flagged', 'removed', 'unb
  * page is read exactly once; one recorded meanwhile may or may not be (the caller read the counter
  * first and makes it the list's rev_seq: snapshot.ts).
  */
-export async function readEntries(repos: Pick<Repos, 'agents' | 'grants'>, now: number, counter: number): Promise<RevocationEntries> {
+export async function readEntries(repos: Pick<Repos, 'agents' | 'grants'>, now: number, counter: number, courtesyCap = COURTESY_CAP): Promise<RevocationEntries> {
   let changesAt = Infinity;
   const ageOut = (at: number | null) => {
     if (at !== null && at + LISTED_FOR_MS > now) changesAt = Math.min(changesAt, at + LISTED_FOR_MS);
   };
 
   const agents = new Map<string, RevokedAgent>();
+  const courtesy: CourtesyEntry[] = [];
   for (const reason of AGENT_REASONS) {
     await pages<RevokedAgentRow>((after) => repos.agents.listRevoked(now, { reason, after, limit: PAGE_ROWS }), (a) => {
       ageOut(a.removedAt);
       ageOut(a.unblockedAt);
-      if (!agents.has(a.id)) agents.set(a.id, agentEntry(a, counter, now));
+      // A block turns into a courtesy entry when its window ends, which may change what the bound keeps.
+      ageOut(a.flaggedAt);
+      if (agents.has(a.id)) return;
+      const entry = agentEntry(a, counter, now);
+      agents.set(a.id, entry);
+      const c = courtesyOf(a, entry, now);
+      if (c !== undefined) courtesy.push(c);
     });
   }
+  // The bound across accounts (revocation-bound.ts): only courtesy entries may be dropped, and the
+  // rest keep their order, which is the same on every node.
+  const kept = keptCourtesy(courtesy, courtesyCap);
+  const dropped = new Set(courtesy.filter((c) => !kept.has(c.entry.id)).map((c) => c.entry.id));
+  const listedAgents = dropped.size === 0 ? [...agents.values()] : [...agents.values()].filter((a) => !dropped.has(a.id));
 
   const grants = new Map<string, RevokedGrant>();
   await pages<RevokedGrantRow>((after) => repos.grants.listRevoked(now, { after, limit: PAGE_ROWS }), (g) => {
     ageOut(g.revokedAt);
     addGrant(grants, g, counter);
   });
-  return { revokedAgents: [...agents.values()], revokedGrants: [...grants.values()], changesAt };
+  return { revokedAgents: listedAgents, revokedGrants: [...grants.values()], changesAt };
 }
 
 /** Reads page after page (each starting after the last row of the one before) until one is short. */

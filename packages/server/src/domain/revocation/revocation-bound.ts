@@ -1,0 +1,99 @@
+import type { RevokedAgent } from '@mandate/protocol';
+import type { RevokedAgentRow } from '../../store/ports.ts';
+import { LISTED_FOR_MS } from './revocation-window.ts';
+
+/**
+ * The revocation list's bound across accounts (issue 22; decisions §25: one account can never hurt
+ * another owner or a site). Every local-mode site downloads the whole list, and an account may list
+ * all of its 100 live agents as blocked for good, so without a bound the list grew with sign-ups.
+ *
+ * The list's entries are of two kinds:
+ * - entries that can still refuse a live pass: grants revoked, agents removed or unblocked, and blocks
+ *   set in the last 600 s + 120 s (revocation-window.ts). These are what makes a revocation take
+ *   effect at a local site at once (decisions §6) and are NEVER dropped: a cap on them would let a
+ *   hostile account push another owner's fresh revocation out of the list.
+ * - courtesy entries, which refuse no pass a site would accept: blocks set longer ago than the window
+ *   (the passes minted before the block have expired; issuance refuses new ones, cloud verify refuses
+ *   the agent), and `suspicious` flags (local verifiers never refuse on them). These are what an
+ *   account can pile up for good, so they are what the bound drops.
+ *
+ * At most COURTESY_CAP courtesy entries are listed. When there are more, they are shared out
+ * max-min fairly between owners: every owner keeps its courtesy entries up to a common level, and
+ * only owners with more than that level lose entries, those with the most first. So however many
+ * accounts a hostile party signs up, an owner with fewer courtesy entries than the level keeps all of
+ * them, and an owner with more keeps at least as many as any hostile account. Within an owner, blocks
+ * are kept before `suspicious` flags, and newer before older (an agent blocked long ago has long
+ * stopped trying).
+ */
+export const COURTESY_CAP = 10_000;
+
+/** A courtesy entry and what the bound orders it by. */
+export interface CourtesyEntry {
+  entry: RevokedAgent;
+  owner: string;
+  /** When its flag was set (ms). */
+  at: number;
+}
+
+/**
+ * The courtesy entry of an agent listed at `now`, or undefined when its entry may still refuse a live
+ * pass: a block whose time is unknown counts as fresh (the safe side), and a block set after a lift
+ * still in the window is kept with the lift.
+ */
+export function courtesyOf(row: RevokedAgentRow, entry: RevokedAgent, now: number): CourtesyEntry | undefined {
+  if (row.status !== 'active' || row.flag === 'ok' || row.flaggedAt === null) return undefined;
+  if (entry.flag === 'suspicious') return { entry, owner: row.userId, at: row.flaggedAt };
+  const aged = (at: number | null) => at === null || now - at >= LISTED_FOR_MS;
+  if (row.flag === 'revoked' && aged(row.flaggedAt) && aged(row.unblockedAt)) return { entry, owner: row.userId, at: row.flaggedAt };
+  return undefined;
+}
+
+/**
+ * The ids of the courtesy entries kept under `cap`: all of them when they fit; otherwise the first
+ * `level` of every owner's (in keepOrder), where `level` is the highest that fits, and one more for
+ * as many owners above the level as there is room left, those with the fewest entries first (ties by
+ * owner id, so every node keeps the same ones).
+ */
+export function keptCourtesy(entries: readonly CourtesyEntry[], cap: number): Set<string> {
+  if (entries.length <= cap) return new Set(entries.map((c) => c.entry.id));
+  const byOwner = new Map<string, CourtesyEntry[]>();
+  for (const c of entries) {
+    const list = byOwner.get(c.owner);
+    if (list === undefined) byOwner.set(c.owner, [c]);
+    else list.push(c);
+  }
+  const owners = [...byOwner.entries()].map(([owner, list]) => ({ owner, list: list.sort(keepOrder) }));
+  owners.sort((a, b) => a.list.length - b.list.length || (a.owner < b.owner ? -1 : a.owner > b.owner ? 1 : 0));
+
+  // Water-filling over the owners by ascending count: those below the level keep everything.
+  let room = cap;
+  let i = 0;
+  let level = 0;
+  for (; i < owners.length; i++) {
+    const above = owners.length - i;
+    const count = owners[i]?.list.length ?? 0;
+    if ((count - level) * above > room) break;
+    room -= (count - level) * above;
+    level = count;
+  }
+  const above = owners.length - i;
+  if (above > 0) {
+    const raise = Math.floor(room / above);
+    level += raise;
+    room -= raise * above;
+  }
+  const kept = new Set<string>();
+  for (const [k, o] of owners.entries()) {
+    // Owners are in ascending count, so the room left goes to the smallest of those above the level.
+    const extra = k >= i && room > 0 ? 1 : 0;
+    if (extra === 1) room--;
+    for (const c of o.list.slice(0, level + extra)) kept.add(c.entry.id);
+  }
+  return kept;
+}
+
+/** Within one owner: blocks before `suspicious` flags, then newest first, then by id. */
+function keepOrder(a: CourtesyEntry, b: CourtesyEntry): number {
+  const rank = (c: CourtesyEntry) => (c.entry.flag === 'suspicious' ? 1 : 0);
+  return rank(a) - rank(b) || b.at - a.at || (a.entry.id < b.entry.id ? -1 : a.entry.id > b.entry.id ? 1 : 0);
+}

@@ -1,0 +1,95 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { RevokedAgent } from '@mandate/protocol';
+import { COURTESY_CAP, type CourtesyEntry, courtesyOf, keptCourtesy } from '../src/domain/revocation/revocation-bound.ts';
+import { LISTED_FOR_MS } from '../src/domain/revocation/revocation-window.ts';
+import type { RevokedAgentRow } from '../src/store/ports.ts';
+
+// Issue 22: the revocation list's bound across accounts, as pure functions (revocation-bound.ts).
+// The attack end to end: revocation-bound-attack.test.ts (in process) and
+// revocation-bound-http.test.ts (a real server and a local-mode site).
+
+const NOW = 100_000_000;
+
+const row = (over: Partial<RevokedAgentRow> = {}): RevokedAgentRow => ({
+  id: 'ag_1', userId: 'u_1', status: 'active', flag: 'revoked', flagRevSeq: 5, flaggedAt: NOW - LISTED_FOR_MS, removedAt: null, unblockedAt: null, unblockedRevSeq: null, ...over,
+});
+const entryOf = (r: RevokedAgentRow): RevokedAgent => ({ id: r.id, flag: r.flag === 'suspicious' ? 'suspicious' : 'revoked', rev_seq: r.flagRevSeq ?? 0 });
+
+/** `count` courtesy entries of `owner`, blocked at NOW - LISTED_FOR_MS - i (so entry 0 is the newest). */
+const owned = (owner: string, count: number, flag: RevokedAgent['flag'] = 'revoked'): CourtesyEntry[] =>
+  Array.from({ length: count }, (_, i) => ({ entry: { id: `ag_${owner}_${String(i).padStart(4, '0')}`, flag, rev_seq: i + 1 }, owner, at: NOW - LISTED_FOR_MS - i }));
+
+const keptOf = (kept: Set<string>, owner: string) => [...kept].filter((id) => id.startsWith(`ag_${owner}_`)).sort();
+
+describe('the revocation list bound: which entries are courtesy', () => {
+  it('a block is a courtesy entry from the moment its window ends, never before', () => {
+    const fresh = row({ flaggedAt: NOW - LISTED_FOR_MS + 1 });
+    assert.equal(courtesyOf(fresh, entryOf(fresh), NOW), undefined, 'in the window: it may refuse a live pass');
+    const aged = row();
+    assert.deepEqual(courtesyOf(aged, entryOf(aged), NOW), { entry: entryOf(aged), owner: 'u_1', at: NOW - LISTED_FOR_MS });
+  });
+
+  it('what may still refuse a live pass, or whose age is unknown, is never a courtesy entry', () => {
+    const cases: Record<string, RevokedAgentRow> = {
+      'a block of unknown age (the safe side)': row({ flaggedAt: null }),
+      'a tombstone': row({ status: 'removed', removedAt: NOW - 1 }),
+      'a lifted block in its window': row({ flag: 'ok', flagRevSeq: null, flaggedAt: null, unblockedAt: NOW - 1, unblockedRevSeq: 4 }),
+      'an old block, re-set after a lift still in the window': row({ unblockedAt: NOW - 1, unblockedRevSeq: 3 }),
+    };
+    for (const [what, r] of Object.entries(cases)) assert.equal(courtesyOf(r, entryOf(r), NOW), undefined, what);
+    // Lifted to `suspicious` in the window: listed as `revoked` at the block's rev_seq, so not courtesy.
+    const lifted = row({ flag: 'suspicious', flagRevSeq: 9, flaggedAt: NOW - 1, unblockedAt: NOW - 1, unblockedRevSeq: 4 });
+    assert.equal(courtesyOf(lifted, { id: lifted.id, flag: 'revoked', rev_seq: 4 }, NOW), undefined);
+  });
+
+  it('a `suspicious` flag refuses nothing, so it is a courtesy entry however new', () => {
+    const r = row({ flag: 'suspicious', flaggedAt: NOW - 1 });
+    assert.equal(courtesyOf(r, entryOf(r), NOW)?.entry.flag, 'suspicious');
+  });
+});
+
+describe('the revocation list bound: what is kept', () => {
+  it('keeps everything up to the cap', () => {
+    const all = [...owned('a', 100), ...owned('b', 3)];
+    assert.equal(keptCourtesy(all, 103).size, 103);
+    assert.equal(COURTESY_CAP, 10_000);
+  });
+
+  it('over the cap, hostile accounts with the most lose first: every other owner keeps all of theirs', () => {
+    const hostile = Array.from({ length: 50 }, (_, i) => owned(`h${String(i).padStart(2, '0')}`, 100)).flat();
+    const others = [...owned('alice', 7), ...owned('bob', 1), ...owned('carol', 40)];
+    const cap = 1000;
+    const kept = keptCourtesy([...hostile, ...others], cap);
+    assert.equal(kept.size, cap);
+    assert.equal(keptOf(kept, 'alice').length, 7);
+    assert.equal(keptOf(kept, 'bob').length, 1);
+    // 1000 - 8 = 992 for 51 owners of 40 or more: a level of 19, and 23 of them get a 20th.
+    const levels = [...Array.from({ length: 50 }, (_, i) => keptOf(kept, `h${String(i).padStart(2, '0')}`).length), keptOf(kept, 'carol').length];
+    assert.ok(levels.every((n) => n === 19 || n === 20), levels.join(','));
+    assert.equal(levels.filter((n) => n === 20).length, 992 - 19 * 51);
+    assert.ok(keptOf(kept, 'carol').length >= Math.max(...levels.slice(0, 50)) - 1);
+  });
+
+  it('within an owner, keeps blocks before `suspicious` flags and newer before older', () => {
+    const blocks = owned('a', 10);
+    const suspicious = owned('s', 10, 'suspicious').map((c) => ({ ...c, owner: 'a', at: NOW }));
+    const kept = keptCourtesy([...suspicious, ...blocks, ...owned('b', 10)], 10);
+    assert.deepEqual(keptOf(kept, 'a'), blocks.slice(0, 5).map((c) => c.entry.id), 'the five newest blocks');
+    assert.equal(keptOf(kept, 's').length, 0);
+  });
+
+  it('keeps the same entries whatever order they were read in (every node lists the same)', () => {
+    const all = [...owned('a', 30), ...owned('b', 30), ...owned('c', 30), ...owned('d', 2)];
+    const one = [...keptCourtesy(all, 47)].sort();
+    const reversed = [...keptCourtesy([...all].reverse(), 47)].sort();
+    const shuffled = [...keptCourtesy([...all].sort((x, y) => (x.entry.rev_seq * 7919 + x.owner.charCodeAt(0)) % 13 - (y.entry.rev_seq * 7919 + y.owner.charCodeAt(0)) % 13), 47)].sort();
+    assert.equal(one.length, 47);
+    assert.deepEqual(reversed, one);
+    assert.deepEqual(shuffled, one);
+  });
+
+  it('a cap of zero lists no courtesy entry', () => {
+    assert.equal(keptCourtesy(owned('a', 5), 0).size, 0);
+  });
+});
