@@ -1,5 +1,6 @@
 import type { RevokedAgent } from '@mandate/protocol';
 import type { RevokedAgentRow } from '../../store/ports.ts';
+import { breathe } from './breathe.ts';
 import { LISTED_FOR_MS } from './revocation-window.ts';
 
 /**
@@ -54,15 +55,27 @@ export function courtesyOf(row: RevokedAgentRow, entry: RevokedAgent, now: numbe
  * as many owners above the level as there is room left, those with the fewest entries first (ties by
  * owner id, so every node keeps the same ones).
  */
-export function keptCourtesy(entries: readonly CourtesyEntry[], cap: number): Set<string> {
+export async function keptCourtesy(entries: readonly CourtesyEntry[], cap: number): Promise<Set<string>> {
   if (entries.length <= cap) return new Set(entries.map((c) => c.entry.id));
+  // A million entries took over half a second in one piece: the grouping and the sorting are done
+  // STEP entries at a time, with the event loop free between steps (as the rest of the build).
   const byOwner = new Map<string, CourtesyEntry[]>();
-  for (const c of entries) {
+  for (const [k, c] of entries.entries()) {
     const list = byOwner.get(c.owner);
     if (list === undefined) byOwner.set(c.owner, [c]);
     else list.push(c);
+    if (k % STEP === STEP - 1) await breathe();
   }
-  const owners = [...byOwner.entries()].map(([owner, list]) => ({ owner, list: list.sort(keepOrder) }));
+  const owners: { owner: string; list: CourtesyEntry[] }[] = [];
+  let sorted = 0;
+  for (const [owner, list] of byOwner) {
+    owners.push({ owner, list: list.sort(keepOrder) });
+    sorted += list.length;
+    if (sorted >= STEP) {
+      sorted = 0;
+      await breathe();
+    }
+  }
   owners.sort((a, b) => a.list.length - b.list.length || (a.owner < b.owner ? -1 : a.owner > b.owner ? 1 : 0));
 
   // Water-filling over the owners by ascending count: those below the level keep everything.
@@ -91,6 +104,9 @@ export function keptCourtesy(entries: readonly CourtesyEntry[], cap: number): Se
   }
   return kept;
 }
+
+/** Courtesy entries grouped or sorted between two turns of the event loop. */
+const STEP = 5_000;
 
 /** Within one owner: blocks before `suspicious` flags, then newest first, then by id. */
 function keepOrder(a: CourtesyEntry, b: CourtesyEntry): number {

@@ -1,6 +1,7 @@
 import type { RevokedAgent, RevokedGrant } from '@mandate/protocol';
 import type { Repos, RevokedAgentReason, RevokedAgentRow, RevokedGrantRow } from '../../store/ports.ts';
 import { isAgentBlocked } from '../agents/blocked.ts';
+import { breathe } from './breathe.ts';
 import { COURTESY_CAP, type CourtesyEntry, courtesyOf, keptCourtesy } from './revocation-bound.ts';
 import { LISTED_FOR_MS } from './revocation-window.ts';
 
@@ -19,8 +20,6 @@ export interface RevocationEntries {
  */
 export const PAGE_ROWS = 1000;
 
-/** Lets the event loop run whatever waits (requests, timers) before the next step of a long build. */
-export const breathe = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 const AGENT_REASONS: readonly RevokedAgentReason[] = ['flagged', 'removed', 'unblocked'];
 
@@ -60,9 +59,7 @@ export async function readEntries(repos: Pick<Repos, 'agents' | 'grants'>, now: 
   }
   // The bound across accounts (revocation-bound.ts): only courtesy entries may be dropped, and the
   // rest keep their order, which is the same on every node.
-  const kept = keptCourtesy(courtesy, courtesyCap);
-  const dropped = new Set(courtesy.filter((c) => !kept.has(c.entry.id)).map((c) => c.entry.id));
-  const listedAgents = dropped.size === 0 ? [...agents.values()] : [...agents.values()].filter((a) => !dropped.has(a.id));
+  const listedAgents = await withinBound(agents, courtesy, courtesyCap);
 
   const grants = new Map<string, RevokedGrant>();
   await pages<RevokedGrantRow>((after) => repos.grants.listRevoked(now, { after, limit: PAGE_ROWS }), (g) => {
@@ -70,6 +67,14 @@ export async function readEntries(repos: Pick<Repos, 'agents' | 'grants'>, now: 
     addGrant(grants, g, counter);
   });
   return { revokedAgents: listedAgents, revokedGrants: [...grants.values()], changesAt };
+}
+
+/** The agents' entries in read order, without the courtesy entries the bound drops. */
+async function withinBound(agents: Map<string, RevokedAgent>, courtesy: readonly CourtesyEntry[], cap: number): Promise<RevokedAgent[]> {
+  if (courtesy.length <= cap) return [...agents.values()];
+  const kept = await keptCourtesy(courtesy, cap);
+  for (const c of courtesy) if (!kept.has(c.entry.id)) agents.delete(c.entry.id);
+  return [...agents.values()];
 }
 
 /** Reads page after page (each starting after the last row of the one before) until one is short. */
