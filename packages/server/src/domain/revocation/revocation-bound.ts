@@ -52,13 +52,17 @@ export function courtesyOf(row: RevokedAgentRow, entry: RevokedAgent, now: numbe
 /**
  * The ids of the courtesy entries kept under `cap`: all of them when they fit; otherwise the first
  * `level` of every owner's (in keepOrder), where `level` is the highest that fits, and one more for
- * as many owners above the level as there is room left, those with the fewest entries first (ties by
- * owner id, so every node keeps the same ones).
+ * as many owners above the level as there is room left: those with the fewest entries first, then in
+ * the order their first entry was read (readEntries reads them by agent id from the shared database,
+ * so every node keeps the same ones).
+ *
+ * No step sorts all owners or all entries (a million accounts of one entry each would hold the event
+ * loop for a second): owners are bucketed by their number of entries, of which there are few distinct
+ * ones (an owner has at most 100 live agents), and only the lists of owners above the level are
+ * sorted, each on its own, STEP entries between two turns of the event loop.
  */
 export async function keptCourtesy(entries: readonly CourtesyEntry[], cap: number): Promise<Set<string>> {
   if (entries.length <= cap) return new Set(entries.map((c) => c.entry.id));
-  // A million entries took over half a second in one piece: the grouping and the sorting are done
-  // STEP entries at a time, with the event loop free between steps (as the rest of the build).
   const byOwner = new Map<string, CourtesyEntry[]>();
   for (const [k, c] of entries.entries()) {
     const list = byOwner.get(c.owner);
@@ -66,41 +70,51 @@ export async function keptCourtesy(entries: readonly CourtesyEntry[], cap: numbe
     else list.push(c);
     if (k % STEP === STEP - 1) await breathe();
   }
-  const owners: { owner: string; list: CourtesyEntry[] }[] = [];
-  let sorted = 0;
-  for (const [owner, list] of byOwner) {
-    owners.push({ owner, list: list.sort(keepOrder) });
-    sorted += list.length;
-    if (sorted >= STEP) {
-      sorted = 0;
-      await breathe();
-    }
+  const byCount = new Map<number, CourtesyEntry[][]>();
+  for (const list of byOwner.values()) {
+    const bucket = byCount.get(list.length);
+    if (bucket === undefined) byCount.set(list.length, [list]);
+    else bucket.push(list);
   }
-  owners.sort((a, b) => a.list.length - b.list.length || (a.owner < b.owner ? -1 : a.owner > b.owner ? 1 : 0));
+  const counts = [...byCount.keys()].sort((a, b) => a - b);
 
-  // Water-filling over the owners by ascending count: those below the level keep everything.
+  // Water-filling: raise a common level while all owners above it can have it; those at or below
+  // it keep everything.
   let room = cap;
-  let i = 0;
   let level = 0;
-  for (; i < owners.length; i++) {
-    const above = owners.length - i;
-    const count = owners[i]?.list.length ?? 0;
+  let above = byOwner.size;
+  let j = 0;
+  for (; j < counts.length; j++) {
+    const count = counts[j] ?? 0;
     if ((count - level) * above > room) break;
     room -= (count - level) * above;
     level = count;
+    above -= byCount.get(count)?.length ?? 0;
   }
-  const above = owners.length - i;
   if (above > 0) {
     const raise = Math.floor(room / above);
     level += raise;
     room -= raise * above;
   }
+
   const kept = new Set<string>();
-  for (const [k, o] of owners.entries()) {
-    // Owners are in ascending count, so the room left goes to the smallest of those above the level.
-    const extra = k >= i && room > 0 ? 1 : 0;
-    if (extra === 1) room--;
-    for (const c of o.list.slice(0, level + extra)) kept.add(c.entry.id);
+  let sorted = 0;
+  for (const [k, count] of counts.entries()) {
+    for (const list of byCount.get(count) ?? []) {
+      if (k < j) {
+        for (const c of list) kept.add(c.entry.id);
+        continue;
+      }
+      // Above the level: the smallest owners, in read order, take the room left, one entry each.
+      const take = level + (room > 0 ? 1 : 0);
+      if (room > 0) room--;
+      for (const c of list.sort(keepOrder).slice(0, take)) kept.add(c.entry.id);
+      sorted += list.length;
+      if (sorted >= STEP) {
+        sorted = 0;
+        await breathe();
+      }
+    }
   }
   return kept;
 }

@@ -73,7 +73,10 @@ export async function readEntries(repos: Pick<Repos, 'agents' | 'grants'>, now: 
 async function withinBound(agents: Map<string, RevokedAgent>, courtesy: readonly CourtesyEntry[], cap: number): Promise<RevokedAgent[]> {
   if (courtesy.length <= cap) return [...agents.values()];
   const kept = await keptCourtesy(courtesy, cap);
-  for (const c of courtesy) if (!kept.has(c.entry.id)) agents.delete(c.entry.id);
+  for (const [k, c] of courtesy.entries()) {
+    if (!kept.has(c.entry.id)) agents.delete(c.entry.id);
+    if (k % PAGE_ROWS === PAGE_ROWS - 1) await breathe();
+  }
   return [...agents.values()];
 }
 
