@@ -135,8 +135,15 @@ export interface AgentRecord {
   unblockedRevSeq: number | null;
 }
 
-/** An agent as the revocation list reads it (AgentsRepo.listRevoked). */
-export type RevokedAgentRow = Pick<AgentRecord, 'id' | 'status' | 'flag' | 'flagRevSeq' | 'removedAt' | 'unblockedAt' | 'unblockedRevSeq'>;
+/**
+ * An agent as the revocation list reads it (AgentsRepo.listRevoked), with its owner and when its
+ * current non-ok flag was set (null while `ok`, or when unknown): the list's bound across accounts
+ * (domain/revocation/revocation-bound.ts) drops blocks older than the window, fairly per owner.
+ */
+export type RevokedAgentRow = Pick<AgentRecord, 'id' | 'userId' | 'status' | 'flag' | 'flagRevSeq' | 'removedAt' | 'unblockedAt' | 'unblockedRevSeq'> & { flaggedAt: number | null };
+
+/** What AgentsRepo.update writes: `flaggedAt` is only read by the revocation list, so AgentRecord does not carry it. */
+export type AgentPatch = Partial<Pick<AgentRecord, 'status' | 'flag' | 'flagRevSeq' | 'removedAt' | 'name' | 'unblockedAt' | 'unblockedRevSeq'> & { flaggedAt: number | null }>;
 
 /** Why an agent is on the revocation list; each reason is read from an index of its own. */
 export type RevokedAgentReason = 'flagged' | 'removed' | 'unblocked';
@@ -152,7 +159,7 @@ export interface AgentsRepo {
   create(agent: AgentRecord): Promise<void>;
   byId(id: string): Promise<AgentRecord | undefined>;
   listForUser(userId: string, includeRemoved?: boolean): Promise<AgentRecord[]>;
-  update(id: string, patch: Partial<Pick<AgentRecord, 'status' | 'flag' | 'flagRevSeq' | 'removedAt' | 'name' | 'unblockedAt' | 'unblockedRevSeq'>>): Promise<void>;
+  update(id: string, patch: AgentPatch): Promise<void>;
   /**
    * The agent part of the revocation list at `now` (decisions §25), for three reasons: live agents
    * with a non-ok flag (`flagged`, by id), and agents removed (`removed`, by removedAt, id) or

@@ -90,6 +90,8 @@ export interface AgentsTable {
   /** When a `revoked` flag was last lifted, and that block's rev_seq (migration 004). */
   unblocked_at: number | null;
   unblocked_rev_seq: number | null;
+  /** When the current non-ok flag was set; null while `ok` (migration 018). */
+  flagged_at: number | null;
 }
 
 export interface SigningKeysTable {

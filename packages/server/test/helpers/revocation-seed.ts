@@ -46,3 +46,26 @@ export async function seedRevokedGrants(store: Store, o: { userId: string; agent
   await seedGrants(store, o);
   return revokeAllAt(store, o.agentId, o.at);
 }
+
+/**
+ * The attack of issue 22: an account lists its agents as blocked for good. `seedBlockedAgents`
+ * writes `count` agents of `userId` straight into the store, blocked (flag `revoked`) at `at`, in one
+ * transaction that advances rev_seq once (as the owner's blocks would have, one by one); answers
+ * their ids, newest block first (agent i was blocked at `at - i` ms).
+ */
+export function seedBlockedAgents(store: Store, o: { userId: string; count: number; at: number; flag?: 'revoked' | 'suspicious' }): Promise<string[]> {
+  return store.transaction(async (repos) => {
+    const revSeq = await new RevocationSequence(repos.counters).advance();
+    const ids: string[] = [];
+    for (let i = 0; i < o.count; i++) {
+      const id = newId('ag');
+      await repos.agents.create({
+        id, userId: o.userId, name: `blocked ${i}`, publicJwk: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' }, jkt: `jkt-${id}`,
+        status: 'active', flag: o.flag ?? 'revoked', flagRevSeq: revSeq, createdAt: o.at - i, removedAt: null, unblockedAt: null, unblockedRevSeq: null,
+      });
+      await repos.agents.update(id, { flaggedAt: o.at - i });
+      ids.push(id);
+    }
+    return ids;
+  });
+}

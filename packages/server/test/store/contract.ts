@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AgentRecord, AuthzRequestRecord, GrantRecord } from '../../src/store/ports.ts';
+import type { AgentRecord, AuthzRequestRecord, GrantRecord, RevokedAgentRow } from '../../src/store/ports.ts';
 import { type OpenStore, useStore } from './use-store.ts';
 
 let n = 0;
@@ -242,6 +242,34 @@ export function storeContract(name: string, open: OpenStore): void {
       await store.agents.create(unblocked);
       assert.equal((await store.agents.listRevoked(729_999)).find((a) => a.id === unblocked.id)?.unblockedRevSeq, 7);
       assert.equal((await store.agents.listRevoked(730_000)).some((a) => a.id === unblocked.id), false);
+    });
+
+    it('lists a flagged agent with its owner and when its flag was set, read page by page (issue 22)', async () => {
+      const u = await newUser();
+      const agent = agentOf(u);
+      await store.agents.create(agent);
+      const flagged = async (now: number) => {
+        const rows: RevokedAgentRow[] = [];
+        let after: RevokedAgentRow | undefined;
+        for (;;) {
+          const page = await store.agents.listRevoked(now, { reason: 'flagged', after, limit: 1 });
+          rows.push(...page);
+          if (page.length < 1) return rows.filter((r) => r.id === agent.id);
+          after = page[page.length - 1];
+        }
+      };
+      await store.agents.update(agent.id, { flag: 'revoked', flagRevSeq: 11, flaggedAt: 4_000 });
+      // Long after the window the block is still listed (the bound drops it, not the store).
+      assert.deepEqual(await flagged(10_000_000), [{ id: agent.id, userId: u.id, status: 'active', flag: 'revoked', flagRevSeq: 11, flaggedAt: 4_000, removedAt: null, unblockedAt: null, unblockedRevSeq: null }]);
+      assert.equal((await store.agents.listRevoked(10_000_000)).find((a) => a.id === agent.id)?.flaggedAt, 4_000);
+      // Not part of AgentRecord: byId is unchanged.
+      assert.deepEqual(await store.agents.byId(agent.id), { ...agent, flag: 'revoked', flagRevSeq: 11 });
+      await store.agents.update(agent.id, { flag: 'ok', flagRevSeq: null, flaggedAt: null });
+      assert.deepEqual(await flagged(10_000_000), []);
+      // An agent stored flagged without a time (written by an older release) reads null: never dropped.
+      const old: AgentRecord = { ...agentOf(u), flag: 'revoked', flagRevSeq: 12 };
+      await store.agents.create(old);
+      assert.equal((await store.agents.listRevoked(10_000_000)).find((a) => a.id === old.id)?.flaggedAt, null);
     });
 
     it('keeps signing keys and retires all but one', async () => {

@@ -135,8 +135,11 @@ export class Agents {
   private changeFlag(current: AgentRecord, flag: AgentFlag): Promise<AgentRecord> {
     return this.store.transaction(async (repos) => {
       const revSeq = await new RevocationSequence(repos.counters).advance();
-      const lifted = current.flag === 'revoked' ? { unblockedAt: this.clock.now(), unblockedRevSeq: current.flagRevSeq ?? revSeq - 1 } : {};
-      await repos.agents.update(current.id, { flag, flagRevSeq: flag === 'ok' ? null : revSeq, ...lifted });
+      const now = this.clock.now();
+      const lifted = current.flag === 'revoked' ? { unblockedAt: now, unblockedRevSeq: current.flagRevSeq ?? revSeq - 1 } : {};
+      // flaggedAt dates the flag's entry on the revocation list: 720 s after it, a block refuses no
+      // live pass any more and the list's bound may drop it (revocation-bound.ts).
+      await repos.agents.update(current.id, { flag, flagRevSeq: flag === 'ok' ? null : revSeq, flaggedAt: flag === 'ok' ? null : now, ...lifted });
       const agent = (await repos.agents.byId(current.id)) as AgentRecord;
       if (flag === 'revoked') for (const hook of this.stoppedHooks) await hook(repos, agent, revSeq);
       return agent;

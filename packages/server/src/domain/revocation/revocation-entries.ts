@@ -1,6 +1,8 @@
 import type { RevokedAgent, RevokedGrant } from '@mandate/protocol';
 import type { Repos, RevokedAgentReason, RevokedAgentRow, RevokedGrantRow } from '../../store/ports.ts';
 import { isAgentBlocked } from '../agents/blocked.ts';
+import { breathe } from './breathe.ts';
+import { COURTESY_CAP, type CourtesyEntry, courtesyOf, keptCourtesy } from './revocation-bound.ts';
 import { LISTED_FOR_MS } from './revocation-window.ts';
 
 /** The lists of a snapshot, and when the first of their entries ages out (so the build must be redone). */
@@ -18,8 +20,6 @@ export interface RevocationEntries {
  */
 export const PAGE_ROWS = 1000;
 
-/** Lets the event loop run whatever waits (requests, timers) before the next step of a long build. */
-export const breathe = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 const AGENT_REASONS: readonly RevokedAgentReason[] = ['flagged', 'removed', 'unblocked'];
 
@@ -36,27 +36,48 @@ const AGENT_REASONS: readonly RevokedAgentReason[] = ['flagged', 'removed', 'unb
  * page is read exactly once; one recorded meanwhile may or may not be (the caller read the counter
  * first and makes it the list's rev_seq: snapshot.ts).
  */
-export async function readEntries(repos: Pick<Repos, 'agents' | 'grants'>, now: number, counter: number): Promise<RevocationEntries> {
+export async function readEntries(repos: Pick<Repos, 'agents' | 'grants'>, now: number, counter: number, courtesyCap = COURTESY_CAP): Promise<RevocationEntries> {
   let changesAt = Infinity;
   const ageOut = (at: number | null) => {
     if (at !== null && at + LISTED_FOR_MS > now) changesAt = Math.min(changesAt, at + LISTED_FOR_MS);
   };
 
   const agents = new Map<string, RevokedAgent>();
+  const courtesy: CourtesyEntry[] = [];
   for (const reason of AGENT_REASONS) {
     await pages<RevokedAgentRow>((after) => repos.agents.listRevoked(now, { reason, after, limit: PAGE_ROWS }), (a) => {
       ageOut(a.removedAt);
       ageOut(a.unblockedAt);
-      if (!agents.has(a.id)) agents.set(a.id, agentEntry(a, counter, now));
+      // A block turns into a courtesy entry when its window ends, which may change what the bound keeps.
+      ageOut(a.flaggedAt);
+      if (agents.has(a.id)) return;
+      const entry = agentEntry(a, counter, now);
+      agents.set(a.id, entry);
+      const c = courtesyOf(a, entry, now);
+      if (c !== undefined) courtesy.push(c);
     });
   }
+  // The bound across accounts (revocation-bound.ts): only courtesy entries may be dropped, and the
+  // rest keep their order, which is the same on every node.
+  const listedAgents = await withinBound(agents, courtesy, courtesyCap);
 
   const grants = new Map<string, RevokedGrant>();
   await pages<RevokedGrantRow>((after) => repos.grants.listRevoked(now, { after, limit: PAGE_ROWS }), (g) => {
     ageOut(g.revokedAt);
     addGrant(grants, g, counter);
   });
-  return { revokedAgents: [...agents.values()], revokedGrants: [...grants.values()], changesAt };
+  return { revokedAgents: listedAgents, revokedGrants: [...grants.values()], changesAt };
+}
+
+/** The agents' entries in read order, without the courtesy entries the bound drops. */
+async function withinBound(agents: Map<string, RevokedAgent>, courtesy: readonly CourtesyEntry[], cap: number): Promise<RevokedAgent[]> {
+  if (courtesy.length <= cap) return [...agents.values()];
+  const kept = await keptCourtesy(courtesy, cap);
+  for (const [k, c] of courtesy.entries()) {
+    if (!kept.has(c.entry.id)) agents.delete(c.entry.id);
+    if (k % PAGE_ROWS === PAGE_ROWS - 1) await breathe();
+  }
+  return [...agents.values()];
 }
 
 /** Reads page after page (each starting after the last row of the one before) until one is short. */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { RevokedAgent, RevokedGrant } from '@mandate/protocol';
-import { breathe } from './revocation-entries.ts';
+import { breathe } from './breathe.ts';
 
 /**
  * The revocation list as bytes, written once per snapshot in steps with the event loop free between

@@ -20,7 +20,8 @@ export const CLOCK_SKEW_SEC = 120;
  *
  * A lifted block counts from the unblock (later than the block, so the old passes have had longer);
  * an agent that stays blocked keeps its entry for as long as it is blocked, and its new passes are
- * refused at issuance.
+ * refused at issuance. Once its block is older than this window, that entry refuses no live pass: it is
+ * a courtesy entry, which the list's bound across accounts may drop (revocation-bound.ts).
  */
 export const LISTED_FOR_MS = (LIMITS.passLifetimeSec + CLOCK_SKEW_SEC) * 1000;
 

@@ -1,6 +1,7 @@
 import { REVOCATION_TYP, type RevokedAgent, type RevokedGrant } from '@mandate/protocol';
 import type { Repos } from '../../store/ports.ts';
 import { type Clock, seconds } from '../clock.ts';
+import { COURTESY_CAP } from './revocation-bound.ts';
 import { readEntries } from './revocation-entries.ts';
 import { type SnapshotText, bodyOf, payloadHead, snapshotText } from './revocation-text.ts';
 import { RevocationSequence } from './rev-seq.ts';
@@ -49,7 +50,8 @@ interface Built {
 /**
  * The signed revocation snapshot of decisions §5 and §25: flagged agents, and the revocations,
  * removals and unblocks of the last 600 s + 120 s (revocation-window.ts), each with the rev_seq at
- * which it took effect.
+ * which it took effect. Flags older than that window refuse no live pass; at most COURTESY_CAP of
+ * them are listed, shared fairly between owners (revocation-bound.ts).
  *
  * Building and signing are spread over many turns of the event loop (paged reads, serialisation,
  * hashing and encoding in steps: revocation-entries.ts, revocation-text.ts, crypto/revocation-jws.ts),
@@ -69,6 +71,8 @@ export class RevocationSnapshots {
     private readonly signer: SnapshotSigner,
     private readonly clock: Clock,
     private readonly issuer: string,
+    /** The bound on courtesy entries across accounts (revocation-bound.ts); tests scale it down. */
+    private readonly courtesyCap = COURTESY_CAP,
   ) {}
 
   /**
@@ -112,7 +116,7 @@ export class RevocationSnapshots {
   }
 
   private async build(counter: number, now: number): Promise<Built> {
-    const entries = await readEntries(this.repos, now, counter);
+    const entries = await readEntries(this.repos, now, counter, this.courtesyCap);
     const text = await snapshotText(counter, entries.revokedAgents, entries.revokedGrants);
     const snapshot: Snapshot = { rev_seq: counter, revoked_agents: entries.revokedAgents, revoked_grants: entries.revokedGrants, etag: text.etag, text };
     return { counter, builtAt: now, validUntil: Math.min(now + REUSE_CONTENT_MS, entries.changesAt), snapshot };

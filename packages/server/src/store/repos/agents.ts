@@ -87,6 +87,7 @@ export function agentsRepo(db: Db): AgentsRepo {
       if (patch.name !== undefined) values.name = patch.name;
       if (patch.unblockedAt !== undefined) values.unblocked_at = patch.unblockedAt;
       if (patch.unblockedRevSeq !== undefined) values.unblocked_rev_seq = patch.unblockedRevSeq;
+      if (patch.flaggedAt !== undefined) values.flagged_at = patch.flaggedAt;
       if (Object.keys(values).length === 0) return;
       await db.updateTable('agents').set(values).where('id', '=', id).execute();
     },
@@ -117,7 +118,7 @@ const REVOKED_AGENT_REASONS: readonly RevokedAgentReason[] = ['flagged', 'remove
  * tombstone ages out with the window.
  */
 async function revokedPage(db: Db, since: number, page: { reason: RevokedAgentReason; after?: RevokedAgentRow; limit?: number }): Promise<RevokedAgentRow[]> {
-  let q = db.selectFrom('agents').select(['id', 'status', 'flag', 'flag_rev_seq', 'removed_at', 'unblocked_at', 'unblocked_rev_seq']);
+  let q = db.selectFrom('agents').select(['id', 'user_id', 'status', 'flag', 'flag_rev_seq', 'flagged_at', 'removed_at', 'unblocked_at', 'unblocked_rev_seq']);
   const after = page.after;
   if (page.reason === 'flagged') {
     q = q.where('flag', '<>', sql.lit('ok')).where('status', '=', sql.lit('active'));
@@ -135,9 +136,11 @@ async function revokedPage(db: Db, since: number, page: { reason: RevokedAgentRe
   const rows = await q.execute();
   return rows.map((r) => ({
     id: r.id,
+    userId: r.user_id,
     status: r.status as AgentStatus,
     flag: r.flag as AgentFlag,
     flagRevSeq: numOrNull(r.flag_rev_seq),
+    flaggedAt: numOrNull(r.flagged_at),
     removedAt: numOrNull(r.removed_at),
     unblockedAt: numOrNull(r.unblocked_at),
     unblockedRevSeq: numOrNull(r.unblocked_rev_seq),

@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { Services } from '../../../services.ts';
+import { COURTESY_CAP } from '../../../domain/revocation/revocation-bound.ts';
 import { etagMatches } from '../../../domain/revocation/snapshot.ts';
 
 const RevokedAgentOut = Type.Object({
@@ -29,6 +30,7 @@ export async function revocationRoutes(app: FastifyInstance, s: Services): Promi
         'Agents flagged now (`revoked`: blocked by their owner; `suspicious`), and the revocations of the last 720 s, each tagged with its `rev_seq`: grants revoked (also those approved again since), agents removed (tombstone, flag `revoked`), blocks lifted (flag `revoked` at the rev_seq of the lifted block).',
         'Sites in local mode fetch it about every 60 s, verify `signature` against `GET /api/v1/jwks`, and refuse a pass whose `rev_seq` is at or below a matching entry.',
         'An entry is listed only while a pass it refuses can still be alive: such a pass was minted before the revocation, so it expired within the pass lifetime (600 s) after it; 120 s more allow for clocks that differ. An entry then leaves without `rev_seq` advancing (`rev_seq` only grows); an agent that stays blocked stays listed, and no new pass is issued to it. Passes minted after a re-approval or an unblock carry a higher rev_seq and pass.',
+        `Bound across accounts: entries of the last 720 s are never dropped; blocks older than that and \`suspicious\` flags refuse no live pass, and at most ${COURTESY_CAP.toLocaleString('en')} of them are listed, shared out fairly between owners (those with the most lose entries first; within an owner, newer blocks first).`,
         'The answer carries a strong `ETag` computed over `rev_seq` and the two lists (not over the signature, whose `iat` changes); a request with a matching `If-None-Match` gets `304` without a body. The ETag changes when an entry ages out.',
         '`Cache-Control: public, max-age=30`. A signature is reused for up to 1 s while the content is unchanged.',
       ].join(' '),
