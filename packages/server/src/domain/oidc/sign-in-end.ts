@@ -23,6 +23,16 @@ export async function endSignIns(repos: Repos, secret: OidcSecret, of: SignInSco
   return ended.length;
 }
 
+/**
+ * What a revoked grant or a stopped agent ends at the sites (run in that transaction): its live
+ * sign-ins, with their logouts, and the subjects the sites' clients were given, so that CIBA's
+ * `login_hint` reaches the agent again only after a new sign-in there.
+ */
+export async function endOidcStanding(repos: Repos, secret: OidcSecret, of: SignInScope, now: number): Promise<void> {
+  await endSignIns(repos, secret, of, now);
+  await repos.oidcSubjects.forget(of);
+}
+
 /** Ends one sign-in; true when this call ended it (and queued its logout). */
 export async function endSignIn(repos: Repos, secret: OidcSecret, sid: string, now: number): Promise<boolean> {
   const ended = await repos.oidcSignIns.end(sid, now);
