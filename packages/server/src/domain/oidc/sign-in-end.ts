@@ -2,7 +2,7 @@
  * Ending sign-ins (decisions §18), always with a back-channel logout to a client that registered a
  * `backchannel_logout_uri` (logout.ts), written in the same transaction as the end:
  * - `endSignIns`: everything of an agent, or of an agent at one site (the agent removed or blocked,
- *   its grant there revoked);
+ *   its grant there revoked); `endOidcStanding` does so and also forgets the CIBA subjects there;
  * - `endSignIn`: one sign-in found broken (a code replayed, a rotated refresh token presented again,
  *   its grant gone when it came to refresh).
  * The one exception is the client's own `/oidc/revoke`: the site ended its own sign-in and knows.
