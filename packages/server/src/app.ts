@@ -37,7 +37,7 @@ import { OidcClients } from './domain/oidc/clients.ts';
 import { Pairing } from './domain/agents/pairing.ts';
 import { OidcProvider } from './domain/oidc/provider.ts';
 import { loadOidcSecret } from './crypto/oidc-secret.ts';
-import { endSignIns } from './domain/oidc/sign-in-end.ts';
+import { endOidcStanding } from './domain/oidc/sign-in-end.ts';
 import { guardedFetch } from './outbound/guarded-fetch.ts';
 import { OutboxMailer } from './domain/mail/mailer.ts';
 import { EmailVerification } from './domain/accounts/email-verification.ts';
@@ -130,9 +130,11 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   const oidcClients = new OidcClients({ store, clock, limiter, fetch: guardedFetch({ allowLoopback: config.outboundAllowLoopback }), policy: { allowLoopback: config.outboundAllowLoopback } });
   const oidcSecret = await loadOidcSecret(store.serviceSecrets, encryption, clock);
   const oidc = new OidcProvider({ store, clock, keys, secret: oidcSecret, clients: oidcClients, notifier, activity, limiter, issuer: config.baseUrl });
-  // A revoked grant or a stopped agent ends its OIDC sign-ins (and queues back-channel logouts) in the same transaction.
-  grants.onRevoked(async (repos, grant, now) => void (await endSignIns(repos, oidcSecret, { agentId: grant.agentId, site: grant.site }, now)));
-  agents.onStopped(async (repos, agent) => void (await endSignIns(repos, oidcSecret, { agentId: agent.id }, clock.now())));
+  // A revoked grant or a stopped agent ends its OIDC sign-ins (and queues back-channel logouts) in
+  // the same transaction, and the sites' clients forget its subjects there: CIBA's login_hint no
+  // longer finds the agent until it signs in there again.
+  grants.onRevoked(async (repos, grant, now) => void (await endOidcStanding(repos, oidcSecret, { agentId: grant.agentId, site: grant.site }, now)));
+  agents.onStopped(async (repos, agent) => void (await endOidcStanding(repos, oidcSecret, { agentId: agent.id }, clock.now())));
   const pairing = new Pairing(store.challenges, clock, limiter, agents);
   const services: Services = { metrics, emailVerification, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
 

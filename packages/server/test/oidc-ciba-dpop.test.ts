@@ -12,6 +12,7 @@ import { verifyEmail } from './helpers/email-links.ts';
 import { freePort } from './helpers/server-process.ts';
 import { FixedClock, seconds } from '../src/domain/clock.ts';
 import { TOKEN_LIMITS } from '../src/domain/oidc/deps.ts';
+import { QUOTAS } from '../src/domain/quotas.ts';
 
 // The rest of the OIDC provider (decisions §12, §18), with openid-client v6 as the relying party
 // against the app on a real port: CIBA in poll mode (with slow_down, handled by openid-client
@@ -288,7 +289,7 @@ function suite(backend: 'sqlite' | 'postgres'): void {
         assert.ok(tokens.access_token);
       });
 
-      it('denied → access_denied; unanswered → expired_token; requested_expiry is capped at 600 s', async () => {
+      it('denied → access_denied; unanswered → expired_token; requested_expiry is capped at 600 s and raised to at least 60 s', async () => {
         t.clock.set(Date.now());
         const { actSub } = await signedIn(rp);
         const long = await post('/oidc/bc-authorize', { scope: 'openid', login_hint: actSub, requested_expiry: '5000' }, { authorization: basic(rp) });
@@ -302,9 +303,14 @@ function suite(backend: 'sqlite' | 'postgres'): void {
         const denied = await poll(rp, String(long.body.auth_req_id));
         assert.equal(denied.body.error, 'access_denied');
 
-        const short = await post('/oidc/bc-authorize', { scope: 'openid', login_hint: actSub, requested_expiry: '30' }, { authorization: basic(rp) });
-        assert.equal(short.body.expires_in, 30);
-        t.clock.advance(31_000);
+        // A second's expiry would let a site refile an unanswered card every second: raised to 60 s.
+        const short = await post('/oidc/bc-authorize', { scope: 'openid', login_hint: actSub, requested_expiry: '1' }, { authorization: basic(rp) });
+        assert.equal(short.body.expires_in, 60);
+        t.clock.advance(2_000);
+        assert.equal((await poll(rp, String(short.body.auth_req_id))).body.error, 'authorization_pending', 'still waiting after 2 s');
+        const refiled = await post('/oidc/bc-authorize', { scope: 'openid', login_hint: actSub, requested_expiry: '1' }, { authorization: basic(rp) });
+        assert.deepEqual([refiled.status, refiled.body.error], [400, 'invalid_request'], 'not refiled while the first waits');
+        t.clock.advance(59_000);
         assert.equal((await poll(rp, String(short.body.auth_req_id))).body.error, 'expired_token');
         await t.services.store.authzRequests.expireStale(t.clock.now());
       });
@@ -332,14 +338,158 @@ function suite(backend: 'sqlite' | 'postgres'): void {
         const pub = await register(`http://127.0.0.1:${port}/pub`, { public: true });
         const asPublic = await post('/oidc/bc-authorize', { scope: 'openid', login_hint: actSub, client_id: pub.client_id });
         assert.deepEqual([asPublic.status, asPublic.body.error], [400, 'unauthorized_client']);
-        // Another site's client does not know this agent by that act.sub (pairwise per host).
+        // Another client on the same host computes the same act.sub, but was never given it: unknown
+        // there (issue 22), until the agent signs in there itself.
         const other = await newRp('/other-cb');
+        const notGiven = await post('/oidc/bc-authorize', { scope: 'openid', login_hint: actSub }, { authorization: basic(other) });
+        assert.deepEqual([notGiven.status, notGiven.body.error], [400, 'unknown_user_id'], 'same host, not given: unknown');
+        assert.equal((await signedIn(other)).actSub, actSub, 'same host: the same act.sub');
         const elsewhere = await post('/oidc/bc-authorize', { scope: 'openid', login_hint: actSub }, { authorization: basic(other) });
-        assert.equal(elsewhere.status, 200, 'same host: the same act.sub');
+        assert.equal(elsewhere.status, 200, 'given by its own sign-in: known');
         const stolen = await poll(rp, String(elsewhere.body.auth_req_id));
         assert.deepEqual([stolen.status, stolen.body.error], [400, 'invalid_grant'], 'an auth_req_id works only for its client');
         const junk = await poll(rp, 'not-an-id');
         assert.equal(junk.body.error, 'invalid_grant');
+      });
+    });
+
+    describe('CIBA: who may ask (issue 22)', () => {
+      const inboxCount = async () => json<{ items: unknown[] }>(await t.app.inject({ url: '/api/notifications', headers: owner.auth })).items.length;
+      const ask = (r: Rp, form: Record<string, string>) => post('/oidc/bc-authorize', { scope: 'openid', ...form }, { authorization: basic(r) });
+      /** What the owner sees: open cards and inbox notifications. */
+      const ownerSees = async () => ({ cards: (await pendingOf()).length, inbox: await inboxCount() });
+      const nextHour = () => Math.ceil(Date.now() / 3_600_000) * 3_600_000 + 1_000;
+      const newAgent = async (name: string, grant: { expiresAt?: number; scopes?: string[] } = {}) => {
+        const a = await createAgent(t, owner, name);
+        await createGrant(t, a, { site: site(), scopes: grant.scopes ?? ['openid', 'profile'], ...(grant.expiresAt !== undefined ? { expiresAt: grant.expiresAt } : {}) });
+        return a;
+      };
+
+      it('another account\'s client on the same host, named like the real one, gets unknown_user_id for the real act.sub, as for one never issued, and nothing reaches the owner', async () => {
+        t.clock.set(Date.now());
+        const { actSub } = await signedIn(rp);
+        const attacker = await signUp(t.app);
+        const evil = await t.app.inject({ method: 'POST', url: '/api/oidc/clients', headers: attacker.auth, payload: { name: 'Shop', redirect_uris: [`http://127.0.0.1:${port}/evil-cb`] } });
+        expectStatus(evil, 200);
+        const e = json<{ client_id: string; client_secret: string }>(evil);
+        const evilRp = { clientId: e.client_id, secret: e.client_secret } as Rp;
+        const before = await ownerSees();
+        const res = await ask(evilRp, { login_hint: actSub, binding_message: 'Confirm your order', requested_expiry: '1' });
+        const never = await ask(evilRp, { login_hint: 'never-issued' });
+        assert.deepEqual([res.status, res.body.error], [400, 'unknown_user_id']);
+        assert.equal(res.body.error_description, never.body.error_description, 'the same answer as a value never issued: nothing tells it exists elsewhere');
+        assert.deepEqual(await ownerSees(), before, 'no card, no notification');
+      });
+
+      it('no live grant with openid at the site: access_denied before anything is filed', async () => {
+        t.clock.set(Date.now());
+        const lapsed = await newAgent('Lapsed', { expiresAt: t.clock.now() + 120_000 });
+        const { actSub } = await signedIn(rp, lapsed);
+        t.clock.advance(121_000);
+        const before = await ownerSees();
+        const expired = await ask(rp, { login_hint: actSub });
+        assert.deepEqual([expired.status, expired.body.error], [400, 'access_denied']);
+        assert.match(String(expired.body.error_description), /no longer allows this agent to sign in/);
+        await createGrant(t, lapsed, { site: site(), scopes: ['orders:read'] });
+        const withoutOpenid = await ask(rp, { login_hint: actSub });
+        assert.deepEqual([withoutOpenid.status, withoutOpenid.body.error], [400, 'access_denied'], 'a live grant without openid does not let the site ask');
+        assert.deepEqual(await ownerSees(), before, 'no card, no notification');
+      });
+
+      it('revoking the grant forgets the subject (unknown_user_id), a new sign-in brings it back, removing the agent forgets it again', async () => {
+        t.clock.set(Date.now());
+        const gone = await newAgent('Gone');
+        const { actSub } = await signedIn(rp, gone);
+        const grant = (await t.services.store.grants.listForAgent(gone.id)).find((g) => g.status === 'active');
+        assert.ok(grant);
+        expectStatus(await t.app.inject({ method: 'POST', url: `/api/grants/${grant.id}/revoke`, headers: owner.auth }), 200);
+        assert.equal(await t.services.store.oidcSubjects.find(rp.clientId, actSub), undefined, 'forgotten with the revocation');
+        const before = await ownerSees();
+        const after = await ask(rp, { login_hint: actSub });
+        assert.deepEqual([after.status, after.body.error], [400, 'unknown_user_id']);
+        assert.deepEqual(await ownerSees(), before);
+
+        await createGrant(t, gone, { site: site(), scopes: ['openid', 'profile'] });
+        assert.equal((await signedIn(rp, gone)).actSub, actSub);
+        const again = await ask(rp, { login_hint: actSub });
+        assert.equal(again.status, 200, 'known again after a new sign-in');
+        expectStatus(await t.app.inject({ method: 'DELETE', url: `/api/agents/${gone.id}`, headers: owner.auth }), 200);
+        assert.equal(await t.services.store.oidcSubjects.find(rp.clientId, actSub), undefined, 'forgotten with the agent');
+        assert.equal((await ask(rp, { login_hint: actSub })).body.error, 'unknown_user_id');
+      });
+
+      it(`quotas: ${QUOTAS.cibaRequestsPerAgentPerClientPerHour} requests per agent per client per hour, then 429 rate_limited (quota ciba_requests_per_hour, Retry-After) and nothing filed; another client keeps its own budget`, async () => {
+        t.clock.set(Date.now());
+        const pushed = await newAgent('Pushed');
+        const quotaRp = await newRp('/quota-cb');
+        const { actSub } = await signedIn(quotaRp, pushed);
+        await signedIn(rp, pushed);
+        t.clock.set(nextHour()); // the hourly windows are fixed: the whole test inside one
+        for (let i = 0; i < QUOTAS.cibaRequestsPerAgentPerClientPerHour; i++) {
+          const res = await ask(quotaRp, { login_hint: actSub, requested_expiry: '1' });
+          assert.equal(res.status, 200, JSON.stringify(res.body));
+          const card = (await pendingOf()).find((p) => p.agent_id === pushed.id);
+          assert.ok(card);
+          expectStatus(await respond(t, owner, card.id, { approve: false }), 200);
+        }
+        const before = await ownerSees();
+        const over = await ask(quotaRp, { login_hint: actSub, requested_expiry: '1' });
+        assert.deepEqual([over.status, over.body.error, over.body.quota], [429, 'rate_limited', 'ciba_requests_per_hour']);
+        assert.ok(Number(over.headers.get('retry-after')) > 0);
+        assert.equal(over.body.retry_after, Number(over.headers.get('retry-after')));
+        assert.deepEqual(await ownerSees(), before, 'no card, no notification');
+        const otherClient = await ask(rp, { login_hint: actSub });
+        assert.equal(otherClient.status, 200, 'the budget is per agent and client');
+      });
+
+      it(`quotas: ${QUOTAS.cibaRequestsPerOwnerPerHour} requests per owner per hour from all sites together`, async () => {
+        t.clock.set(nextHour() + 3_600_000); // a window of its own
+        const many = await ownerWithPasskey(t, new SoftAuthenticator({ origin: base }));
+        const perAgent = QUOTAS.cibaRequestsPerAgentPerClientPerHour;
+        let filed = 0;
+        let last: Awaited<ReturnType<typeof ask>> | undefined;
+        for (let a = 0; last === undefined || last.status === 200; a++) {
+          const ag = await createAgent(t, many, `Many ${a}`);
+          await createGrant(t, ag, { site: site(), scopes: ['openid'] });
+          // As a sign-in at rp would have left it (the sign-ins themselves are tested above).
+          const hint = `many-${a}-${ag.id}`;
+          await t.services.store.oidcSubjects.remember(rp.clientId, site(), hint, ag.id, t.clock.now());
+          t.clock.advance(61_000); // past the client's per-minute limit
+          for (let i = 0; i < perAgent; i++) {
+            last = await ask(rp, { login_hint: hint });
+            if (last.status !== 200) break;
+            filed++;
+            const card = json<{ pending: Array<{ id: string; agent_id: string }> }>(await t.app.inject({ url: '/api/me', headers: many.auth })).pending.find((p) => p.agent_id === ag.id);
+            assert.ok(card);
+            expectStatus(await respond(t, many, card.id, { approve: false }), 200);
+          }
+        }
+        assert.equal(filed, QUOTAS.cibaRequestsPerOwnerPerHour, 'refused at the first request past the quota');
+        assert.deepEqual([last?.status, last?.body.error, last?.body.quota], [429, 'rate_limited', 'ciba_requests_per_hour']);
+      });
+
+      it('format characters: binding_message with a bidi override or zero-width space → invalid_binding_message naming it; emoji sequences pass; client names with them → 400 naming name', async () => {
+        t.clock.set(Date.now());
+        const fine = await newAgent('Fine');
+        const { actSub } = await signedIn(rp, fine);
+        for (const bad of ['Pay \u202E01 €', 'Pay\u200B10 €', '\u2066Shop\u2069', 'x\uFEFF']) {
+          const res = await ask(rp, { login_hint: actSub, binding_message: bad });
+          assert.deepEqual([res.status, res.body.error], [400, 'invalid_binding_message'], JSON.stringify(bad));
+          assert.match(String(res.body.error_description), /^binding_message must not contain invisible formatting characters \(it holds U\+[0-9A-F]{4}\)/);
+        }
+        assert.equal((await pendingOf()).filter((p) => p.agent_id === fine.id).length, 0);
+        const emoji = await ask(rp, { login_hint: actSub, binding_message: 'Order for 👩\u200D💻 and 👨\u200D👩\u200D👧 ❤️' });
+        assert.equal(emoji.status, 200, JSON.stringify(emoji.body));
+        for (const name of ['Shop\u202E', 'Sh\u200Bop']) {
+          const res = await t.app.inject({ method: 'POST', url: '/api/oidc/clients', headers: siteOwner.auth, payload: { name, redirect_uris: [`http://127.0.0.1:${port}/n`] } });
+          expectStatus(res, 400);
+          assert.match(json<{ detail: string }>(res).detail, /^name must not contain invisible formatting characters/);
+        }
+        const patched = await t.app.inject({ method: 'PATCH', url: `/api/oidc/clients/${rp.clientId}`, headers: siteOwner.auth, payload: { name: 'Shop\u2067' } });
+        expectStatus(patched, 400);
+        assert.match(json<{ detail: string }>(patched).detail, /^name must not contain invisible formatting characters/);
+        const ok = await t.app.inject({ method: 'POST', url: '/api/oidc/clients', headers: siteOwner.auth, payload: { name: 'Shop 👩\u200D💻', redirect_uris: [`http://127.0.0.1:${port}/n`] } });
+        expectStatus(ok, 200);
       });
     });
 

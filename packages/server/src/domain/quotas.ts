@@ -8,7 +8,9 @@ import { AppError } from './errors.ts';
  * - open requests of every kind (access, step-up, OIDC sign-in, CIBA) per owner, at one time;
  * - access requests an agent files per hour, across all sites (the per-site limit stays besides);
  * - distinct sites where the owner holds a live grant;
- * - flag changes per agent per hour (each one advances the revocation sequence).
+ * - flag changes per agent per hour (each one advances the revocation sequence);
+ * - CIBA requests (a site asking the owner to confirm an agent) per agent per client per hour, and
+ *   per owner per hour across all sites (domain/oidc/ciba-quota.ts).
  * Beyond each: 429 with `retry_after` (the owner's approval that would pass the site quota: 409).
  */
 export const QUOTAS = {
@@ -16,10 +18,12 @@ export const QUOTAS = {
   accessRequestsPerAgentPerHour: 60,
   liveSitesPerOwner: 500,
   flagChangesPerAgentPerHour: 30,
+  cibaRequestsPerAgentPerClientPerHour: 10,
+  cibaRequestsPerOwnerPerHour: 60,
 } as const;
 
 /** The `quota` field of a quota's 429, for programs; `detail` says the same for people. */
-export type QuotaName = 'open_requests' | 'access_requests_per_hour' | 'live_sites' | 'flag_changes_per_hour';
+export type QuotaName = 'open_requests' | 'access_requests_per_hour' | 'live_sites' | 'flag_changes_per_hour' | 'ciba_requests_per_hour';
 
 const HOUR_MS = 3_600_000;
 

@@ -296,6 +296,7 @@ export interface OidcSignInsTable {
 
 /** Pairwise agent subjects given to sites (migration 010). */
 export interface OidcSubjectsTable {
+  client_id: string;
   site: string;
   pairwise: string;
   agent_id: string;

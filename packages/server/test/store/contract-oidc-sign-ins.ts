@@ -7,7 +7,7 @@ let n = 0;
 const LIMIT = { max: 1000, windowMs: 60_000 };
 const uniq = (p: string): string => `${p}${Date.now().toString(36)}${(n++).toString(36)}`;
 
-/** The storage contract of OIDC sign-ins, pairwise subjects and CIBA requests (migrations 009, 010), on every backend. */
+/** The storage contract of OIDC sign-ins, pairwise subjects and CIBA requests (migrations 009, 010, 016), on every backend. */
 export function oidcSignInsContract(name: string, open: OpenStore): void {
   describe(`store contract (oidc sign-ins): ${name}`, () => {
     const store = useStore(open);
@@ -116,15 +116,42 @@ export function oidcSignInsContract(name: string, open: OpenStore): void {
       assert.deepEqual(live, [newer, older]);
     });
 
-    it('remembers the pairwise subject a site was given, once, and finds the agent by it at any of the sites', async () => {
+    it('remembers the pairwise subject a client was given, once, and only that client finds the agent by it', async () => {
       const agentId = uniq('ag_');
       const pairwise = uniq('pw');
-      await store.oidcSubjects.remember('shop.example', pairwise, agentId, 10);
-      await store.oidcSubjects.remember('shop.example', pairwise, 'ag_other', 20);
-      assert.deepEqual(await store.oidcSubjects.find(['a.example', 'shop.example'], pairwise), { site: 'shop.example', agentId });
-      assert.equal(await store.oidcSubjects.find(['a.example'], pairwise), undefined);
-      assert.equal(await store.oidcSubjects.find([], pairwise), undefined);
-      assert.equal(await store.oidcSubjects.find(['shop.example'], 'unknown'), undefined);
+      const client = uniq('c_');
+      const sameHost = uniq('c_');
+      await store.oidcSubjects.remember(client, 'shop.example', pairwise, agentId, 10);
+      await store.oidcSubjects.remember(client, 'shop.example', pairwise, 'ag_other', 20);
+      assert.deepEqual(await store.oidcSubjects.find(client, pairwise), { site: 'shop.example', agentId });
+      // Another client, on the same host (so the same pairwise value) or not, does not find it.
+      assert.equal(await store.oidcSubjects.find(sameHost, pairwise), undefined);
+      assert.equal(await store.oidcSubjects.find(client, 'unknown'), undefined);
+      // Given to the other client too (the agent signed in there), each finds it for itself.
+      await store.oidcSubjects.remember(sameHost, 'shop.example', pairwise, agentId, 30);
+      assert.deepEqual(await store.oidcSubjects.find(sameHost, pairwise), { site: 'shop.example', agentId });
+    });
+
+    it('forgets an agent\'s subjects at one site for every client, or everywhere, and nothing of other agents', async () => {
+      const agentId = uniq('ag_');
+      const other = uniq('ag_');
+      const [a, b] = [uniq('c_'), uniq('c_')];
+      const [pwShop, pwMall, pwOther] = [uniq('pw'), uniq('pw'), uniq('pw')];
+      await store.oidcSubjects.remember(a, 'shop.example', pwShop, agentId, 10);
+      await store.oidcSubjects.remember(b, 'shop.example', pwShop, agentId, 10);
+      await store.oidcSubjects.remember(a, 'mall.example', pwMall, agentId, 10);
+      await store.oidcSubjects.remember(a, 'shop.example', pwOther, other, 10);
+      assert.equal(await store.oidcSubjects.forget({ agentId, site: 'shop.example' }), 2);
+      assert.equal(await store.oidcSubjects.find(a, pwShop), undefined);
+      assert.equal(await store.oidcSubjects.find(b, pwShop), undefined);
+      assert.deepEqual(await store.oidcSubjects.find(a, pwMall), { site: 'mall.example', agentId }, 'another site stays');
+      assert.deepEqual(await store.oidcSubjects.find(a, pwOther), { site: 'shop.example', agentId: other }, 'another agent stays');
+      assert.equal(await store.oidcSubjects.forget({ agentId }), 1);
+      assert.equal(await store.oidcSubjects.find(a, pwMall), undefined);
+      assert.equal(await store.oidcSubjects.forget({ agentId }), 0);
+      // Remembered again (a new sign-in), it is found again.
+      await store.oidcSubjects.remember(a, 'shop.example', pwShop, agentId, 40);
+      assert.deepEqual(await store.oidcSubjects.find(a, pwShop), { site: 'shop.example', agentId });
     });
 
     const ciba = (over: Partial<OidcCibaRecord> = {}): OidcCibaRecord => ({

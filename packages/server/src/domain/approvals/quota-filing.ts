@@ -16,7 +16,8 @@ const SITE_RETRY_MAX_SEC = 3600;
  * Counts an access request the agent itself files (POST /api/v1/authz-requests, /oidc/authorize)
  * against its hourly budget across all sites, before anything is written: a flooding agent is
  * refused at the cost of one counter update. CIBA requests are filed by the site, not the agent,
- * and are not counted here (the site's own limit and the open-requests quota bound them).
+ * and are not counted here, so a site cannot spend the agent's budget: they have hourly budgets of
+ * their own per agent and client and per owner (domain/oidc/ciba-quota.ts), and count as open requests.
  */
 export async function countAccessRequest(d: { store: Store; clock: Clock }, agentId: string): Promise<void> {
   const limit = QUOTAS.accessRequestsPerAgentPerHour;

@@ -6,6 +6,15 @@
  * the owner answers with a passkey; the site polls the token endpoint with the CIBA grant:
  * `authorization_pending`, `slow_down` (+5 s each time it polls faster than the interval; never on
  * the first poll), `access_denied`, `expired_token`, then once the tokens of a new sign-in.
+ *
+ * Who may ask (issue 22: another account's client on the same host reached the owner):
+ * - `login_hint` resolves only among the subjects this very client was given by a sign-in; a value
+ *   another client holds, on the same host or not, is `unknown_user_id`, like one never issued;
+ * - the agent must hold a live grant with `openid` at the subject's site: else `access_denied`;
+ *   revoking that grant (or removing the agent) forgets the subjects, so `unknown_user_id` after;
+ * - `requested_expiry` is raised to at least 60 s, so an expiring card cannot be refiled every second;
+ * - each request counts against the owner's quotas (ciba-quota.ts and the open requests);
+ * all checked before anything is written: a refused request leaves no card, push or record.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { OidcClientRecord } from '../../store/ports.ts';
@@ -16,6 +25,8 @@ import { fileRequest } from '../approvals/quota-filing.ts';
 import { isAgentBlocked } from '../agents/blocked.ts';
 import { isGrantLive, liveGrant } from '../grants/usable.ts';
 import { authenticateTokenClient } from './client-auth.ts';
+import { countCibaRequest } from './ciba-quota.ts';
+import { formatCharacterProblem } from './format-chars.ts';
 import { type OidcDeps, TOKEN_LIMITS } from './deps.ts';
 import { OAuthError, invalidGrant, invalidRequest } from './oauth-error.ts';
 import { allowedScopes, askedWithGrant, requestableScopes } from './scopes.ts';
@@ -26,6 +37,12 @@ import type { TokenResponse } from './tokens.ts';
 export const CIBA_GRANT_TYPE = 'urn:openid:params:grant-type:ciba';
 export const CIBA_INTERVAL_SEC = 5;
 export const CIBA_DEFAULT_EXPIRY_SEC = 300;
+/**
+ * The least lifetime of a request: a shorter `requested_expiry` is raised to it (as a longer one is
+ * lowered to the most), and `expires_in` says what applies. One request of an agent at a site waits
+ * at a time, so this is also the least time between two cards the owner leaves unanswered.
+ */
+export const CIBA_MIN_EXPIRY_SEC = 60;
 export const CIBA_MAX_EXPIRY_SEC = 600;
 export const BINDING_MESSAGE_MAX = 100;
 
@@ -43,13 +60,15 @@ function bindingMessage(raw: string | undefined): string | null {
   if (raw === undefined || raw === '') return null;
   if ([...raw].length > BINDING_MESSAGE_MAX) throw cibaError('invalid_binding_message', `binding_message must be at most ${BINDING_MESSAGE_MAX} characters: it is shown on the owner's phone as written`);
   if (/[\u0000-\u001f\u007f-\u009f]/.test(raw)) throw cibaError('invalid_binding_message', 'binding_message must not contain control characters (line breaks included)');
+  const hidden = formatCharacterProblem('binding_message', raw);
+  if (hidden !== null) throw cibaError('invalid_binding_message', hidden);
   return raw;
 }
 
 function requestedExpiry(raw: string | undefined): number {
   if (raw === undefined || raw === '') return CIBA_DEFAULT_EXPIRY_SEC;
   if (!/^[0-9]{1,7}$/.test(raw) || Number(raw) < 1) throw invalidRequest('requested_expiry must be a positive whole number of seconds');
-  return Math.min(Number(raw), CIBA_MAX_EXPIRY_SEC);
+  return Math.min(Math.max(Number(raw), CIBA_MIN_EXPIRY_SEC), CIBA_MAX_EXPIRY_SEC);
 }
 
 /** The client's sites (redirect URI hosts), each with the first redirect URI there. */
@@ -75,19 +94,26 @@ export async function bcAuthorize(d: OidcDeps, authorization: string | undefined
   const message = bindingMessage(form.get('binding_message'));
   const expirySec = requestedExpiry(form.get('requested_expiry'));
 
+  // Only a subject this client was given: one issued to another client is unknown here, with the
+  // same answer as one never issued, so the answer tells nothing about other clients.
+  // Its site must still be one of the client's (its owner may have removed that redirect URI).
   const sites = sitesOf(client);
-  const subject = await d.store.oidcSubjects.find([...sites.keys()], hint);
+  const found = await d.store.oidcSubjects.find(client.id, hint);
+  const subject = found && sites.has(found.site) ? found : undefined;
   const agent = subject ? await d.store.agents.byId(subject.agentId) : undefined;
   const owner = agent ? await d.store.users.byId(agent.userId) : undefined;
-  if (!subject || !agent || isAgentBlocked(agent) || !owner) throw cibaError('unknown_user_id', 'login_hint names no agent known to this client (it must be an act.sub your site was given)');
+  if (!subject || !agent || isAgentBlocked(agent) || !owner) throw cibaError('unknown_user_id', 'login_hint names no agent known to this client (it must be the act.sub of an ID token this client received, while the owner still allows the agent to sign in there)');
 
   const now = d.clock.now();
   const site = subject.site;
+  const grant = await liveGrant(d.store.grants, agent.id, site, now);
+  if (!grant || !grant.scopes.includes('openid')) throw cibaError('access_denied', 'the owner no longer allows this agent to sign in at your site (its access there expired or does not include "openid"); the agent must sign in through /oidc/authorize again first');
+  await countCibaRequest(d, { agentId: agent.id, userId: agent.userId, clientId: client.id });
   const scopes = requestableScopes(rawScope, owner);
   const redirectUri = sites.get(site) ?? client.redirectUris[0] ?? '';
   const verified = isRedirectVerified(client, redirectUri);
   await expireStaleRequests(d, now, { agentId: agent.id, site });
-  const asked = askedWithGrant(scopes, await liveGrant(d.store.grants, agent.id, site, now));
+  const asked = askedWithGrant(scopes, grant);
   const request = newPendingRequest(agent, site, now, {
     kind: 'initial', scopes: asked.scopes, userInfo: asked.userInfo, action: null, grantId: null, expiresAt: now + expirySec * 1000,
     oidc: { clientId: client.id, clientName: client.name, verified, flow: 'ciba', bindingMessage: message },

@@ -5,6 +5,7 @@
 import type { OutboundPolicy } from '../../outbound/types.ts';
 import { outboundUrlProblem } from '../../outbound/url-policy.ts';
 import { badRequest } from '../errors.ts';
+import { formatCharacterProblem } from './format-chars.ts';
 
 /** Enough for a few dozen sites per owner, few enough that listing them is one small read. */
 export const MAX_CLIENTS_PER_OWNER = 50;
@@ -25,11 +26,16 @@ const HTTP_RULE = 'an https: URL (http: only for http://localhost, http://127.0.
 const PRINTABLE_ASCII = /^[\x21-\x7e]+$/;
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
-/** The display name, trimmed: 1 to 100 characters, no control characters. */
+/**
+ * The display name, trimmed: 1 to 100 characters, no control characters, no format characters (the
+ * owner's card shows it: a bidi override or zero-width character could disguise one site as another).
+ */
 export function clientName(raw: string): string {
   const name = raw.trim();
   if (name.length === 0 || name.length > MAX_NAME_LENGTH) throw badRequest(`name must be 1 to ${MAX_NAME_LENGTH} characters long (it is what people see when their agent signs in there)`);
   if (CONTROL.test(name)) throw badRequest('name must not contain control characters');
+  const hidden = formatCharacterProblem('name', name);
+  if (hidden !== null) throw badRequest(hidden);
   return name;
 }
 

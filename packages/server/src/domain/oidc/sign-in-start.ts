@@ -6,7 +6,8 @@ import { type TokenResponse, hashRefreshToken, identityOf, issueTokens, newRefre
 
 /**
  * Creates a sign-in and answers its first tokens: used by the code and CIBA grants. The pairwise
- * subject the client is given for the agent is remembered, so CIBA's `login_hint` can find it.
+ * subject the client is given for the agent is remembered for this client only, so CIBA's
+ * `login_hint` from this client (and no other on the same host) can find it.
  */
 export async function startSignIn(d: OidcDeps, signIn: Omit<OidcSignInRecord, 'refreshHash' | 'createdAt' | 'expiresAt' | 'endedAt'>, nonce: string | null, replayed: string): Promise<TokenResponse> {
   const now = d.clock.now();
@@ -17,6 +18,6 @@ export async function startSignIn(d: OidcDeps, signIn: Omit<OidcSignInRecord, 'r
   const who = await identityOf(d, record, basis);
   if (!who || !who.scopes.includes('openid')) throw invalidGrant('the agent or its owner is gone, or signing in is no longer allowed');
   if (!(await d.store.oidcSignIns.create(record))) throw invalidGrant(replayed);
-  await d.store.oidcSubjects.remember(record.site, who.act.sub, record.agentId, now);
+  await d.store.oidcSubjects.remember(record.clientId, record.site, who.act.sub, record.agentId, now);
   return issueTokens(d, record, who, refreshToken, nonce, record.dpopJkt);
 }

@@ -14,6 +14,7 @@ import * as emailVerification from './011-email-verification.ts';
 import * as abuseQuotas from './012-abuse-quotas.ts';
 import * as activityFilters from './013-activity-filters.ts';
 import * as revocationCompaction from './014-revocation-compaction.ts';
+import * as cibaBinding from './016-ciba-binding.ts';
 import * as revocationBound from './018-revocation-bound.ts';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
@@ -34,6 +35,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '012-abuse-quotas': abuseQuotas,
   '013-activity-filters': activityFilters,
   '014-revocation-compaction': revocationCompaction,
+  '016-ciba-binding': cibaBinding,
   '018-revocation-bound': revocationBound,
 };
 

@@ -127,12 +127,18 @@ export interface OidcSignInsRepo {
   purgeEnded(before: number): Promise<number>;
 }
 
-/** The pairwise `act.sub` each site was given for an agent: how CIBA's `login_hint` finds the agent. */
+/**
+ * The pairwise `act.sub` each client was given for an agent: how CIBA's `login_hint` finds the agent.
+ * Bound to the client that received it (issue 22): another client on the same host, which computes
+ * to the same pairwise value, does not find it.
+ */
 export interface OidcSubjectsRepo {
-  /** Records the pair; a pair recorded before is left as it is. */
-  remember(site: string, pairwise: string, agentId: string, now: number): Promise<void>;
-  /** The agent a site knows by `pairwise`, looked up at any of `sites`; undefined when none. */
-  find(sites: readonly string[], pairwise: string): Promise<{ site: string; agentId: string } | undefined>;
+  /** Records that `clientId` was given `pairwise` for the agent at `site`; a pair recorded before is left as it is. */
+  remember(clientId: string, site: string, pairwise: string, agentId: string, now: number): Promise<void>;
+  /** The agent `clientId` knows by `pairwise` (the oldest record if several sites hold it); undefined when none. */
+  find(clientId: string, pairwise: string): Promise<{ site: string; agentId: string } | undefined>;
+  /** Forgets the agent's subjects at one site (its grant there revoked) or everywhere (the agent stopped); answers how many. */
+  forget(of: SignInScope): Promise<number>;
 }
 
 /** A CIBA request in poll mode (decisions §18). */
