@@ -36,6 +36,27 @@ describe('readable text (domain/readable-text.ts)', () => {
     assert.equal(isReadable('👩\u200Dx', 'line'), false);
   });
 
+  it('names the first format character outside an emoji: bidi controls, zero-width characters, the BOM, soft hyphens, stray tags', () => {
+    const cases: Array<[string, string]> = [
+      ['Real Shop\u202E', 'U+202E'], // right-to-left override
+      ['\u2066Shop\u2069', 'U+2066'], // left-to-right isolate
+      ['Re\u200Bal', 'U+200B'], // zero-width space
+      ['Re\u200Cal', 'U+200C'], // zero-width non-joiner
+      ['a\u200Db', 'U+200D'], // a joiner between letters
+      ['👩\u200D', 'U+200D'], // a joiner with nothing after
+      ['\u200D👩', 'U+200D'], // a joiner with nothing before
+      ['x\uFEFF', 'U+FEFF'],
+      ['soft\u00ADhyphen', 'U+00AD'],
+      ['flag \u{E0067}', 'U+E0067'], // a tag outside a flag
+      ['\u{1F3F4}\u{E0067}\u{E0062}', 'U+E0067'], // a flag without its cancel tag
+      ['\u061C', 'U+061C'], // Arabic letter mark
+    ];
+    for (const [text, found] of cases) assert.equal(findUnreadable(text, 'line')?.codePoint, found, JSON.stringify(text));
+    for (const text of ['Order #42 <b>"total"</b> — 12 €', '👨\u200D👩\u200D👧', '❤️\u200D🔥', '👩🏽\u200D💻', '\u{1F3F4}\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F}', 'עברית and English']) {
+      assert.equal(findUnreadable(text, 'line'), undefined, JSON.stringify(text));
+    }
+  });
+
   it('refuses controls and separators on one line; in a note only newlines and tabs pass', () => {
     for (const bad of ['a\nb', 'a\u0000b', 'a\u001Bb', 'a\u0085b', 'a\u2028b', 'a\u2029b', 'a\uE000b', 'a\uD800b']) assert.equal(isReadable(bad, 'line'), false, JSON.stringify(bad));
     for (const bad of ['a\u0000b', 'a\u001B[31mred', 'a\u0085b', 'a\u2028b', 'a\uD800b']) assert.equal(isReadable(bad, 'text'), false, JSON.stringify(bad));

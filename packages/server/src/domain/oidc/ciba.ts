@@ -26,7 +26,7 @@ import { isAgentBlocked } from '../agents/blocked.ts';
 import { isGrantLive, liveGrant } from '../grants/usable.ts';
 import { authenticateTokenClient } from './client-auth.ts';
 import { countCibaRequest } from './ciba-quota.ts';
-import { formatCharacterProblem } from './format-chars.ts';
+import { unreadableProblem } from '../readable-text.ts';
 import { type OidcDeps, TOKEN_LIMITS } from './deps.ts';
 import { OAuthError, invalidGrant, invalidRequest } from './oauth-error.ts';
 import { allowedScopes, askedWithGrant, requestableScopes } from './scopes.ts';
@@ -60,7 +60,7 @@ function bindingMessage(raw: string | undefined): string | null {
   if (raw === undefined || raw === '') return null;
   if ([...raw].length > BINDING_MESSAGE_MAX) throw cibaError('invalid_binding_message', `binding_message must be at most ${BINDING_MESSAGE_MAX} characters: it is shown on the owner's phone as written`);
   if (/[\u0000-\u001f\u007f-\u009f]/.test(raw)) throw cibaError('invalid_binding_message', 'binding_message must not contain control characters (line breaks included)');
-  const hidden = formatCharacterProblem('binding_message', raw);
+  const hidden = unreadableProblem('binding_message', raw);
   if (hidden !== null) throw cibaError('invalid_binding_message', hidden);
   return raw;
 }

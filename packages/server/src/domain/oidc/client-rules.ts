@@ -5,7 +5,7 @@
 import type { OutboundPolicy } from '../../outbound/types.ts';
 import { outboundUrlProblem } from '../../outbound/url-policy.ts';
 import { badRequest } from '../errors.ts';
-import { formatCharacterProblem } from './format-chars.ts';
+import { unreadableProblem } from '../readable-text.ts';
 
 /** Enough for a few dozen sites per owner, few enough that listing them is one small read. */
 export const MAX_CLIENTS_PER_OWNER = 50;
@@ -34,7 +34,7 @@ export function clientName(raw: string): string {
   const name = raw.trim();
   if (name.length === 0 || name.length > MAX_NAME_LENGTH) throw badRequest(`name must be 1 to ${MAX_NAME_LENGTH} characters long (it is what people see when their agent signs in there)`);
   if (CONTROL.test(name)) throw badRequest('name must not contain control characters');
-  const hidden = formatCharacterProblem('name', name);
+  const hidden = unreadableProblem('name', name);
   if (hidden !== null) throw badRequest(hidden);
   return name;
 }
