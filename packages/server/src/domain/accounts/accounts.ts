@@ -5,12 +5,17 @@ import type { SessionMethod, Store, UserRecord } from '../../store/ports.ts';
 import type { Clock } from '../clock.ts';
 import { badRequest, conflict, unauthorized } from '../errors.ts';
 import { newId } from '../ids.ts';
+import { checkClient } from '../client-limit.ts';
 import type { RateLimiter } from '../rate-limit.ts';
 import { LoginThrottle } from './login-throttle.ts';
 
 export const SESSION_LIFETIME_MS = 30 * 86400 * 1000;
-/** Sign-ups per client address per hour: enough for a household or office, not for bulk accounts. */
-export const SIGNUP_LIMIT = { perAddress: 10, windowSec: 3600 } as const;
+/**
+ * Sign-ups per client per hour: 10 per IPv4 address or IPv6 /64 (client-address.ts), enough for a
+ * household or office, not for bulk accounts; 30 per IPv6 /48, so a site's 65,536 /64s give 30, not
+ * 655,360, while three households that happen to share a /48 still each get their 10.
+ */
+export const SIGNUP_LIMIT = { perAddress: 10, perNetwork: 30, windowSec: 3600 } as const;
 const INVALID_LOGIN = 'invalid email or password';
 
 export interface SignedIn {
@@ -42,9 +47,9 @@ export class Accounts {
     this.loginThrottle = new LoginThrottle(store.rateCounters, clock, config.loginThrottle);
   }
 
-  /** Throttled per client address (429) before any work, so accounts cannot be made in bulk. */
+  /** Throttled per client (429, SIGNUP_LIMIT) before any work, so accounts cannot be made in bulk. */
   async signUp(input: { email: string; password: string; displayName?: string }, clientAddress: string): Promise<SignedIn> {
-    await this.limiter.check(`signup:addr:${clientAddress}`, SIGNUP_LIMIT.perAddress, SIGNUP_LIMIT.windowSec);
+    await checkClient(this.limiter, 'signup', clientAddress, SIGNUP_LIMIT);
     const email = normalizeEmail(input.email);
     const user: UserRecord = {
       id: newId('u'),

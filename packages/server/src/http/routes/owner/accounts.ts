@@ -8,6 +8,7 @@ import { Email, withErrors } from '../../schemas/common.ts';
 import { grantOut, pendingOut } from '../../schemas/approvals.ts';
 import { agentNames } from '../../../domain/agents/agent-names.ts';
 import { liveSignInsByGrant } from '../../../domain/oidc/owner-sign-ins.ts';
+import { SIGNUP_LIMIT } from '../../../domain/accounts/accounts.ts';
 
 const UserIn = Type.Object({
   email: Email,
@@ -44,7 +45,7 @@ export async function accountRoutes(base: FastifyInstance, s: Services): Promise
   app.post('/api/users', {
     schema: {
       summary: 'Create an owner account and sign in',
-      description: 'At most 10 sign-ups per client address per hour, then 429 with Retry-After. An email that already has an account: 409.',
+      description: `At most ${SIGNUP_LIMIT.perAddress} sign-ups per client address (an IPv6 client: per /64) and ${SIGNUP_LIMIT.perNetwork} per IPv6 /48 per hour, then 429 with Retry-After. An email that already has an account: 409.`,
       tags: ['owner'],
       body: UserIn,
       response: withErrors({ 200: SignedInOut }, 409, 429),
@@ -59,7 +60,7 @@ export async function accountRoutes(base: FastifyInstance, s: Services): Promise
   app.post('/api/login', {
     schema: {
       summary: 'Sign in with email and password',
-      description: 'Unknown email and wrong password both answer 401 `invalid email or password`. Failures are counted per (account, client address), per address and per account (decisions §25): an address that keeps failing gets 429 with Retry-After, while once the account is over its limit an address with no failure for it still gets one attempt per window, so guessing cannot lock the owner out.',
+      description: 'Unknown email and wrong password both answer 401 `invalid email or password`. Failures are counted per (account, client address), per address, per IPv6 /48 (4 times the per-address limit) and per account (decisions §25); an IPv6 client address counts as its /64. An address (or /48) that keeps failing gets 429 with Retry-After, while once the account is over its limit an address with no failure for it still gets one attempt per window, so guessing cannot lock the owner out.',
       tags: ['owner'],
       body: LoginIn,
       response: withErrors({ 200: SignedInOut }, 401, 429),
