@@ -42,13 +42,13 @@ for (const backend of ['sqlite', 'postgres'] as const) {
 
       const link = new URL(await linkInLog(server, since, CLAIM_LINK, `the take-over link for ${admin}`));
       assert.ok(server.logs().slice(since).includes(admin), 'mailed to the address');
-      const page = await call(server, 'GET', `${link.pathname}${link.search}`);
-      expectStatus(page, 200);
-      const claimed = await call(server, 'POST', '/api/email/claim', { token: link.searchParams.get('token') });
-      expectStatus(claimed, 200, 'the admin confirms from the mail');
+      expectStatus(await call(server, 'GET', `${link.pathname}${link.search}`), 200, 'the page behind the link');
+      const token = link.searchParams.get('token');
+      expectStatus(await call(server, 'POST', '/api/email/claim', { token, password: 'squatter password' }), 403, 'whoever reads the mail needs the sign-up\'s password too');
+      expectStatus(await call(server, 'POST', '/api/email/claim', { token, password: 'the admin password' }), 200, 'the admin confirms from the mail');
 
       const signedIn = await call<{ session_token: string }>(server, 'POST', '/api/login', { email: admin, password: 'the admin password' });
-      expectStatus(signedIn, 200);
+      expectStatus(signedIn, 200, 'the admin signs in with the address');
       const adminMe = await call<{ role: string; email: string; email_verified: boolean }>(server, 'GET', '/api/me', undefined, { authorization: `Bearer ${signedIn.body.session_token}` });
       assert.deepEqual([adminMe.body.role, adminMe.body.email, adminMe.body.email_verified], ['admin', admin, true]);
 

@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { KeyEncryption } from '../src/crypto/key-encryption.ts';
 import { openMail } from '../src/domain/mail/mailer.ts';
-import { CLAIM_MAIL_LIMIT, CLAIM_PATH, RELEASED_DOMAIN } from '../src/domain/accounts/address-takeover.ts';
+import { CLAIM_CONFIRMS_PER_LINK, CLAIM_MAIL_LIMIT, CLAIM_PATH, RELEASED_DOMAIN } from '../src/domain/accounts/address-takeover.ts';
 import { expectStatus, json, remoteAddress, signUp, type TestApp, testApp } from './helpers/app.ts';
 import { verifyEmail } from './helpers/email-links.ts';
 
@@ -24,7 +24,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     const signUpRaw = (email: string, password: string) => t.app.inject({ method: 'POST', url: '/api/users', remoteAddress: remoteAddress(), payload: { email, password } });
     const logIn = (email: string, password: string) => t.app.inject({ method: 'POST', url: '/api/login', remoteAddress: remoteAddress(), payload: { email, password } });
     const me = (auth: Record<string, string>) => t.app.inject({ method: 'GET', url: '/api/me', headers: auth });
-    const confirm = (token: string) => t.app.inject({ method: 'POST', url: CLAIM_PATH, remoteAddress: remoteAddress(), payload: { token } });
+    const confirm = (token: string, password: string) => t.app.inject({ method: 'POST', url: CLAIM_PATH, remoteAddress: remoteAddress(), payload: { token, password } });
     /** The tokens of the take-over links mailed to `to`, oldest first. */
     const claimTokens = async (to: string): Promise<string[]> => {
       const keys = t.config.keyEncryptionKey ? new KeyEncryption(t.config.keyEncryptionKey) : null;
@@ -63,10 +63,16 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const page = await t.app.inject({ method: 'GET', url: `${CLAIM_PATH}?token=${token}`, headers: { accept: 'text/html' } });
       expectStatus(page, 200);
       assert.match(page.body, /Confirm/);
-      const claimed = await confirm(token);
+      assert.match(page.body, /type="password" name="password"/);
+      // Reading the mail is not enough: the sign-up's password too (else whoever signed up could get
+      // a verified account with the address of someone who clicks the link by mistake).
+      const wrong = await confirm(token, 'squatter password');
+      expectStatus(wrong, 403);
+      assert.match(json<{ detail: string; next_step: string }>(wrong).next_step, /if you did not sign up, ignore the mail/);
+      const claimed = await confirm(token, 'the real admin password');
       expectStatus(claimed, 200);
       assert.deepEqual(json(claimed), { email_verified: true, email: admin, account_created: true, next_step: 'sign in with this address and the password you chose at sign-up' });
-      expectStatus(await confirm(token), 400);
+      expectStatus(await confirm(token, 'the real admin password'), 400);
 
       const signedIn = await logIn(admin, 'the real admin password');
       expectStatus(signedIn, 200);
@@ -105,20 +111,20 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       expectStatus(await signUpRaw(squatter.email, 'second claimant pw'), 202);
       const tokens = await claimTokens(squatter.email);
       assert.equal(tokens.length, 2);
-      const answers = await Promise.all(tokens.map((tok) => confirm(tok)));
+      const passwords = ['first claimant pw', 'second claimant pw'];
+      const answers = await Promise.all(tokens.map((tok, i) => confirm(tok, passwords[i]!)));
       assert.deepEqual(answers.map((a) => a.statusCode).sort(), [200, 409], answers.map((a) => a.body).join('\n'));
       assert.match(json<{ detail: string }>(answers.find((a) => a.statusCode === 409) ?? answers[0]!).detail, /verified this address first/);
       const winner = answers.findIndex((a) => a.statusCode === 200);
-      const passwords = ['first claimant pw', 'second claimant pw'];
       expectStatus(await logIn(squatter.email, passwords[winner]!), 200);
       expectStatus(await logIn(squatter.email, passwords[1 - winner]!), 401);
       // The loser's link was rolled back, not used up: it still answers 409, never 400.
-      expectStatus(await confirm(tokens[1 - winner]!), 409);
+      expectStatus(await confirm(tokens[1 - winner]!, passwords[1 - winner]!), 409);
     });
 
     it('bad links are 400 with what to do; take-over mails to one address are limited', async () => {
       for (const token of ['', 'short', 'A'.repeat(43)]) {
-        const res = await confirm(token || 'x');
+        const res = await confirm(token || 'x', 'any password');
         expectStatus(res, 400);
         assert.match(json<{ detail: string }>(res).detail, /Sign up again/);
       }
@@ -127,7 +133,11 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const squatter = await signUp(t.app);
       for (let i = 0; i < CLAIM_MAIL_LIMIT.perAddress; i++) expectStatus(await signUpRaw(squatter.email, `claimant ${i} password`), 202);
       expectStatus(await signUpRaw(squatter.email, 'one too many'), 429);
-      assert.equal((await claimTokens(squatter.email)).length, CLAIM_MAIL_LIMIT.perAddress);
+      const tokens = await claimTokens(squatter.email);
+      assert.equal(tokens.length, CLAIM_MAIL_LIMIT.perAddress);
+      // Guessing the sign-up's password with the link: CLAIM_CONFIRMS_PER_LINK tries, then 429, the right one too.
+      for (let i = 0; i < CLAIM_CONFIRMS_PER_LINK; i++) expectStatus(await confirm(tokens[0]!, `guess ${i}`), 403);
+      expectStatus(await confirm(tokens[0]!, 'claimant 0 password'), 429);
     });
   });
 }

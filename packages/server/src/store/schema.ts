@@ -333,9 +333,8 @@ export interface EmailTokensTable {
 export interface EmailClaimsTable {
   token_hash: string;
   email: string;
-  user_id: string | null;
-  password_hash: string | null;
-  display_name: string | null;
+  password_hash: string;
+  display_name: string;
   created_at: number;
   expires_at: number;
   used_at: number | null;

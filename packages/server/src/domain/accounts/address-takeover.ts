@@ -10,6 +10,11 @@
  * new account is made with the address, verified. An address a verified account holds is refused
  * (409) as before, and no mail goes out.
  *
+ * Confirming needs the link AND the password chosen at sign-up: the mailbox and the sign-up must be
+ * one person. Otherwise a stranger could sign up with the address of someone who has an unverified
+ * account, and that person, taking the mail for their own verification, would hand the stranger a
+ * verified account with their address. (Attempts per link are limited: CLAIM_CONFIRMS_PER_LINK.)
+ *
  * What the account that lost the address keeps: its own things (agents, grants, passkeys), nothing
  * tied to the address. Its address becomes a random unroutable placeholder (so neither it nor anyone
  * signs in to it with the address or a password; a passkey still signs its owner in, who can then set
@@ -23,10 +28,11 @@
  * (its link used up nothing) and answered 409. Sign-in by email stays unambiguous: an address is on
  * one account at any moment.
  */
+import { verifyPassword } from '../../crypto/password.ts';
 import { randomToken, sha256Hex } from '../../crypto/random.ts';
 import type { Store, UserRecord } from '../../store/ports.ts';
 import type { Clock } from '../clock.ts';
-import { badRequest, conflict } from '../errors.ts';
+import { badRequest, conflict, forbidden } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { takeoverMail } from '../mail/mail-texts.ts';
 import type { Mailer } from '../mail/mailer.ts';
@@ -36,6 +42,8 @@ import { LINK_ATTEMPTS, LINK_LIFETIME_MS, LINK_LIFETIME_SEC, linkKey, linkUrl } 
 export const CLAIM_PATH = '/api/email/claim';
 /** Take-over mails to one address per hour: nobody can flood an inbox by signing up with its address. */
 export const CLAIM_MAIL_LIMIT = { perAddress: 3, windowSec: 3600 } as const;
+/** Confirmations per link, right password or wrong: a person needs one or two; a guesser gets no more. */
+export const CLAIM_CONFIRMS_PER_LINK = 10;
 /** Where an address taken from an account goes: `.invalid` never resolves (RFC 2606), the random part is never told. */
 export const RELEASED_DOMAIN = 'address-taken.invalid';
 
@@ -44,6 +52,8 @@ const HELD_NEXT_STEP = 'sign in with this address (POST /api/login, or a passkey
 export const BAD_CLAIM_LINK =
   'this link is not valid: it was already used or it expired (links last 24 hours). Sign up again with the address to get a new one';
 export const CLAIM_LOST = 'another account verified this address first; sign in with it, or sign up with another address';
+export const WRONG_CLAIM_PASSWORD = 'this is not the password chosen at the sign-up this link is for';
+const WRONG_PASSWORD_NEXT_STEP = 'enter the password you chose when you signed up with this address; if you did not sign up, ignore the mail: nothing changes without the link and that password';
 
 /** The answer to a sign-up that is waiting for the address's holder to open the mailed link. */
 export interface PendingSignUp {
@@ -113,15 +123,20 @@ export class AddressTakeover {
   }
 
   /**
-   * POST /api/email/claim: in one transaction, uses the link, takes the address from an account that
-   * has not verified it, and makes the new account with the address verified. 400 for a bad, used
-   * or expired link; 409 when a verified account holds the address by now (nothing is used then).
+   * POST /api/email/claim: with the sign-up's password, in one transaction, uses the link, takes the
+   * address from an account that has not verified it, and makes the new account with the address
+   * verified. 400 for a bad, used or expired link; 403 for another password (the link stays
+   * usable); 409 when a verified account holds the address by now (nothing is used then).
    */
-  async confirm(token: string, clientAddress: string): Promise<ClaimedAddress> {
+  async confirm(token: string, password: string, clientAddress: string): Promise<ClaimedAddress> {
     await this.throttle(clientAddress);
     const key = linkKey(token);
     if (key === undefined) throw badRequest(BAD_CLAIM_LINK);
     const now = this.d.clock.now();
+    const pending = await this.d.store.emailClaims.peek(key, now);
+    if (!pending) throw badRequest(BAD_CLAIM_LINK);
+    await this.d.limiter.check(`email-claim-confirm:${key}`, CLAIM_CONFIRMS_PER_LINK, LINK_LIFETIME_SEC);
+    if (!(await verifyPassword(pending.signUp.passwordHash, password))) throw forbidden(WRONG_CLAIM_PASSWORD, { next_step: WRONG_PASSWORD_NEXT_STEP });
     const made = await this.d.store.transaction(async (repos) => {
       const claim = await repos.emailClaims.consume(key, now);
       if (!claim) return undefined;

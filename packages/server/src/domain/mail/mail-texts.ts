@@ -38,12 +38,12 @@ export function takeoverMail(o: { to: string; link: string; hours: number; baseU
       '',
       `Someone, probably you, signed up for a Mandate account at ${hostOf(o.baseUrl)} with this address.`,
       'Another account already uses the address, but never proved it is theirs.',
-      `Open this link to prove it is yours. It works once, for ${o.hours} hours:`,
+      `Open this link to prove it is yours, and enter the password you chose at sign-up. It works once, for ${o.hours} hours:`,
       '',
       o.link,
       '',
       'Confirming creates the new account with this address, verified, and takes the address from the other account.',
-      'If you did not sign up, ignore this mail: nothing changes without the link.',
+      'If you did not sign up, ignore this mail: nothing changes without the link and that password.',
     ].join('\n'),
   };
 }

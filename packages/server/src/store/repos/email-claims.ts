@@ -6,7 +6,7 @@ import { type Db, affected, numOrNull } from './db.ts';
 const toRecord = (r: Selectable<EmailClaimsTable>): EmailClaimRecord => ({
   tokenHash: r.token_hash,
   email: r.email,
-  signUp: { passwordHash: r.password_hash ?? '', displayName: r.display_name ?? '' },
+  signUp: { passwordHash: r.password_hash, displayName: r.display_name },
   createdAt: Number(r.created_at),
   expiresAt: Number(r.expires_at),
   usedAt: numOrNull(r.used_at),
@@ -17,7 +17,7 @@ export function emailClaimsRepo(db: Db): EmailClaimsRepo {
     async create(c) {
       await db
         .insertInto('email_claims')
-        .values({ token_hash: c.tokenHash, email: c.email, user_id: null, password_hash: c.signUp.passwordHash, display_name: c.signUp.displayName, created_at: c.createdAt, expires_at: c.expiresAt, used_at: null })
+        .values({ token_hash: c.tokenHash, email: c.email, password_hash: c.signUp.passwordHash, display_name: c.signUp.displayName, created_at: c.createdAt, expires_at: c.expiresAt, used_at: null })
         .execute();
     },
     async peek(tokenHash, now) {

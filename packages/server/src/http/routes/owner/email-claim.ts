@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
 import { AppError, badRequest } from '../../../domain/errors.ts';
-import { BAD_CLAIM_LINK, CLAIM_PATH } from '../../../domain/accounts/address-takeover.ts';
+import { BAD_CLAIM_LINK, CLAIM_CONFIRMS_PER_LINK, CLAIM_PATH } from '../../../domain/accounts/address-takeover.ts';
 import { LINK_ATTEMPTS } from '../../../domain/accounts/email-links.ts';
 import { prefersHtml } from '../../not-found.ts';
 import { withErrors } from '../../schemas/common.ts';
@@ -60,24 +60,24 @@ export async function emailClaimRoutes(base: FastifyInstance, s: Services): Prom
         title: PAGE_TITLE,
         lines: [
           `Confirm that ${shown.email} is your address: your new Mandate account is created with it, verified.`,
-          'Another account that never proved this address is theirs loses it.',
+          'Another account that never proved this address is theirs loses it. If you did not sign up, leave this page: nothing changes.',
         ],
-        form: { action: CLAIM_PATH, token, label: `Confirm ${shown.email}` },
+        form: { action: CLAIM_PATH, token, label: `Confirm ${shown.email}`, password: 'The password you chose at sign-up' },
       });
     });
 
     app.post(CLAIM_PATH, {
       schema: {
         summary: 'Take an address from an account that never verified it',
-        description: `Uses the link's token once and, in one transaction, takes the address from the account that holds it without having verified it (its sessions end; it keeps its agents and passkeys, not the address), and creates the account of the sign-up that asked for the link, with the address verified (an ADMIN_EMAILS address is admin from then on). No session is made: sign in with the address and the password chosen at sign-up. 400 \`{detail}\` for a bad, used or expired token; 409 when a verified account has the address by now (of two confirmations racing for one address exactly one succeeds). No session needed and no cookie read. The page's button sends the token form-encoded (JSON \`{token}\` works as well); a client that asks for HTML gets a page back. ${LIMITS}`,
+        description: `Needs the password chosen at the sign-up the link is for (the mailbox and the sign-up must be one person; another password: 403 with \`next_step\`, the link stays usable; at most ${CLAIM_CONFIRMS_PER_LINK} tries per link, then 429). Uses the link's token once and, in one transaction, takes the address from the account that holds it without having verified it (its sessions end; it keeps its agents and passkeys, not the address), and creates the account of the sign-up that asked for the link, with the address verified (an ADMIN_EMAILS address is admin from then on). No session is made: sign in with the address and the password chosen at sign-up. 400 \`{detail}\` for a bad, used or expired token; 409 when a verified account has the address by now (of two confirmations racing for one address exactly one succeeds). No session needed and no cookie read. The page's button sends the token form-encoded (JSON \`{token}\` works as well); a client that asks for HTML gets a page back. ${LIMITS}`,
         tags: ['owner'],
-        body: Type.Object({ token: Token }),
-        response: withErrors({ 200: ClaimedOut }, 400, 409, 429),
+        body: Type.Object({ token: Token, password: Type.String({ minLength: 1, maxLength: 1024, description: 'the password chosen at sign-up' }) }),
+        response: withErrors({ 200: ClaimedOut }, 400, 403, 409, 429),
       },
     }, async (request, reply) => {
       const asPage = prefersHtml(request.headers.accept);
       try {
-        const claimed = await s.addressTakeover.confirm(request.body.token, request.ip);
+        const claimed = await s.addressTakeover.confirm(request.body.token, request.body.password, request.ip);
         if (!asPage) return claimed;
         return sendLinkPage(reply, 200, {
           title: 'Account created',
