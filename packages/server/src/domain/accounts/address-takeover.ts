@@ -108,7 +108,7 @@ export class AddressTakeover {
       pending: true,
       email: input.email,
       expires_in: LINK_LIFETIME_SEC,
-      detail: 'another account uses this address but has never verified it. We mailed a link to the address: opening it proves it is yours, creates your account with it (verified) and takes it from the other account',
+      detail: 'another account uses this address but has never verified it. We mailed a link to the address: opening it (with the password you just chose) proves it is yours, creates your account with it, verified, and takes it from the other account. If that other account is yours, sign in to it and verify the address there instead',
       next_step: `open the link mailed to ${input.email} within 24 hours, then sign in with this address and the password you chose`,
     };
   }

@@ -43,6 +43,7 @@ export function takeoverMail(o: { to: string; link: string; hours: number; baseU
       o.link,
       '',
       'Confirming creates the new account with this address, verified, and takes the address from the other account.',
+      'If the other account is yours, sign in to it instead and verify the address from Account.',
       'If you did not sign up, ignore this mail: nothing changes without the link and that password.',
     ].join('\n'),
   };
