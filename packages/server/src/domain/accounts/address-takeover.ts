@@ -90,7 +90,9 @@ export class AddressTakeover {
    */
   async offerToSignUp(input: { email: string; passwordHash: string; displayName: string }): Promise<PendingSignUp> {
     const holder = await this.d.store.users.byEmail(input.email);
-    if (!holder || holder.emailVerified) throw conflict(HELD_BY_VERIFIED, { next_step: HELD_NEXT_STEP });
+    // Gone since the insert failed (a take-over or change in between): nothing to take; try again.
+    if (!holder) throw conflict('this address changed hands a moment ago; try again', { next_step: 'send the sign-up again' });
+    if (holder.emailVerified) throw conflict(HELD_BY_VERIFIED, { next_step: HELD_NEXT_STEP });
     await this.d.limiter.check(`email-claim:${sha256Hex(input.email)}`, CLAIM_MAIL_LIMIT.perAddress, CLAIM_MAIL_LIMIT.windowSec);
     const { passwordHash } = input;
     const token = randomToken(32);
