@@ -105,6 +105,16 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       assert.deepEqual(await claimTokens(holder.email), []);
     });
 
+    it('an account cannot move onto an address held unverified: 409 saying to sign up with it instead', async () => {
+      const squatter = await signUp(t.app);
+      const mover = await signUp(t.app);
+      const res = await t.app.inject({ method: 'PATCH', url: '/api/me', headers: mover.auth, payload: { email: squatter.email, current_password: mover.password } });
+      expectStatus(res, 409);
+      assert.match(json<{ detail: string }>(res).detail, /never verified it/);
+      assert.match(json<{ next_step: string }>(res).next_step, /sign up with it/);
+      assert.equal((await t.services.store.users.byEmail(squatter.email))?.id, squatter.user.id, 'nothing moved');
+    });
+
     it('of two claims racing for one address exactly one makes its account; the loser gets 409 and its link stays unused', async () => {
       const squatter = await signUp(t.app);
       expectStatus(await signUpRaw(squatter.email, 'first claimant pw'), 202);
