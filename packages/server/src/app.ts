@@ -7,7 +7,8 @@ import { fastifyTrustProxy } from './config/trust-proxy.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
 import { RateLimiter } from './domain/rate-limit.ts';
 import { nodeName, scheduleHousekeeping } from './domain/housekeeping.ts';
-import { Accounts } from './domain/accounts/accounts.ts';
+import { Accounts, newUserRecord } from './domain/accounts/accounts.ts';
+import { AddressTakeover } from './domain/accounts/address-takeover.ts';
 import { Agents } from './domain/agents/agents.ts';
 import { Passkeys } from './domain/passkeys/passkeys.ts';
 import { KeyEncryption } from './crypto/key-encryption.ts';
@@ -106,6 +107,8 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   // Mail (decisions §25) goes through the same outbox; its stored copy is sealed under KEY_ENCRYPTION_KEY when set.
   const mailer = new OutboxMailer(store, clock, encryption, () => outbox.wake());
   const emailVerification = new EmailVerification({ store, clock, limiter, mailer, baseUrl: config.baseUrl });
+  const addressTakeover = new AddressTakeover({ store, clock, limiter, mailer, baseUrl: config.baseUrl, newUser: newUserRecord });
+  accounts.useAddressTakeover(addressTakeover);
   const grants = new Grants(store, clock, activity);
   const firstPasskey = new FirstPasskeyNotice({ store, clock, limiter, mailer, notices: notifier, grants, baseUrl: config.baseUrl });
   passkeys.onFirstRegistered((p) => firstPasskey.notify(p));
@@ -136,7 +139,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   grants.onRevoked(async (repos, grant, now) => void (await endOidcStanding(repos, oidcSecret, { agentId: grant.agentId, site: grant.site }, now)));
   agents.onStopped(async (repos, agent) => void (await endOidcStanding(repos, oidcSecret, { agentId: agent.id }, clock.now())));
   const pairing = new Pairing(store.challenges, clock, limiter, agents);
-  const services: Services = { metrics, emailVerification, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
+  const services: Services = { metrics, emailVerification, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
 
   const app = Fastify({
     logger: opts.logger ?? {

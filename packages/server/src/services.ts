@@ -27,6 +27,7 @@ import type { OidcClients } from './domain/oidc/clients.ts';
 import type { Pairing } from './domain/agents/pairing.ts';
 import type { OidcProvider } from './domain/oidc/provider.ts';
 import type { EmailVerification } from './domain/accounts/email-verification.ts';
+import type { AddressTakeover } from './domain/accounts/address-takeover.ts';
 import type { FirstPasskeyNotice } from './domain/passkeys/first-passkey.ts';
 import type { Metrics } from './metrics/metrics.ts';
 
@@ -36,6 +37,8 @@ export interface Services {
   metrics: Metrics;
   /** Email verification links and changes of address (domain/accounts/email-verification.ts). */
   emailVerification: EmailVerification;
+  /** Taking an address from an account that never verified it (issue 22). */
+  addressTakeover: AddressTakeover;
   /** The notice, and undo link, for an account's first passkey (domain/passkeys/first-passkey.ts). */
   firstPasskey: FirstPasskeyNotice;
   /** The owner's OIDC clients (sites) and client authentication for the token endpoint (domain/oidc). */

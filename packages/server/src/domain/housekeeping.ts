@@ -58,6 +58,7 @@ export async function purgeExpired(store: Store, clock: Clock): Promise<Record<s
     oidcSignIns: await store.oidcSignIns.purgeEnded(now - SIGN_IN_KEEP_MS),
     oidcCiba: await store.oidcCiba.purgeExpired(now - CIBA_KEEP_MS),
     emailTokens: await store.emailTokens.purgeExpired(now - EMAIL_LINK_KEEP_MS),
+    emailClaims: await store.emailClaims.purgeExpired(now - EMAIL_LINK_KEEP_MS),
   };
 }
 

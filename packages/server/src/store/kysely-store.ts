@@ -30,6 +30,7 @@ import { oidcSubjectsRepo } from './repos/oidc-subjects.ts';
 import { oidcCibaRepo } from './repos/oidc-ciba.ts';
 import { quotasRepo } from './repos/quotas.ts';
 import { emailTokensRepo } from './repos/email-tokens.ts';
+import { emailClaimsRepo } from './repos/email-claims.ts';
 import type { HotPath } from './hot-path.ts';
 import type { GrantsRepo, PassIssuanceBatch } from './ports.ts';
 import { kyselyPassIssuance } from './repos/pass-issuance.ts';
@@ -64,6 +65,7 @@ function repos(db: Db, dialect: Dialect): Repos {
     oidcCiba: oidcCibaRepo(db),
     quotas: quotasRepo(db, dialect),
     emailTokens: emailTokensRepo(db),
+    emailClaims: emailClaimsRepo(db),
   };
 }
 

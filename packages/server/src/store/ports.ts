@@ -13,6 +13,8 @@ import type { QuotasRepo } from './ports/quotas.ts';
 export type * from './ports/quotas.ts';
 import type { EmailTokensRepo } from './ports/email.ts';
 export type * from './ports/email.ts';
+import type { EmailClaimsRepo } from './ports/claims.ts';
+export type * from './ports/claims.ts';
 import type { PassIssuance, PassIssuanceOutcome } from './ports/passes.ts';
 export type * from './ports/passes.ts';
 
@@ -44,6 +46,12 @@ export interface UsersRepo {
   markEmailVerified(id: string, email: string, at: number): Promise<boolean>;
   /** Sets a new email, unverified; false (and nothing written) when another account has it. */
   changeEmail(id: string, email: string): Promise<boolean>;
+  /**
+   * Takes `email` from the account that holds it, only while that account has not verified it: its
+   * address becomes `placeholder` (unverified). Answers that account's id, or undefined when nobody
+   * holds the address or its holder verified it. One conditional UPDATE: of racing callers one wins.
+   */
+  releaseUnverified(email: string, placeholder: string): Promise<string | undefined>;
 }
 
 export type SessionMethod = 'password' | 'passkey';
@@ -476,6 +484,7 @@ export interface Repos {
   oidcCiba: OidcCibaRepo;
   quotas: QuotasRepo;
   emailTokens: EmailTokensRepo;
+  emailClaims: EmailClaimsRepo;
 }
 
 /** One cloud verification's store work: the pass's agent with its grant, and the proof's jti. */

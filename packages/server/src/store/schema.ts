@@ -31,6 +31,7 @@ export interface Database {
   oidc_subjects: OidcSubjectsTable;
   oidc_ciba: OidcCibaTable;
   email_tokens: EmailTokensTable;
+  email_claims: EmailClaimsTable;
 }
 
 export interface UsersTable {
@@ -326,6 +327,17 @@ export interface EmailTokensTable {
   user_id: string;
   email: string;
   subject: string | null;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+/** Address take-over claims (migration 017): keyed by the token's SHA-256; single-use by `used_at`. */
+export interface EmailClaimsTable {
+  token_hash: string;
+  email: string;
+  password_hash: string;
+  display_name: string;
   created_at: number;
   expires_at: number;
   used_at: number | null;

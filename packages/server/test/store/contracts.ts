@@ -6,6 +6,7 @@ import { loginThrottleContract } from './contract-login-throttle.ts';
 import { metricsContract } from './contract-metrics.ts';
 import { oidcContract } from './contract-oidc.ts';
 import { quotasContract } from './contract-quotas.ts';
+import { takeoverContract } from './contract-takeover.ts';
 import type { OpenStore } from './use-store.ts';
 
 /** Every contract suite each store must pass (sqlite.test.ts and postgres.test.ts run them all). */
@@ -18,6 +19,7 @@ const CONTRACTS: readonly ((name: string, open: OpenStore) => void)[] = [
   loginThrottleContract,
   keyRevokeContract,
   metricsContract,
+  takeoverContract,
 ];
 
 export function storeContracts(name: string, open: OpenStore): void {

@@ -5,12 +5,18 @@ import type { SessionMethod, Store, UserRecord } from '../../store/ports.ts';
 import type { Clock } from '../clock.ts';
 import { badRequest, conflict, unauthorized } from '../errors.ts';
 import { newId } from '../ids.ts';
+import { checkClient } from '../client-limit.ts';
 import type { RateLimiter } from '../rate-limit.ts';
+import type { AddressTakeover, PendingSignUp } from './address-takeover.ts';
 import { LoginThrottle } from './login-throttle.ts';
 
 export const SESSION_LIFETIME_MS = 30 * 86400 * 1000;
-/** Sign-ups per client address per hour: enough for a household or office, not for bulk accounts. */
-export const SIGNUP_LIMIT = { perAddress: 10, windowSec: 3600 } as const;
+/**
+ * Sign-ups per client per hour: 10 per IPv4 address or IPv6 /64 (client-address.ts), enough for a
+ * household or office, not for bulk accounts; 30 per IPv6 /48, so a site's 65,536 /64s give 30, not
+ * 655,360, while three households that happen to share a /48 still each get their 10.
+ */
+export const SIGNUP_LIMIT = { perAddress: 10, perNetwork: 30, windowSec: 3600 } as const;
 const INVALID_LOGIN = 'invalid email or password';
 
 export interface SignedIn {
@@ -29,9 +35,15 @@ export interface CurrentSession {
 
 export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
 
+/** A new account's record: unverified address, no phone. */
+export function newUserRecord(o: { email: string; passwordHash: string; displayName: string; createdAt: number }): UserRecord {
+  return { id: newId('u'), ...o, phone: null, phoneVerified: false, emailVerified: false };
+}
+
 /** Owner accounts and their sessions (decisions §2). */
 export class Accounts {
   private readonly loginThrottle: LoginThrottle;
+  private takeover: Pick<AddressTakeover, 'offerToSignUp'> | undefined;
 
   constructor(
     private readonly store: Store,
@@ -42,22 +54,23 @@ export class Accounts {
     this.loginThrottle = new LoginThrottle(store.rateCounters, clock, config.loginThrottle);
   }
 
-  /** Throttled per client address (429) before any work, so accounts cannot be made in bulk. */
-  async signUp(input: { email: string; password: string; displayName?: string }, clientAddress: string): Promise<SignedIn> {
-    await this.limiter.check(`signup:addr:${clientAddress}`, SIGNUP_LIMIT.perAddress, SIGNUP_LIMIT.windowSec);
+  /** Where a sign-up with a taken address goes (address-takeover.ts); app.ts sets it once the mailer exists. */
+  useAddressTakeover(takeover: Pick<AddressTakeover, 'offerToSignUp'>): void {
+    this.takeover = takeover;
+  }
+
+  /**
+   * Throttled per client (429, SIGNUP_LIMIT) before any work, so accounts cannot be made in bulk.
+   * An address held by an account that has not verified it: pending, see address-takeover.ts.
+   */
+  async signUp(input: { email: string; password: string; displayName?: string }, clientAddress: string): Promise<SignedIn | PendingSignUp> {
+    await checkClient(this.limiter, 'signup', clientAddress, SIGNUP_LIMIT);
     const email = normalizeEmail(input.email);
-    const user: UserRecord = {
-      id: newId('u'),
-      email,
-      displayName: input.displayName?.trim() || email.split('@')[0] || email,
-      passwordHash: await hashPassword(input.password),
-      phone: null,
-      phoneVerified: false,
-      createdAt: this.clock.now(),
-      emailVerified: false,
-    };
-    if (!(await this.store.users.create(user))) throw conflict('an account with this email already exists; sign in instead');
-    return this.startSession(user, 'password');
+    const displayName = input.displayName?.trim() || email.split('@')[0] || email;
+    const user = newUserRecord({ email, passwordHash: await hashPassword(input.password), displayName, createdAt: this.clock.now() });
+    if (await this.store.users.create(user)) return this.startSession(user, 'password');
+    if (!this.takeover) throw conflict('an account with this email already exists; sign in instead');
+    return this.takeover.offerToSignUp({ email, passwordHash: user.passwordHash, displayName });
   }
 
   /**

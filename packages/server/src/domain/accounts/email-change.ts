@@ -15,6 +15,7 @@ import { normalizeEmail } from './accounts.ts';
 
 /** Email changes (and so password checks through this route) per account per hour. */
 export const EMAIL_CHANGE_LIMIT = { perAccount: 10, windowSec: 3600 } as const;
+const TAKE_OVER_NEXT_STEP = 'if the address is yours, sign up with it (POST /api/users): a link mailed to it lets you take it, verified, for the new account';
 const NEXT_STEP = 'send `current_password` (your password) with the new `email`, or sign in with a passkey and change the address from that session';
 
 export interface EmailChangeDeps {
@@ -46,7 +47,12 @@ export async function changeEmail(d: EmailChangeDeps, session: ChangingSession, 
     if (!(await verifyPassword(user.passwordHash, input.currentPassword))) throw forbidden('current_password is not your password', { next_step: NEXT_STEP });
   }
   // Outside a transaction: one conditional statement, and a taken address is an answer, not an error.
-  if (!(await d.store.users.changeEmail(user.id, email))) throw conflict('another account already uses this email address; choose another one');
+  if (!(await d.store.users.changeEmail(user.id, email))) {
+    // An address held without being verified can be taken, but by a sign-up (address-takeover.ts), not by moving this account onto it.
+    const holder = await d.store.users.byEmail(email);
+    if (holder && !holder.emailVerified) throw conflict('another account uses this email address (it never verified it); choose another one', { next_step: TAKE_OVER_NEXT_STEP });
+    throw conflict('another account already uses this email address; choose another one');
+  }
   const now = d.clock.now();
   await d.store.transaction(async (repos) => {
     await repos.emailTokens.revokeForUser(user.id, 'verify_email', now);

@@ -4,12 +4,21 @@
  */
 import { randomToken, sha256Hex } from '../../crypto/random.ts';
 import type { EmailTokenPurpose, Repos } from '../../store/ports.ts';
+import { addressKey } from '../client-address.ts';
 
 export const LINK_LIFETIME_SEC = 86_400;
 export const LINK_LIFETIME_MS = LINK_LIFETIME_SEC * 1000;
 
-/** Page views and confirmations of links per client address per 10 minutes (a link cannot be guessed; this bounds the work). */
-export const LINK_ATTEMPTS = { perAddress: 30, windowSec: 600 } as const;
+/**
+ * Page views and confirmations of links per client (an IPv4 address or IPv6 /64: client-address.ts)
+ * per 10 minutes. A link cannot be guessed; this bounds the work. Every kind of mailed link counts
+ * under the one key `keyFor` makes.
+ */
+export const LINK_ATTEMPTS = {
+  perAddress: 30,
+  windowSec: 600,
+  keyFor: (clientAddress: string): string => `email-link:addr:${addressKey(clientAddress)}`,
+} as const;
 
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
 

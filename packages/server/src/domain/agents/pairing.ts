@@ -3,6 +3,7 @@ import { sha256Hex } from '../../crypto/random.ts';
 import type { AgentRecord, ChallengesRepo } from '../../store/ports.ts';
 import type { Clock } from '../clock.ts';
 import { badRequest } from '../errors.ts';
+import { checkClient } from '../client-limit.ts';
 import type { RateLimiter } from '../rate-limit.ts';
 import { agentPublicKey } from './agent-key.ts';
 import { AGENT_NAME_MAX, type Agents } from './agents.ts';
@@ -12,13 +13,16 @@ export const PAIRING_ALPHABET = 'ABCDEFGHJKMNPQRSTUVWXYZ23456789';
 
 /**
  * 8 symbols (31^8, about 2^39.6) live 10 minutes and are used once; redeeming is limited per client
- * address, so guessing a live code is hopeless. Creation is limited per owner.
+ * (10 per IPv4 address or IPv6 /64, 30 per IPv6 /48: client-address.ts), so guessing a live code is
+ * hopeless: a whole /48 gets 30 guesses per 10 minutes, not 30 per address it can spell.
+ * Creation is limited per owner.
  */
 export const PAIRING = {
   codeLength: 8,
   lifetimeMs: 10 * 60_000,
   createsPerHour: 20,
   redeemsPerAddress: 10,
+  redeemsPerNetwork: 30,
   redeemWindowSec: 600,
 } as const;
 
@@ -85,7 +89,7 @@ export class Pairing {
    * burn it. A code that then fails on the owner's agent limits is used up all the same.
    */
   async redeem(input: { code: string; name?: string; jwk?: unknown; pubkey?: string | null }, ip: string): Promise<AgentRecord> {
-    await this.limiter.check(`pairing:redeem:${ip}`, PAIRING.redeemsPerAddress, PAIRING.redeemWindowSec);
+    await checkClient(this.limiter, 'pairing:redeem', ip, { perAddress: PAIRING.redeemsPerAddress, perNetwork: PAIRING.redeemsPerNetwork, windowSec: PAIRING.redeemWindowSec });
     const canonical = normalizePairingCode(input.code);
     if (!canonical) throw badRequest(INVALID_CODE, { next_step: NEXT_STEP });
     const jwk = agentPublicKey(input);

@@ -28,6 +28,27 @@ export function verifyEmailMail(o: { to: string; link: string; hours: number; ba
   };
 }
 
+/** The take-over link (address-takeover.ts): to an address that an account holds without having verified it. */
+export function takeoverMail(o: { to: string; link: string; hours: number; baseUrl: string }): Mail {
+  return {
+    to: o.to,
+    subject: 'Confirm your email address for your new Mandate account',
+    text: [
+      'Hello,',
+      '',
+      `Someone, probably you, signed up for a Mandate account at ${hostOf(o.baseUrl)} with this address.`,
+      'Another account already uses the address, but never proved it is theirs.',
+      `Open this link to prove it is yours, and enter the password you chose at sign-up. It works once, for ${o.hours} hours:`,
+      '',
+      o.link,
+      '',
+      'Confirming creates the new account with this address, verified, and takes the address from the other account.',
+      'If the other account is yours, sign in to it instead and verify the address from Account.',
+      'If you did not sign up, ignore this mail: nothing changes without the link and that password.',
+    ].join('\n'),
+  };
+}
+
 export function firstPasskeyMail(o: { to: string; name: string; at: number; link: string; hours: number; baseUrl: string }): Mail {
   return {
     to: o.to,

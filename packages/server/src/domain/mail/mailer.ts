@@ -13,7 +13,7 @@ import type { Clock } from '../clock.ts';
 export const MAIL_CHANNEL = 'email';
 
 /** What a mail is about (the outbox `kind`). */
-export type MailKind = 'email_verify' | 'passkey_added' | 'email_changed';
+export type MailKind = 'email_verify' | 'passkey_added' | 'email_changed' | 'email_claim';
 
 export interface Mail {
   to: string;
@@ -25,11 +25,11 @@ export interface Mail {
 /** The domain's port: queue a mail for delivery. */
 export interface Mailer {
   /**
-   * Queues `mail` about `kind` for `userId`, inside `repos`' transaction when given (the worker is
+   * Queues `mail` about `kind` for `userId` (null: a mail tied to no account, e.g. a take-over link), inside `repos`' transaction when given (the worker is
    * woken once it commits: call `wake()`), else at once. `expiresAt`: after it the mail is pointless
    * (its link has expired) and is not sent.
    */
-  queue(m: { userId: string; kind: MailKind; mail: Mail; expiresAt: number | null }, repos?: Repos): Promise<void>;
+  queue(m: { userId: string | null; kind: MailKind; mail: Mail; expiresAt: number | null }, repos?: Repos): Promise<void>;
   /** Tells the outbox worker mail is waiting (after a transaction that queued some commits). */
   wake(): void;
 }
@@ -64,7 +64,7 @@ export class OutboxMailer implements Mailer {
     private readonly wakeWorker: () => void,
   ) {}
 
-  async queue(m: { userId: string; kind: MailKind; mail: Mail; expiresAt: number | null }, repos: Repos = this.store): Promise<void> {
+  async queue(m: { userId: string | null; kind: MailKind; mail: Mail; expiresAt: number | null }, repos: Repos = this.store): Promise<void> {
     await repos.outbox.add({ userId: m.userId, channel: MAIL_CHANNEL, kind: m.kind, payload: sealMail(m.mail, this.keys), createdAt: this.clock.now(), expiresAt: m.expiresAt });
     if (repos === this.store) this.wake();
   }

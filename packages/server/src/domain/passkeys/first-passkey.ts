@@ -134,7 +134,7 @@ export class FirstPasskeyNotice {
   }
 
   private throttle(clientAddress: string): Promise<void> {
-    return this.d.limiter.check(`email-link:addr:${clientAddress}`, LINK_ATTEMPTS.perAddress, LINK_ATTEMPTS.windowSec);
+    return this.d.limiter.check(LINK_ATTEMPTS.keyFor(clientAddress), LINK_ATTEMPTS.perAddress, LINK_ATTEMPTS.windowSec);
   }
 }
 

@@ -5,6 +5,7 @@ import { normalizeEmail } from '../accounts/accounts.ts';
 import type { Clock } from '../clock.ts';
 import { badRequest, conflict, notFound, unauthorized } from '../errors.ts';
 import { looksLikeId, newId } from '../ids.ts';
+import { checkClient } from '../client-limit.ts';
 import type { RateLimiter } from '../rate-limit.ts';
 import { requirePasskeyManagement } from './passkey-policy.ts';
 
@@ -203,8 +204,12 @@ export class Passkeys {
     if (!looksLikeId('dev', deviceId) || !(await this.store.passkeys.delete(userId, deviceId))) throw notFound('device not found');
   }
 
+  /**
+   * Per IPv4 address or IPv6 /64 (client-address.ts), and 4 times that per IPv6 /48: each options
+   * call stores a challenge, so a site's 65,536 /64s must not each get a fresh allowance.
+   */
   private throttleLogin(clientAddress: string): Promise<void> {
-    return this.limiter.check(`passkey-login:addr:${clientAddress}`, PASSKEY_LOGIN_LIMIT.perAddress, PASSKEY_LOGIN_LIMIT.windowSec);
+    return checkClient(this.limiter, 'passkey-login', clientAddress, { ...PASSKEY_LOGIN_LIMIT, perNetwork: 4 * PASSKEY_LOGIN_LIMIT.perAddress });
   }
 
   private async newChallenge(c: { purpose: 'register' | 'login' | 'txn'; userId: string | null; sessionHash: string | null; subject: string | null }): Promise<string> {

@@ -15,6 +15,7 @@ import * as abuseQuotas from './012-abuse-quotas.ts';
 import * as activityFilters from './013-activity-filters.ts';
 import * as revocationCompaction from './014-revocation-compaction.ts';
 import * as cibaBinding from './016-ciba-binding.ts';
+import * as addressTakeover from './017-address-takeover.ts';
 import * as revocationBound from './018-revocation-bound.ts';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
@@ -36,6 +37,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '013-activity-filters': activityFilters,
   '014-revocation-compaction': revocationCompaction,
   '016-ciba-binding': cibaBinding,
+  '017-address-takeover': addressTakeover,
   '018-revocation-bound': revocationBound,
 };
 

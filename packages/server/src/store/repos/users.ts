@@ -80,5 +80,11 @@ export function usersRepo(db: Db): UsersRepo {
         throw e;
       }
     },
+    async releaseUnverified(email, placeholder) {
+      // Conditional on the holder not having verified: a verification committed first makes this a
+      // no-op. On PostgreSQL a racing caller waits for the row lock, then finds the address gone.
+      const r = await db.updateTable('users').set({ email: placeholder, email_verified_at: null }).where('email', '=', email).where('email_verified_at', 'is', null).returning('id').executeTakeFirst();
+      return r?.id;
+    },
   };
 }

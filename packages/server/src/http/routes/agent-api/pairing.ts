@@ -25,7 +25,7 @@ export async function agentPairRoutes(base: FastifyInstance, s: Services): Promi
   app.post('/api/v1/agents/pair', {
     schema: {
       summary: 'Register an agent key with a pairing code from its owner',
-      description: `No credential but the code: the owner made it in the app (POST /api/agents/pairing-codes). The agent is created under that owner as POST /api/agents would create it, with the owner's name for it, else \`name\`, else "New agent"; the owner is told. 400 for a key that is not a public EC P-256 key (the code stays usable) and for an unknown, used or expired code (with \`next_step\`); 409 when the owner has reached the agent limit (the code is used up). At most ${PAIRING.redeemsPerAddress} attempts per client address per ${PAIRING.redeemWindowSec / 60} minutes, then 429 with Retry-After.`,
+      description: `No credential but the code: the owner made it in the app (POST /api/agents/pairing-codes). The agent is created under that owner as POST /api/agents would create it, with the owner's name for it, else \`name\`, else "New agent"; the owner is told. 400 for a key that is not a public EC P-256 key (the code stays usable) and for an unknown, used or expired code (with \`next_step\`); 409 when the owner has reached the agent limit (the code is used up). At most ${PAIRING.redeemsPerAddress} attempts per client address (an IPv6 client: per /64) and ${PAIRING.redeemsPerNetwork} per IPv6 /48 per ${PAIRING.redeemWindowSec / 60} minutes, then 429 with Retry-After.`,
       tags: ['agent'],
       body: PairIn,
       response: withErrors({ 200: PairOut }, 400, 409, 429),

@@ -8,6 +8,16 @@ import { Email, ReadableLine, withErrors } from '../../schemas/common.ts';
 import { grantOut, pendingOut } from '../../schemas/approvals.ts';
 import { agentNames } from '../../../domain/agents/agent-names.ts';
 import { liveSignInsByGrant } from '../../../domain/oidc/owner-sign-ins.ts';
+import { SIGNUP_LIMIT } from '../../../domain/accounts/accounts.ts';
+import { CLAIM_MAIL_LIMIT, CLAIM_PATH } from '../../../domain/accounts/address-takeover.ts';
+
+const PendingSignUpOut = Type.Object({
+  pending: Type.Literal(true),
+  email: Type.String({ description: 'the address the link went to' }),
+  expires_in: Type.Integer({ description: 'seconds the link stays valid: 86400' }),
+  detail: Type.String(),
+  next_step: Type.String(),
+});
 
 const UserIn = Type.Object({
   email: Email,
@@ -44,22 +54,23 @@ export async function accountRoutes(base: FastifyInstance, s: Services): Promise
   app.post('/api/users', {
     schema: {
       summary: 'Create an owner account and sign in',
-      description: 'At most 10 sign-ups per client address per hour, then 429 with Retry-After. An email that already has an account: 409.',
+      description: `At most ${SIGNUP_LIMIT.perAddress} sign-ups per client address (an IPv6 client: per /64) and ${SIGNUP_LIMIT.perNetwork} per IPv6 /48 per hour, then 429 with Retry-After. An email that an account has verified: 409 with \`next_step\`. An email that an account holds WITHOUT having verified it (anyone may sign up with any address): 202 \`{pending: true, email, expires_in, detail, next_step}\`, no account and no session yet; a single-use link (24 h) is mailed to the address, and confirming it (POST ${CLAIM_PATH}) creates this account with the address verified and takes the address from the other account. At most ${CLAIM_MAIL_LIMIT.perAddress} such mails per address per hour (429).`,
       tags: ['owner'],
       body: UserIn,
-      response: withErrors({ 200: SignedInOut }, 409, 429),
+      response: withErrors({ 200: SignedInOut, 202: PendingSignUpOut }, 409, 429),
     },
   }, async (request, reply) => {
     const { email, password, display_name } = request.body;
-    const signedIn = await s.accounts.signUp({ email, password, displayName: display_name }, request.ip);
-    s.auth.signIn(reply, signedIn);
-    return signedInOut(s.accounts, signedIn);
+    const made = await s.accounts.signUp({ email, password, displayName: display_name }, request.ip);
+    if ('pending' in made) return reply.code(202).send(made);
+    s.auth.signIn(reply, made);
+    return signedInOut(s.accounts, made);
   });
 
   app.post('/api/login', {
     schema: {
       summary: 'Sign in with email and password',
-      description: 'Unknown email and wrong password both answer 401 `invalid email or password`. Failures are counted per (account, client address), per address and per account (decisions §25): an address that keeps failing gets 429 with Retry-After, while once the account is over its limit an address with no failure for it still gets one attempt per window, so guessing cannot lock the owner out.',
+      description: 'Unknown email and wrong password both answer 401 `invalid email or password`. Failures are counted per (account, client address), per address, per IPv6 /48 (4 times the per-address limit) and per account (decisions §25); an IPv6 client address counts as its /64. An address (or /48) that keeps failing gets 429 with Retry-After, while once the account is over its limit an address with no failure for it still gets one attempt per window, so guessing cannot lock the owner out.',
       tags: ['owner'],
       body: LoginIn,
       response: withErrors({ 200: SignedInOut }, 401, 429),

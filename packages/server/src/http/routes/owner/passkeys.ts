@@ -85,7 +85,7 @@ export async function passkeyRoutes(base: FastifyInstance, s: Services): Promise
   app.post('/api/webauthn/login/verify', {
     schema: {
       summary: 'Sign in with a passkey',
-      description: 'Answers like POST /api/login (sets the `session` cookie). Any failure is 401 `passkey sign-in failed`. Throttled per client address. The session it makes may add and remove passkeys; a password session may only add the first.',
+      description: 'Answers like POST /api/login (sets the `session` cookie). Any failure is 401 `passkey sign-in failed`. Throttled per client address (an IPv6 client: per /64, and per /48). The session it makes may add and remove passkeys; a password session may only add the first.',
       tags: ['passkeys'],
       body: LoginIn,
       response: withErrors({ 200: SignedInOut }, 401, 429),

@@ -26,6 +26,8 @@ export const ACTION_FILTERS: readonly [string, string][] = [
   ['passkey.undone', 'Passkey undone by the mailed link'],
   ['email.verified', 'Email address verified'],
   ['email.changed', 'Email address changed'],
+  ['email.claimed', 'Email address proven at sign-up'],
+  ['email.taken_over', 'Email address taken by its holder'],
 ];
 
 const quoted = (v: unknown): string => (typeof v === 'string' ? `"${v}"` : '');
@@ -75,6 +77,8 @@ export function activityText(a: ActivityItem): [title: string, extra: string] {
     case 'passkey.undone': return [d.removed === false ? 'The mailed undo link was used' : 'A passkey was removed with the mailed undo link', 'every session was signed out'];
     case 'email.verified': return [`You verified your email address${str(d.email) ? ` ${str(d.email)}` : ''}`, ''];
     case 'email.changed': return [`You changed your email address${str(d.to) ? ` to ${str(d.to)}` : ''}`, str(d.from) ? `from ${str(d.from)}; it needs verifying again` : 'it needs verifying again'];
+    case 'email.claimed': return [`You proved your email address${str(d.email) ? ` ${str(d.email)}` : ''} and your account was created`, d.taken_from_unverified_account === true ? 'another account that never verified it lost it' : ''];
+    case 'email.taken_over': return [`Your email address${str(d.email) ? ` ${str(d.email)}` : ''} was taken by its holder`, 'you never verified it; they proved it is theirs. Set an address of your own under Account'];
     default: return [`${a.action}${a.agent_id ? ` · ${who}` : ''}${at}`, ''];
   }
 }

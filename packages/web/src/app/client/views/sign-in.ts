@@ -52,7 +52,12 @@ export function setUpSignIn(enter: () => Promise<void>): void {
       const body: Record<string, string> = { email: byId('signup-email', HTMLInputElement).value.trim(), password: byId('signup-password', HTMLInputElement).value };
       const name = byId('signup-name', HTMLInputElement).value.trim();
       if (name) body.display_name = name;
-      await api('POST', '/api/users', body);
+      // 202: an account that never verified this address holds it; a link went to the address (address-takeover.ts).
+      const made = await api<{ pending?: boolean; detail?: string; next_step?: string }>('POST', '/api/users', body);
+      if (made.pending) {
+        show(`Check your mail: ${made.detail ?? ''}. Then ${made.next_step ?? 'sign in'}.`, 'info');
+        return;
+      }
       signupForm.reset();
       signedIn('password');
       await enter();
