@@ -23,6 +23,15 @@ const inSlash64 = (prefix: string, i: number): string => {
 const statuses = (replies: Reply[]): number[] => replies.map((r) => r.status);
 const times = (n: number, status: number): number[] => Array<number>(n).fill(status);
 
+/**
+ * The limits count in fixed windows aligned to the clock (`now - now % window`). A block of requests
+ * that must land in one window waits, when the current one ends within `marginMs`, for the next.
+ */
+async function clearOfWindowEdge(windowSec: number, marginMs = 30_000): Promise<void> {
+  const left = windowSec * 1000 - (Date.now() % (windowSec * 1000));
+  if (left < marginMs) await new Promise((r) => setTimeout(r, left + 50));
+}
+
 describe('per-address limits key an IPv6 client by its /64 (and /48), over HTTP', { timeout: 240_000 }, () => {
   let server: ServerProcess;
   const from = (address: string) => ({ 'x-forwarded-for': address });
@@ -60,6 +69,7 @@ describe('per-address limits key an IPv6 client by its /64 (and /48), over HTTP'
   });
 
   it('sign-ups from one /64 stop at 10 per hour, from one /48 at 30', async () => {
+    await clearOfWindowEdge(3600, 60_000);
     const first: Reply[] = [];
     for (let i = 0; i < 15; i++) first.push(await signUp(`a${i}`, inSlash64('2001:db8:e:1', i)));
     assert.deepEqual(statuses(first), [...times(10, 200), ...times(5, 429)], JSON.stringify(first.find((r) => r.status !== 200 && r.status !== 429)?.body));
@@ -71,6 +81,7 @@ describe('per-address limits key an IPv6 client by its /64 (and /48), over HTTP'
   });
 
   it('pairing-code guesses from one /64 stop at 10, from one /48 at 30; an IPv4-mapped address counts as the IPv4 address', async () => {
+    await clearOfWindowEdge(600);
     const one: Reply[] = [];
     for (let i = 0; i < 11; i++) one.push(await redeem(inSlash64('2001:db8:10:1', i)));
     assert.deepEqual(statuses(one), [...times(10, 400), 429]);
@@ -86,6 +97,7 @@ describe('per-address limits key an IPv6 client by its /64 (and /48), over HTTP'
   });
 
   it('passkey sign-in from one /64 stops at 30 steps per 5 minutes', async () => {
+    await clearOfWindowEdge(300);
     const replies: Reply[] = [];
     for (let i = 0; i < 31; i++) replies.push(await call(server, 'GET', '/api/webauthn/login/options', undefined, from(inSlash64('2001:db8:20:1', i))));
     assert.deepEqual(statuses(replies), [...times(30, 200), 429]);
@@ -94,6 +106,7 @@ describe('per-address limits key an IPv6 client by its /64 (and /48), over HTTP'
   });
 
   it('mailed-link pages and confirmations from one /64 stop at 30 per 10 minutes, across link kinds', async () => {
+    await clearOfWindowEdge(600);
     const token = 'A'.repeat(43); // shaped like a link token, matching none
     const replies: Reply[] = [];
     for (let i = 0; i < 30; i++) replies.push(await call(server, 'GET', `/api/email/verify?token=${token}`, undefined, { ...from(inSlash64('2001:db8:30:1', i)), accept: 'application/json' }));
