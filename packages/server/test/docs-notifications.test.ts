@@ -82,7 +82,7 @@ function recorder(): PushTransport<WebPushTarget> & { sent: { payload: PushPaylo
 }
 
 const device = (id: string, userId: string, kind: 'webpush' | 'fcm', address: string): PushDeviceRecord => ({
-  id, userId, kind, address, p256dh: kind === 'webpush' ? 'BPk' : null, auth: kind === 'webpush' ? 'au' : null, name: id, createdAt: 0, lastUsedAt: null,
+  id, userId, kind, address, p256dh: kind === 'webpush' ? 'BPk' : null, auth: kind === 'webpush' ? 'au' : null, name: id, createdAt: 0, lastUsedAt: null, failures: 0, dampedUntil: null,
 });
 
 describe(`${REFERENCE}`, () => {

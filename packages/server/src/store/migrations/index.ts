@@ -14,6 +14,7 @@ import * as emailVerification from './011-email-verification.ts';
 import * as abuseQuotas from './012-abuse-quotas.ts';
 import * as activityFilters from './013-activity-filters.ts';
 import * as revocationCompaction from './014-revocation-compaction.ts';
+import * as outboxFairness from './015-outbox-fairness.ts';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -33,6 +34,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '012-abuse-quotas': abuseQuotas,
   '013-activity-filters': activityFilters,
   '014-revocation-compaction': revocationCompaction,
+  '015-outbox-fairness': outboxFairness,
 };
 
 /**
