@@ -187,6 +187,19 @@ export function deliveryContract(name: string, open: OpenStore): void {
       assert.equal(new Set(turns).size, 4, `one note to each device first: ${turns.join(', ')}`);
     });
 
+    it('back-channel logouts take their relying party\'s turns, not their owners\'', async () => {
+      const now = 60_000_000;
+      await store.outbox.claimDue('sweeper', now, 1e12, 100_000);
+      const logout = (client: string, userId: string, at: number) => ({ userId, channel: 'backchannel', kind: 'logout', payload: { uri: `https://${client}.example/logout`, client_id: client, sub: 's', sid: 'x' }, createdAt: at });
+      const slow = uniq('c_slow');
+      const other = uniq('c_other');
+      // Ten owners' logouts to the slow client, all older than one to another client.
+      await store.outbox.addMany(Array.from({ length: 10 }, (_, i) => logout(slow, uniq('u_'), now - 1000 + i)));
+      await store.outbox.add(logout(other, uniq('u_'), now - 10));
+      const claimed = await store.outbox.claimDue('node-1', now, 60_000, 5, { perOwner: 2 });
+      assert.deepEqual(claimed.map((m) => m.payload.client_id).sort(), [other, slow, slow].sort(), 'at most 2 of the slow client\'s, and the other client\'s at once');
+    });
+
     it('damps a failing device: failures count up, damped_until only grows, a delivered push resets both; its messages wait', async () => {
       const d = await store.pushDevices.upsert(device());
       assert.equal(await store.pushDevices.recordFailure(d.id), 1);

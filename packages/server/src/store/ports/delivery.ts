@@ -143,10 +143,11 @@ export interface OutboxRepo {
    *
    * Fair between owners (issue 22): the claim takes each owner's first message before any owner's
    * second, and so on (round-robin, oldest owners' turns first); within an owner, decisions
-   * (`approval`, `dismiss`, `takeover`, `test`) before the rest, and each device's first message
+   * (`approval`, `dismiss`, `takeover`, `test`) and back-channel logouts before the rest, and each device's first message
    * before any device's second. With `fairness.perOwner`, an owner's messages under live claims (any
    * node's, not yet finished) plus those claimed now never exceed it: one owner cannot fill the
-   * senders. Messages without an owner (back-channel logouts) count as one owner.
+   * senders. A back-channel logout takes the turns of its relying party (client), not of the owner:
+   * the client's owner chose its address.
    */
   claimDue(holder: string, now: number, leaseMs: number, limit: number, fairness?: ClaimFairness): Promise<OutboxMessage[]>;
   /** Ends `holder`'s claim: sent, failed for good, or due again at `retryAt`. False when the claim was lost. */

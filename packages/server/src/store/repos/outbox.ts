@@ -72,6 +72,11 @@ export function outboxRepo(db: Db, dialect: Dialect): OutboxRepo {
       // `busy` is what the owner already has under live claims (this node's sends in flight and other
       // nodes'): turns beyond `perOwner - busy` wait for those to finish.
       const perOwner = fairness?.perOwner ?? limit;
+      // Whose turn a message takes: its owner's; a back-channel logout's, the relying party's (its
+      // address was chosen by the client's owner, not by the owner whose session ended), so one
+      // client whose logout endpoint never answers holds at most `perOwner` sends, however many owners.
+      const clientId = dialect === 'postgres' ? sql`(payload::json ->> 'client_id')` : sql`json_extract(payload, '$.client_id')`;
+      const owner = sql`CASE WHEN channel = 'backchannel' THEN 'client:' || COALESCE(${clientId}, '') ELSE COALESCE(user_id, '') END`;
       const skipLocked = dialect === 'postgres' ? sql`FOR UPDATE SKIP LOCKED` : sql``;
       const result = await sql<Selectable<OutboxTable>>`
         UPDATE outbox SET locked_by = ${holder}, locked_until = ${now + leaseMs}, attempts = attempts + 1
@@ -81,17 +86,17 @@ export function outboxRepo(db: Db, dialect: Dialect): OutboxRepo {
               SELECT due.id, due.next_attempt_at, COALESCE(live.busy, 0) AS busy,
                 ROW_NUMBER() OVER (PARTITION BY due.owner ORDER BY due.later, due.device_turn, due.next_attempt_at, due.id) AS owner_turn
               FROM (
-                SELECT id, next_attempt_at, COALESCE(user_id, '') AS owner,
-                  CASE WHEN kind IN ('approval', 'dismiss', 'takeover', 'test') THEN 0 ELSE 1 END AS later,
-                  ROW_NUMBER() OVER (PARTITION BY COALESCE(user_id, ''), COALESCE(device_id, '') ORDER BY next_attempt_at, id) AS device_turn
+                SELECT id, next_attempt_at, ${owner} AS owner,
+                  CASE WHEN kind IN ('approval', 'dismiss', 'takeover', 'test', 'logout') THEN 0 ELSE 1 END AS later,
+                  ROW_NUMBER() OVER (PARTITION BY ${owner}, COALESCE(device_id, '') ORDER BY next_attempt_at, id) AS device_turn
                 FROM outbox
                 WHERE sent_at IS NULL AND failed_at IS NULL AND next_attempt_at <= ${now}
                   AND (locked_until IS NULL OR locked_until <= ${now})
               ) due
               LEFT JOIN (
-                SELECT COALESCE(user_id, '') AS owner, COUNT(*) AS busy FROM outbox
+                SELECT ${owner} AS owner, COUNT(*) AS busy FROM outbox
                 WHERE sent_at IS NULL AND failed_at IS NULL AND locked_until > ${now}
-                GROUP BY COALESCE(user_id, '')
+                GROUP BY 1
               ) live ON live.owner = due.owner
             ) ranked
             WHERE ranked.owner_turn + ranked.busy <= ${perOwner}
