@@ -40,6 +40,7 @@ import { OidcProvider } from './domain/oidc/provider.ts';
 import { loadOidcSecret } from './crypto/oidc-secret.ts';
 import { endOidcStanding } from './domain/oidc/sign-in-end.ts';
 import { guardedFetch } from './outbound/guarded-fetch.ts';
+import { pushHostPolicy } from './outbound/push-hosts.ts';
 import { OutboxMailer } from './domain/mail/mailer.ts';
 import { EmailVerification } from './domain/accounts/email-verification.ts';
 import { FirstPasskeyNotice } from './domain/passkeys/first-passkey.ts';
@@ -98,7 +99,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   const notifier = new Notifier(store, clock);
   const notifySettings = new NotifySettings(store, clock);
   const inbox = new Inbox(store, clock);
-  const devices = new Devices(store, clock, limiter, passkeys, { allowLoopback: config.outboundAllowLoopback }, config.fcm !== null);
+  const devices = new Devices(store, clock, limiter, passkeys, { allowLoopback: config.outboundAllowLoopback }, config.fcm !== null, pushHostPolicy(config.pushServiceHosts, config.outboundAllowLoopback));
   agents.onCreated((agent) => notifier.agentAdded(agent.userId, agent.name, 'in the app'));
   passkeys.onRegistered((p) => notifier.security(p.userId, 'New passkey added', `"${p.name}" can now sign in and approve requests. Not you? Remove it under Account and change your password.`));
   // Every node sends the outbox; each message is claimed by one node (delivery/outbox-worker.ts).

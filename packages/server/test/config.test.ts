@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { ConfigError, loadEnv, parseConfig, unsafeDefaults } from '../src/config/config.ts';
 import { generateVapidKeys } from '../src/delivery/web-push.ts';
+import { DEFAULT_PUSH_SERVICE_HOSTS } from '../src/outbound/push-hosts.ts';
 import { configProblems } from './helpers/config-problems.ts';
 
 describe('configuration', () => {
@@ -141,6 +142,15 @@ describe('configuration', () => {
     assert.equal(parseConfig({ OUTBOX_CLAIM_SECONDS: '3600' }).outboxClaimSec, 3600);
     for (const bad of ['49', '600001', '1.5', 'soon']) assert.match(problems({ OUTBOX_POLL_MS: bad }).join('\n'), /OUTBOX_POLL_MS must be an integer from 50 to 600000/, bad);
     for (const bad of ['9', '3601', '60s']) assert.match(problems({ OUTBOX_CLAIM_SECONDS: bad }).join('\n'), /OUTBOX_CLAIM_SECONDS must be an integer from 10 to 3600/, bad);
+  });
+
+  it('takes PUSH_SERVICE_HOSTS as host names and *.domain patterns, * for any, the push services by default', () => {
+    assert.deepEqual(parseConfig({}).pushServiceHosts, DEFAULT_PUSH_SERVICE_HOSTS);
+    assert.deepEqual(parseConfig({ PUSH_SERVICE_HOSTS: ' Push.Example.com , *.push.example.net' }).pushServiceHosts, ['push.example.com', '*.push.example.net']);
+    assert.equal(parseConfig({ PUSH_SERVICE_HOSTS: '*' }).pushServiceHosts, null);
+    for (const bad of ['https://push.example.com', 'push.*.com', 'localhost', ',']) {
+      assert.match(problems({ PUSH_SERVICE_HOSTS: bad }).join('\n'), /PUSH_SERVICE_HOSTS/, bad);
+    }
   });
 
   it('warns loudly when OUTBOUND_ALLOW_LOOPBACK is on, and takes only true or false', () => {

@@ -2,6 +2,7 @@ import { readFileSync, existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { CONFIG_KEYS, type ConfigKey } from './keys.ts';
 import { parseTrustProxy, type TrustProxy } from './trust-proxy.ts';
+import { DEFAULT_PUSH_SERVICE_HOSTS, isPushHostPattern } from '../outbound/push-hosts.ts';
 
 /** The service's whole configuration, typed and validated once at start. */
 export interface Config {
@@ -28,6 +29,8 @@ export interface Config {
   outboundAllowLoopback: boolean;
   /** Web push VAPID keys from the environment; null: generated on first start and kept in the database. */
   vapid: { publicKey: string; privateKey: string } | null;
+  /** Hosts a web-push endpoint may name (`*.domain`: any host under it); null: any host (PUSH_SERVICE_HOSTS=*). */
+  pushServiceHosts: readonly string[] | null;
   /** VAPID `sub`: a mailto: or https: contact for push services. */
   vapidSubject: string;
   /** FCM HTTP v1 (Android); null when FCM_PROJECT_ID is unset. */
@@ -153,6 +156,7 @@ export function parseConfig(env: Env): Config {
     outboundAllowLoopback: bool('OUTBOUND_ALLOW_LOOPBACK', false),
     vapid: vapidKeys(get('VAPID_PUBLIC_KEY'), get('VAPID_PRIVATE_KEY'), problems),
     vapidSubject: vapidSubject(get('VAPID_SUBJECT'), baseUrl, problems),
+    pushServiceHosts: pushServiceHosts(get('PUSH_SERVICE_HOSTS'), problems),
     fcm: fcmSettings(get, problems),
     android: androidSettings(get, problems),
     outboxPollMs: int('OUTBOX_POLL_MS', 2000, 50, 600_000),
@@ -191,6 +195,16 @@ function vapidKeys(publicKey: string | undefined, privateKey: string | undefined
   if (bytes(publicKey) !== 65) problems.push('VAPID_PUBLIC_KEY must be base64url of a 65-byte uncompressed P-256 public key');
   if (bytes(privateKey) !== 32) problems.push('VAPID_PRIVATE_KEY must be base64url of a 32-byte P-256 private key');
   return { publicKey, privateKey };
+}
+
+/** PUSH_SERVICE_HOSTS: comma-separated hosts or `*.domain` patterns; `*` alone: any host. */
+function pushServiceHosts(raw: string | undefined, problems: string[]): Config['pushServiceHosts'] {
+  if (raw === undefined) return DEFAULT_PUSH_SERVICE_HOSTS;
+  if (raw === '*') return null;
+  const hosts = raw.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean);
+  for (const h of hosts) if (!isPushHostPattern(h)) problems.push(`PUSH_SERVICE_HOSTS: "${h}" is not a host name or *.domain pattern (or set * alone for any host)`);
+  if (hosts.length === 0) problems.push('PUSH_SERVICE_HOSTS is empty: list the accepted push service hosts, or * for any');
+  return hosts;
 }
 
 /** RFC 8292 `sub`: the operator's contact. Defaults to the https base URL, else a mailto: at its host. */

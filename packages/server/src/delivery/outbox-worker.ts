@@ -6,6 +6,7 @@ import type { PushOptions, PushPayload, PushTransport, SendResult, WebPushTarget
 import type { KeyEncryption } from '../crypto/key-encryption.ts';
 import { MAIL_CHANNEL, openMail } from '../domain/mail/mailer.ts';
 import type { MailTransport } from './mail.ts';
+import { dampMs } from './damping.ts';
 
 /** The transports that are configured; null (or absent): that channel cannot send (its messages fail, logged). */
 export interface Transports {
@@ -28,10 +29,17 @@ export interface WorkerLog {
 }
 
 /**
- * Messages claimed per statement, all sent at once: a message is never claimed and then left
- * waiting behind others, so a claim only has to outlast one send (the transport's own timeout).
+ * Sends in flight on one node at most. Each send runs on its own: a slot frees when its send ends
+ * and is filled by the next claim, so a hung endpoint (the guard gives up after 5 s) holds one slot,
+ * never a batch. A message is claimed only when a slot is free, so a claim only has to outlast one
+ * send (the transport's own timeout).
  */
-const BATCH = 64;
+export const SEND_SLOTS = 64;
+/**
+ * Messages of one owner under claims at once, across nodes (the claim counts every node's live
+ * claims): an owner whose devices never answer holds at most this many slots; the others stay free.
+ */
+export const OWNER_SLOTS = 8;
 /** Attempts before a message is given up (about 43 minutes of backoff in all, unless Retry-After says longer). */
 export const MAX_ATTEMPTS = 10;
 const BACKOFF_BASE_MS = 5_000;
@@ -45,9 +53,12 @@ export function backoffMs(attempts: number, random: () => number = Math.random):
 
 const URGENT = new Set(['approval', 'dismiss', 'takeover', 'test']);
 
-/** How long a push service may hold the message for an offline device, and how urgent it is. */
+/**
+ * How long a push service may hold the message for an offline device, and how urgent it is. An
+ * approval and a note are worth holding until their own end (a note's hour), no longer.
+ */
 function pushOptions(m: Pick<OutboxMessage, 'kind' | 'topic' | 'expiresAt'>, now: number): PushOptions {
-  const ttlSec = m.kind === 'approval' && m.expiresAt !== null
+  const ttlSec = (m.kind === 'approval' || m.kind === 'note') && m.expiresAt !== null
     ? Math.max(1, Math.ceil((m.expiresAt - now) / 1000))
     : m.kind === 'dismiss' ? 3600 : m.kind === 'test' ? 300 : 86_400;
   const options: PushOptions = { ttlSec, urgency: URGENT.has(m.kind) ? 'high' : 'normal' };
@@ -84,7 +95,11 @@ function backchannelLogoutOf(p: Record<string, unknown>): BackchannelLogout | nu
 export class OutboxWorker {
   private timer: ReturnType<typeof setInterval> | undefined;
   private draining: Promise<number> | null = null;
+  /** Sends in flight on this node (at most SEND_SLOTS), each ending on its own. */
+  private readonly sending = new Set<Promise<void>>();
+  /** Set by a wake: look for due messages again; `wakeUp` ends the pump's wait for a free slot. */
   private again = false;
+  private wakeUp: (() => void) | null = null;
   private stopped = false;
   private log: WorkerLog = { info() {}, warn() {} };
 
@@ -112,43 +127,66 @@ export class OutboxWorker {
     this.timer.unref();
   }
 
-  /** Waits for sends in flight; claims not yet sent run out and go to another node. */
+  /** Waits for sends in flight; nothing is claimed after this. */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+    this.wakeUp?.();
     await this.draining?.catch(() => 0);
+    await Promise.allSettled([...this.sending]);
   }
 
-  /** Sends what is due now, in the background; a wake during a drain makes it look again. */
+  /** Sends what is due now, in the background; a wake during a drain makes it look again at once. */
   wake(): void {
     if (this.stopped) return;
     if (this.draining) {
       this.again = true;
+      this.wakeUp?.();
       return;
     }
     void this.drain().catch((err: unknown) => this.log.warn({ err }, 'outbox: delivery round failed; the next poll tries again'));
   }
 
-  /** Sends every message due now (and those that fall due meanwhile); answers how many were handled. */
+  /**
+   * Sends every message due now (and those that fall due or are queued meanwhile) and waits for
+   * the sends; answers how many were claimed. Claims as many as there are free slots (the store
+   * picks them fairly between owners, OWNER_SLOTS at most per owner), starts each send, and claims
+   * again whenever a send ends or a wake comes.
+   */
   drain(): Promise<number> {
-    this.draining ??= (async () => {
-      let handled = 0;
-      try {
-        do {
-          this.again = false;
-          for (;;) {
-            const claimed = await this.deps.store.outbox.claimDue(this.deps.holder, this.deps.clock.now(), this.deps.claimMs, BATCH);
-            if (claimed.length === 0) break;
-            await Promise.all(claimed.map((m) => this.send(m)));
-            handled += claimed.length;
-          }
-        } while (this.again && !this.stopped);
-      } finally {
-        this.draining = null;
-      }
-      return handled;
-    })();
+    this.draining ??= this.pump().finally(() => {
+      this.draining = null;
+    });
     return this.draining;
+  }
+
+  private async pump(): Promise<number> {
+    const { store, holder, clock, claimMs } = this.deps;
+    let handled = 0;
+    for (;;) {
+      this.again = false;
+      const free = SEND_SLOTS - this.sending.size;
+      if (free > 0 && !this.stopped) {
+        const claimed = await store.outbox.claimDue(holder, clock.now(), claimMs, free, { perOwner: OWNER_SLOTS });
+        for (const m of claimed) this.launch(m);
+        handled += claimed.length;
+      }
+      if (this.again && !this.stopped) continue; // a wake came during the claim
+      if (this.sending.size === 0) return handled;
+      const woken = new Promise<void>((resolve) => {
+        this.wakeUp = resolve;
+      });
+      await Promise.race([...this.sending, woken]);
+      this.wakeUp = null;
+    }
+  }
+
+  /** One send in a slot of its own; it frees the slot when it ends, whatever the outcome. */
+  private launch(m: OutboxMessage): void {
+    const sending: Promise<void> = this.send(m)
+      .catch((err: unknown) => this.log.warn({ err, outboxId: m.id }, 'outbox: send failed; the claim runs out and the message is tried again'))
+      .finally(() => this.sending.delete(sending));
+    this.sending.add(sending);
   }
 
   /** POST /api/push/test: a `test` push to each of the owner's devices, sent now (not queued). */
@@ -207,8 +245,18 @@ export class OutboxWorker {
     const end = (e: OutboxEnd) => this.finish(m, e);
     if (!device || device.kind !== m.channel) return end({ failedAt: now, error: 'device removed' });
     if (m.expiresAt !== null && now >= m.expiresAt) return end({ failedAt: now, error: 'expired before it could be delivered' });
+    if (device.dampedUntil !== null && device.dampedUntil > now) {
+      // Damped since this message was queued: it waits with the others, unless it ends first.
+      const error = `device damped after ${device.failures} failed sends in a row`;
+      return end(m.expiresAt !== null && device.dampedUntil >= m.expiresAt ? { failedAt: now, error: `${error}; expired before it could be delivered` } : { retryAt: device.dampedUntil, error });
+    }
     const result = await this.deliver(device, m.payload as unknown as PushPayload, pushOptions(m, now));
     const at = clock.now();
+    if (result.outcome === 'retry') {
+      const dampedUntil = await this.countFailure(device, at);
+      // The message waits at least as long as its device (the deferral skipped it: it was claimed).
+      if (dampedUntil !== null) result.retryAfterMs = Math.max(result.retryAfterMs ?? 0, dampedUntil - at);
+    }
     switch (result.outcome) {
       case 'sent':
         return end({ sentAt: at });
@@ -223,6 +271,23 @@ export class OutboxWorker {
         return end(next);
       }
     }
+  }
+
+  /**
+   * A failed send to `device` (timeout, network, 5xx, 429): one more in a row, and past the threshold
+   * the device is damped (delivery/damping.ts) and its waiting messages deferred to the end of it.
+   * Answers the end of the damping, or null.
+   */
+  private async countFailure(device: PushDeviceRecord, at: number): Promise<number | null> {
+    const { store } = this.deps;
+    const failures = await store.pushDevices.recordFailure(device.id);
+    const wait = failures === undefined ? 0 : dampMs(failures);
+    if (wait === 0) return null;
+    const until = at + wait;
+    await store.pushDevices.damp(device.id, until);
+    const deferred = await store.outbox.deferForDevice(device.userId, device.id, until);
+    this.log.warn({ device: device.id, kind: device.kind, failures, dampedForMs: wait, deferred }, 'push device damped: its sends keep failing');
+    return until;
   }
 
   /**

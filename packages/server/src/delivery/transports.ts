@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Config } from '../config/config.ts';
 import type { Clock } from '../domain/clock.ts';
 import { guardedFetch } from '../outbound/guarded-fetch.ts';
+import { pushHostPolicy } from '../outbound/push-hosts.ts';
 import { checkServiceAccountKey } from '../crypto/service-account-jwt.ts';
 import type { SigningKeys } from '../crypto/signing-keys.ts';
 import { backchannelTransport } from './backchannel.ts';
@@ -21,7 +22,8 @@ import { smtpMailTransport } from './mail.ts';
  */
 export async function buildTransports(config: Config, vapid: VapidKeys, clock: Clock, keys: SigningKeys): Promise<Transports> {
   const fetch = guardedFetch({ allowLoopback: config.outboundAllowLoopback });
-  const webpush = webPushTransport({ vapid: { ...vapid, subject: config.vapidSubject }, fetch, clock });
+  const hosts = pushHostPolicy(config.pushServiceHosts, config.outboundAllowLoopback);
+  const webpush = webPushTransport({ vapid: { ...vapid, subject: config.vapidSubject }, fetch, clock, hosts });
   const backchannel = backchannelTransport({ fetch, keys, issuer: config.baseUrl, clock });
   let fcm: Transports['fcm'] = null;
   if (config.fcm) {

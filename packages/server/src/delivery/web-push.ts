@@ -7,6 +7,7 @@
 import { createECDH } from 'node:crypto';
 import webpush from 'web-push';
 import { OutboundError, type OutboundFetch, type OutboundRefusal } from '../outbound/types.ts';
+import type { PushHostPolicy } from '../outbound/push-hosts.ts';
 import type { PushOptions, PushPayload, PushTransport, SendResult, WebPushTarget } from './push-port.ts';
 import { parseRetryAfter } from './retry-after.ts';
 
@@ -29,6 +30,11 @@ export interface WebPushTransportOptions {
   fetch: OutboundFetch;
   /** Reads `Retry-After` dates; the system clock unless a test fixes it. */
   clock?: { now(): number };
+  /**
+   * PUSH_SERVICE_HOSTS: an endpoint registered before the list (or under a longer one) is not sent
+   * to; its messages fail with the reason. Absent: any host the guard allows.
+   */
+  hosts?: PushHostPolicy;
 }
 
 export function generateVapidKeys(): VapidKeys {
@@ -124,6 +130,8 @@ export function webPushTransport(opts: WebPushTransportOptions): PushTransport<W
       const size = Buffer.byteLength(json);
       if (size > MAX_PAYLOAD_BYTES) return { outcome: 'failed', detail: `payload of ${size} bytes is over the web push limit of ${MAX_PAYLOAD_BYTES}` };
       const secrets = [vapid.privateKey, target.p256dh, target.auth, target.endpoint];
+      const refused = opts.hosts?.problem(target.endpoint);
+      if (refused) return { outcome: 'failed', detail: refused };
 
       const headers: Record<string, string> = {};
       let body: Buffer | null;

@@ -152,6 +152,10 @@ export interface PushDevicesTable {
   name: string;
   created_at: number;
   last_used_at: number | null;
+  /** Sends that failed in a row (timeouts, network errors, 5xx); a delivered push resets it. */
+  failures: Generated<number>;
+  /** Damped: its messages wait until then (migration 015). */
+  damped_until: number | null;
 }
 
 export interface NotificationsTable {

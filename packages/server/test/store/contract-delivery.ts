@@ -12,7 +12,7 @@ export function deliveryContract(name: string, open: OpenStore): void {
     const store = useStore(open);
 
     const device = (over: Partial<PushDeviceRecord> = {}): PushDeviceRecord => ({
-      id: uniq('dev_'), userId: uniq('u_'), kind: 'webpush', address: `https://push.example/${uniq('e')}`, p256dh: 'p', auth: 'a', name: 'Phone', createdAt: 10, lastUsedAt: null, ...over,
+      id: uniq('dev_'), userId: uniq('u_'), kind: 'webpush', address: `https://push.example/${uniq('e')}`, p256dh: 'p', auth: 'a', name: 'Phone', createdAt: 10, lastUsedAt: null, failures: 0, dampedUntil: null, ...over,
     });
 
     it('upserts push devices by kind and address, keeping the id', async () => {
@@ -153,6 +153,80 @@ export function deliveryContract(name: string, open: OpenStore): void {
       assert.equal(new Set(ids).size, ids.length, 'no message claimed twice');
       const rest = (await store.outbox.claimDue('node-last', 60, 60_000, 100)).filter((m) => m.userId === user);
       assert.equal(ids.length + rest.length, 60, 'every message claimed once in all');
+    });
+
+    it('claims fairly: every owner\'s first message before anyone\'s second, decisions first, at most perOwner under live claims', async () => {
+      const now = 50_000_000;
+      // Whatever earlier tests left due is claimed away first (for ever), so only this test's rows compete.
+      await store.outbox.claimDue('sweeper', now, 1e12, 100_000);
+      const hostile = uniq('u_');
+      const ordinary = uniq('u_');
+      // The hostile owner's 40 notes to 4 devices are older than the ordinary owner's approval.
+      await store.outbox.addMany(Array.from({ length: 40 }, (_, i) => ({ userId: hostile, channel: 'webpush', kind: 'note', payload: { i }, createdAt: now - 1000 + i, deviceId: `dev_h${i % 4}` })));
+      await store.outbox.addMany([
+        { userId: hostile, channel: 'webpush', kind: 'approval', payload: {}, createdAt: now - 10, deviceId: 'dev_h3' },
+        { userId: ordinary, channel: 'webpush', kind: 'approval', payload: {}, createdAt: now - 5, deviceId: 'dev_o' },
+      ]);
+      const first = await store.outbox.claimDue('node-1', now, 60_000, 3, { perOwner: 2 });
+      assert.deepEqual(first.map((m) => [m.userId, m.kind]).sort(), [[hostile, 'approval'], [hostile, 'note'], [ordinary, 'approval']].sort(), 'the ordinary owner\'s approval is in the first claim; the hostile owner\'s approval before its notes');
+      const hostileNote = first.find((m) => m.kind === 'note');
+      assert.notEqual(hostileNote?.deviceId, 'dev_h3', 'another device than the approval\'s: devices take turns');
+      // The hostile owner has 2 under live claims: nothing more of it until one ends.
+      assert.deepEqual(await store.outbox.claimDue('node-2', now, 60_000, 10, { perOwner: 2 }), []);
+      assert.equal(await store.outbox.finish(hostileNote!.id, 'node-1', { retryAt: now + 10_000, error: 'timeout' }), true);
+      const next = await store.outbox.claimDue('node-2', now, 60_000, 10, { perOwner: 2 });
+      assert.equal(next.length, 1);
+      assert.equal(next[0]?.userId, hostile);
+      // Devices take turns: the four devices' first notes before any second one.
+      const turns = [hostileNote!.deviceId, next[0]!.deviceId];
+      for (let i = 0; i < 2; i++) {
+        const [m] = await store.outbox.claimDue('node-3', now, 60_000, 10, { perOwner: 3 });
+        turns.push(m?.deviceId ?? null);
+        await store.outbox.finish(m!.id, 'node-3', { sentAt: now });
+      }
+      assert.equal(new Set(turns).size, 4, `one note to each device first: ${turns.join(', ')}`);
+    });
+
+    it('back-channel logouts take their relying party\'s turns, not their owners\'', async () => {
+      const now = 60_000_000;
+      await store.outbox.claimDue('sweeper', now, 1e12, 100_000);
+      const logout = (client: string, userId: string, at: number) => ({ userId, channel: 'backchannel', kind: 'logout', payload: { uri: `https://${client}.example/logout`, client_id: client, sub: 's', sid: 'x' }, createdAt: at });
+      const slow = uniq('c_slow');
+      const other = uniq('c_other');
+      // Ten owners' logouts to the slow client, all older than one to another client.
+      await store.outbox.addMany(Array.from({ length: 10 }, (_, i) => logout(slow, uniq('u_'), now - 1000 + i)));
+      await store.outbox.add(logout(other, uniq('u_'), now - 10));
+      const claimed = await store.outbox.claimDue('node-1', now, 60_000, 5, { perOwner: 2 });
+      assert.deepEqual(claimed.map((m) => m.payload.client_id).sort(), [other, slow, slow].sort(), 'at most 2 of the slow client\'s, and the other client\'s at once');
+    });
+
+    it('damps a failing device: failures count up, damped_until only grows, a delivered push resets both; its messages wait', async () => {
+      const d = await store.pushDevices.upsert(device());
+      assert.equal(await store.pushDevices.recordFailure(d.id), 1);
+      assert.equal(await store.pushDevices.recordFailure(d.id), 2);
+      assert.equal(await store.pushDevices.recordFailure('dev_none'), undefined);
+      await store.pushDevices.damp(d.id, 5000);
+      await store.pushDevices.damp(d.id, 4000);
+      assert.deepEqual(await store.pushDevices.byId(d.id).then((r) => [r?.failures, r?.dampedUntil]), [2, 5000]);
+      await store.outbox.addMany([
+        { userId: d.userId, channel: 'webpush', kind: 'note', payload: {}, createdAt: 10, deviceId: d.id },
+        { userId: d.userId, channel: 'webpush', kind: 'dismiss', payload: {}, createdAt: 10, deviceId: d.id, nextAttemptAt: 9000 },
+      ]);
+      assert.equal(await store.outbox.deferForDevice(d.userId, d.id, 5000), 1, 'only the message due before the damping ends moves');
+      assert.deepEqual((await store.outbox.list({ userId: d.userId })).map((m) => m.nextAttemptAt).sort(), [5000, 9000]);
+      await store.pushDevices.touch(d.id, 6000);
+      assert.deepEqual(await store.pushDevices.byId(d.id).then((r) => [r?.failures, r?.dampedUntil, r?.lastUsedAt]), [0, null, 6000]);
+    });
+
+    it('keeps an owner\'s newest undelivered notes within the budget and drops the older ones', async () => {
+      const user = uniq('u_');
+      await store.outbox.addMany(Array.from({ length: 7 }, (_, i) => ({ userId: user, channel: 'webpush', kind: 'note', payload: { i }, createdAt: 10 + i, deviceId: 'dev_x' })));
+      await store.outbox.add({ userId: user, channel: 'webpush', kind: 'approval', payload: {}, createdAt: 5, deviceId: 'dev_x' });
+      assert.equal(await store.outbox.dropOverBudget(user, 'note', 3, 100, 'over budget'), 4);
+      const rows = await store.outbox.list({ userId: user });
+      assert.deepEqual(rows.filter((m) => m.failedAt === null).map((m) => m.payload.i ?? m.kind), ['approval', 6, 5, 4]);
+      assert.ok(rows.filter((m) => m.failedAt !== null).every((m) => m.lastError === 'over budget' && m.kind === 'note'));
+      assert.equal(await store.outbox.dropOverBudget(user, 'note', 3, 100, 'over budget'), 0);
     });
 
     it('cancels a removed device\'s messages and purges ended ones', async () => {

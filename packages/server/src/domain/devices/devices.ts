@@ -1,5 +1,6 @@
 import type { OutboundPolicy } from '../../outbound/types.ts';
 import { outboundUrlProblem } from '../../outbound/url-policy.ts';
+import type { PushHostPolicy } from '../../outbound/push-hosts.ts';
 import type { PushDeviceKind, PushDeviceRecord, Store } from '../../store/ports.ts';
 import type { Clock } from '../clock.ts';
 import { badRequest, conflict, notFound } from '../errors.ts';
@@ -50,6 +51,7 @@ export class Devices {
     private readonly passkeys: Passkeys,
     private readonly outbound: OutboundPolicy,
     private readonly fcmConfigured: boolean,
+    private readonly pushHosts: PushHostPolicy,
   ) {}
 
   async list(userId: string): Promise<DeviceView[]> {
@@ -74,7 +76,7 @@ export class Devices {
 
   /** POST /api/push: the browser's subscription, upserted by endpoint. */
   async registerWebPush(userId: string, sub: WebPushSubscription, userAgent: string | undefined): Promise<PushDeviceRecord> {
-    const problem = outboundUrlProblem(sub.endpoint, this.outbound, 'the push endpoint');
+    const problem = outboundUrlProblem(sub.endpoint, this.outbound, 'the push endpoint') ?? this.pushHosts.problem(sub.endpoint);
     if (problem) throw badRequest(problem);
     checkKeys(sub.keys);
     return this.register(userId, { kind: 'webpush', address: sub.endpoint, p256dh: sub.keys.p256dh, auth: sub.keys.auth, name: sub.name?.trim() || `${deviceName(userAgent)} notifications` });

@@ -3,6 +3,7 @@ import type { Clock } from '../clock.ts';
 import { newId } from '../ids.ts';
 import { type ApprovalEvent, type OwnerMessage, agentAddedMessage, approvalMessage, dismissPayload, noteMessage, pushPayload, securityMessage } from './messages.ts';
 import { DEFAULT_SETTINGS, inQuietHours } from './settings.ts';
+import { NOTE_BUDGET, NOTE_DROPPED, NOTE_TTL_MS } from './note-limits.ts';
 
 /** Push `type`s that ask the owner to decide: sent whatever the hour (silently in quiet hours). */
 const DECISIONS = new Set(['approval', 'takeover']);
@@ -12,6 +13,12 @@ const DISMISS_GRACE_MS = 3600_000;
 export interface NotifierLog {
   info(details: object, message: string): void;
 }
+
+/**
+ * The outbox `kind` of a message: its push type, except security notices, which are pushed as
+ * `note` but are not agents' notes: they neither expire after an hour nor count in the note budget.
+ */
+const outboxKind = (m: OwnerMessage): string => (m.type === 'security' ? 'security' : m.push);
 
 /**
  * Reaches the owner (decisions §13). Every push-worthy event becomes a row of the owner's inbox and
@@ -82,14 +89,21 @@ export class Notifier {
     const wanted = m.push === 'approval' ? settings.approvals : m.push === 'takeover' ? true : m.type === 'note' ? settings.notes : settings.sessionNotices;
     const devices = wanted && (decision || !quiet) ? await repos.pushDevices.listForUser(userId) : [];
     const messages: NewOutboxMessage[] = [];
+    const note = m.type === 'note';
     for (const d of devices) {
       const common = { userId, channel: d.kind, deviceId: d.id, topic: m.txnId ?? null, createdAt: now };
-      messages.push({ ...common, kind: m.push, payload: { ...pushPayload(id, m, decision && quiet) }, expiresAt: m.expiresAt ?? null });
+      // A damped device (delivery/damping.ts) is not tried before its damping ends.
+      const due = Math.max(now, d.dampedUntil ?? 0);
+      messages.push({ ...common, kind: outboxKind(m), payload: { ...pushPayload(id, m, decision && quiet) }, nextAttemptAt: due, expiresAt: m.expiresAt ?? (note ? now + NOTE_TTL_MS : null) });
       if (m.push === 'approval' && m.txnId && m.expiresAt) {
         messages.push({ ...common, kind: 'dismiss', payload: { ...dismissPayload(id, m.txnId) }, nextAttemptAt: m.expiresAt, expiresAt: m.expiresAt + DISMISS_GRACE_MS });
       }
     }
     if (messages.length) await repos.outbox.addMany(messages);
+    if (note && messages.length) {
+      const dropped = await repos.outbox.dropOverBudget(userId, 'note', NOTE_BUDGET, now, NOTE_DROPPED);
+      if (dropped) this.log?.info({ userId, dropped, budget: NOTE_BUDGET }, 'note pushes dropped: over the owner\'s budget of undelivered notes');
+    }
     this.log?.info({ userId, notification: id, type: m.push, devices: devices.length, quiet }, 'owner notified');
     if (repos === this.store && messages.length) this.wake();
     return { record, devices: devices.length };

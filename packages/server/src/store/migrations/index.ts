@@ -14,6 +14,7 @@ import * as emailVerification from './011-email-verification.ts';
 import * as abuseQuotas from './012-abuse-quotas.ts';
 import * as activityFilters from './013-activity-filters.ts';
 import * as revocationCompaction from './014-revocation-compaction.ts';
+import * as outboxFairness from './015-outbox-fairness.ts';
 import * as cibaBinding from './016-ciba-binding.ts';
 import * as addressTakeover from './017-address-takeover.ts';
 import * as revocationBound from './018-revocation-bound.ts';
@@ -36,6 +37,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '012-abuse-quotas': abuseQuotas,
   '013-activity-filters': activityFilters,
   '014-revocation-compaction': revocationCompaction,
+  '015-outbox-fairness': outboxFairness,
   '016-ciba-binding': cibaBinding,
   '017-address-takeover': addressTakeover,
   '018-revocation-bound': revocationBound,

@@ -19,6 +19,10 @@ export interface PushDeviceRecord {
   createdAt: number;
   /** When a push to it was last accepted by its push service. */
   lastUsedAt: number | null;
+  /** Sends that failed in a row (timeouts, network errors, 5xx): 0 after a delivered push. */
+  failures: number;
+  /** While damped, its messages wait until then (delivery/damping.ts); null: not damped. */
+  dampedUntil: number | null;
 }
 
 export interface PushDevicesRepo {
@@ -27,7 +31,7 @@ export interface PushDevicesRepo {
    * phone now signed in to another account) updates it in place: owner, keys and name, keeping its
    * id. One statement (INSERT ... ON CONFLICT), so racing registrations of one address leave one row.
    */
-  upsert(device: PushDeviceRecord): Promise<PushDeviceRecord>;
+  upsert(device: Omit<PushDeviceRecord, 'failures' | 'dampedUntil'>): Promise<PushDeviceRecord>;
   byId(id: string): Promise<PushDeviceRecord | undefined>;
   listForUser(userId: string): Promise<PushDeviceRecord[]>;
   /** Removes the owner's device; false when it is not theirs or does not exist. */
@@ -36,7 +40,15 @@ export interface PushDevicesRepo {
   deleteWebPush(userId: string, endpoint: string | null): Promise<PushDeviceRecord[]>;
   /** Removes a device whatever its owner (its push service said it is gone). */
   deleteById(id: string): Promise<boolean>;
+  /** A push was accepted: `lastUsedAt`, and the device is no longer failing or damped. */
   touch(id: string, at: number): Promise<void>;
+  /**
+   * One more failed send in a row; answers the new count (undefined: no such device). One statement
+   * (`failures = failures + 1`), so failures seen by racing nodes all count.
+   */
+  recordFailure(id: string): Promise<number | undefined>;
+  /** Damps the device until `until` (never shortens a longer damping already set). */
+  damp(id: string, until: number): Promise<void>;
 }
 
 export type NotificationType = 'approval' | 'note' | 'agent_added' | 'takeover' | 'auto_approved' | 'security';
@@ -112,6 +124,11 @@ export interface OutboxMessage {
 export type NewOutboxMessage = Pick<OutboxMessage, 'userId' | 'channel' | 'kind' | 'payload' | 'createdAt'> &
   Partial<Pick<OutboxMessage, 'deviceId' | 'topic' | 'nextAttemptAt' | 'expiresAt'>>;
 
+export interface ClaimFairness {
+  /** Most messages of one owner under live claims at once, across nodes. */
+  perOwner: number;
+}
+
 export type OutboxEnd = { sentAt: number } | { failedAt: number; error: string } | { retryAt: number; error: string };
 
 export interface OutboxRepo {
@@ -123,8 +140,16 @@ export interface OutboxRepo {
    * `holder` until `now + leaseMs`, counting an attempt. One statement (PostgreSQL: FOR UPDATE SKIP
    * LOCKED): of racing holders on any number of nodes, each message goes to one. A holder that dies
    * mid-send loses the claim when it runs out; the message is then claimed again (at least once).
+   *
+   * Fair between owners (issue 22): the claim takes each owner's first message before any owner's
+   * second, and so on (round-robin, oldest owners' turns first); within an owner, decisions
+   * (`approval`, `dismiss`, `takeover`, `test`) and back-channel logouts before the rest, and each device's first message
+   * before any device's second. With `fairness.perOwner`, an owner's messages under live claims (any
+   * node's, not yet finished) plus those claimed now never exceed it: one owner cannot fill the
+   * senders. A back-channel logout takes the turns of its relying party (client), not of the owner:
+   * the client's owner chose its address.
    */
-  claimDue(holder: string, now: number, leaseMs: number, limit: number): Promise<OutboxMessage[]>;
+  claimDue(holder: string, now: number, leaseMs: number, limit: number, fairness?: ClaimFairness): Promise<OutboxMessage[]>;
   /** Ends `holder`'s claim: sent, failed for good, or due again at `retryAt`. False when the claim was lost. */
   finish(id: number, holder: string, end: OutboxEnd): Promise<boolean>;
   /**
@@ -135,6 +160,16 @@ export interface OutboxRepo {
   settleTopic(topic: string, now: number, kinds: { cancel: string; expedite: string }): Promise<void>;
   /** Ends the unsent messages to a removed device. */
   cancelForDevice(deviceId: string, now: number, error: string): Promise<number>;
+  /**
+   * A damped device (of owner `userId`): its unsent messages due before `until` become due at
+   * `until` (not an attempt). Answers how many moved.
+   */
+  deferForDevice(userId: string, deviceId: string, until: number): Promise<number>;
+  /**
+   * The owner's budget of undelivered messages of `kind`: beyond the newest `keep` unsent,
+   * unclaimed ones, the older ones end as failed with `error`. Answers how many were dropped.
+   */
+  dropOverBudget(userId: string, kind: string, keep: number, now: number, error: string): Promise<number>;
   /** Deletes messages that ended (sent or failed) before `before`. */
   purgeEnded(before: number): Promise<number>;
   /** Messages neither sent nor failed (due, claimed, or waiting for a retry): the metrics' backlog. */

@@ -59,19 +59,50 @@ export function outboxRepo(db: Db, dialect: Dialect): OutboxRepo {
       const rows = await q.orderBy('id', 'desc').limit(filter.limit ?? 100).execute();
       return rows.map(toMessage);
     },
-    async claimDue(holder, now, leaseMs, limit) {
+    async claimDue(holder, now, leaseMs, limit, fairness) {
       // The due rows are picked and claimed in one statement. On PostgreSQL, SKIP LOCKED lets racing
       // nodes take disjoint rows instead of queueing on the same ones; the outer WHERE re-checks the
       // claim on the row's latest version. SQLite runs one writer at a time, so the statement is atomic.
+      // PostgreSQL refuses FOR UPDATE beside window functions, so the ranking is a subquery and the
+      // rows it picks are locked by the query around it.
+      //
+      // Fairness (issue 22): `device_turn` numbers each device's due messages (oldest first),
+      // `owner_turn` each owner's (decisions first, then by device turn, so every device's first
+      // message before any device's second); the claim takes turn 1 of every owner before any turn 2.
+      // `busy` is what the owner already has under live claims (this node's sends in flight and other
+      // nodes'): turns beyond `perOwner - busy` wait for those to finish.
+      const perOwner = fairness?.perOwner ?? limit;
+      // Whose turn a message takes: its owner's; a back-channel logout's, the relying party's (its
+      // address was chosen by the client's owner, not by the owner whose session ended), so one
+      // client whose logout endpoint never answers holds at most `perOwner` sends, however many owners.
+      const clientId = dialect === 'postgres' ? sql`(payload::json ->> 'client_id')` : sql`json_extract(payload, '$.client_id')`;
+      const owner = sql`CASE WHEN channel = 'backchannel' THEN 'client:' || COALESCE(${clientId}, '') ELSE COALESCE(user_id, '') END`;
       const skipLocked = dialect === 'postgres' ? sql`FOR UPDATE SKIP LOCKED` : sql``;
       const result = await sql<Selectable<OutboxTable>>`
         UPDATE outbox SET locked_by = ${holder}, locked_until = ${now + leaseMs}, attempts = attempts + 1
         WHERE id IN (
-          SELECT id FROM outbox
-          WHERE sent_at IS NULL AND failed_at IS NULL AND next_attempt_at <= ${now}
-            AND (locked_until IS NULL OR locked_until <= ${now})
-          ORDER BY next_attempt_at, id
-          LIMIT ${limit}
+          SELECT id FROM outbox WHERE id IN (
+            SELECT ranked.id FROM (
+              SELECT due.id, due.next_attempt_at, COALESCE(live.busy, 0) AS busy,
+                ROW_NUMBER() OVER (PARTITION BY due.owner ORDER BY due.later, due.device_turn, due.next_attempt_at, due.id) AS owner_turn
+              FROM (
+                SELECT id, next_attempt_at, ${owner} AS owner,
+                  CASE WHEN kind IN ('approval', 'dismiss', 'takeover', 'test', 'logout') THEN 0 ELSE 1 END AS later,
+                  ROW_NUMBER() OVER (PARTITION BY ${owner}, COALESCE(device_id, '') ORDER BY next_attempt_at, id) AS device_turn
+                FROM outbox
+                WHERE sent_at IS NULL AND failed_at IS NULL AND next_attempt_at <= ${now}
+                  AND (locked_until IS NULL OR locked_until <= ${now})
+              ) due
+              LEFT JOIN (
+                SELECT ${owner} AS owner, COUNT(*) AS busy FROM outbox
+                WHERE sent_at IS NULL AND failed_at IS NULL AND locked_until > ${now}
+                GROUP BY 1
+              ) live ON live.owner = due.owner
+            ) ranked
+            WHERE ranked.owner_turn + ranked.busy <= ${perOwner}
+            ORDER BY ranked.owner_turn, ranked.next_attempt_at, ranked.id
+            LIMIT ${limit}
+          )
           ${skipLocked}
         )
         AND sent_at IS NULL AND failed_at IS NULL AND (locked_until IS NULL OR locked_until <= ${now} OR locked_by = ${holder})
@@ -133,6 +164,32 @@ export function outboxRepo(db: Db, dialect: Dialect): OutboxRepo {
         .where('failed_at', 'is', null)
         .executeTakeFirst();
       return affected(r);
+    },
+    async deferForDevice(userId, deviceId, until) {
+      // By owner first: the outbox_owner_pending index (migration 015) holds the owner's unsent rows.
+      const r = await db
+        .updateTable('outbox')
+        .set({ next_attempt_at: until })
+        .where('user_id', '=', userId)
+        .where('device_id', '=', deviceId)
+        .where('sent_at', 'is', null)
+        .where('failed_at', 'is', null)
+        .where('next_attempt_at', '<', until)
+        .executeTakeFirst();
+      return affected(r);
+    },
+    async dropOverBudget(userId, kind, keep, now, error) {
+      // The newest `keep` stay; SQLite needs a LIMIT before an OFFSET (-1: no limit).
+      const rest = dialect === 'sqlite' ? sql`LIMIT -1 OFFSET ${keep}` : sql`OFFSET ${keep}`;
+      const unclaimed = sql`sent_at IS NULL AND failed_at IS NULL AND (locked_until IS NULL OR locked_until <= ${now})`;
+      const r = await sql`
+        UPDATE outbox SET failed_at = ${now}, last_error = ${error}
+        WHERE id IN (
+          SELECT id FROM outbox WHERE user_id = ${userId} AND kind = ${kind} AND ${unclaimed}
+          ORDER BY id DESC ${rest}
+        )
+        AND ${unclaimed}`.execute(db);
+      return Number(r.numAffectedRows ?? 0n);
     },
     async countPending() {
       const r = await db.selectFrom('outbox').select((eb) => eb.fn.countAll<number | string | bigint>().as('n'))

@@ -13,6 +13,8 @@ const toRecord = (r: Selectable<PushDevicesTable>): PushDeviceRecord => ({
   name: r.name,
   createdAt: Number(r.created_at),
   lastUsedAt: numOrNull(r.last_used_at),
+  failures: Number(r.failures),
+  dampedUntil: numOrNull(r.damped_until),
 });
 
 export function pushDevicesRepo(db: Db): PushDevicesRepo {
@@ -53,7 +55,19 @@ export function pushDevicesRepo(db: Db): PushDevicesRepo {
       return affected(await db.deleteFrom('push_devices').where('id', '=', id).executeTakeFirst()) === 1;
     },
     async touch(id, at) {
-      await db.updateTable('push_devices').set({ last_used_at: at }).where('id', '=', id).execute();
+      await db.updateTable('push_devices').set({ last_used_at: at, failures: 0, damped_until: null }).where('id', '=', id).execute();
+    },
+    async recordFailure(id) {
+      const r = await db.updateTable('push_devices').set((eb) => ({ failures: eb('failures', '+', 1) })).where('id', '=', id).returning('failures').executeTakeFirst();
+      return r === undefined ? undefined : Number(r.failures);
+    },
+    async damp(id, until) {
+      await db
+        .updateTable('push_devices')
+        .set({ damped_until: until })
+        .where('id', '=', id)
+        .where((eb) => eb.or([eb('damped_until', 'is', null), eb('damped_until', '<', until)]))
+        .execute();
     },
   };
 }
