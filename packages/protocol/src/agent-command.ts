@@ -38,7 +38,15 @@ export function agentPackageSpec(source: AgentSource): string {
 
 /** `npx --yes --package=<spec> mandate-agent`: runs the tool without installing it first. */
 export function agentProgram(source: AgentSource): string {
-  return `npx --yes --package=${shellWord(agentPackageSpec(source))} ${AGENT_BIN}`;
+  return agentProgramFrom(agentPackageSpec(source));
+}
+
+/**
+ * The same for a package spec already known (the CLI, run by npx, has it from npm). `--yes`: npx asks
+ * before it installs a package it has not got, and the person copying the line has chosen this one.
+ */
+export function agentProgramFrom(spec: string): string {
+  return `npx --yes --package=${shellWord(spec)} ${AGENT_BIN}`;
 }
 
 /** The tool run with `args` (each quoted for a POSIX shell where it needs it). */
