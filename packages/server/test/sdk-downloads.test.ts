@@ -106,6 +106,13 @@ describe('SDK downloads', () => {
       install: 'npm install http://localhost:8080/download/agent',
     });
   });
+
+  it('llms.txt, which agents read, gives the same commands and links the tarballs', async () => {
+    const llms = (await t.app.inject({ method: 'GET', url: '/llms.txt' })).body;
+    assert.ok(llms.includes('`npx --yes --package=http://localhost:8080/download/agent mandate-agent pair CODE --service http://localhost:8080`'), llms);
+    assert.match(llms, /^- \[Agent SDK and tool\]\(http:\/\/localhost:8080\/download\/agent\)/m);
+    assert.match(llms, /^- \[Site SDK\]\(http:\/\/localhost:8080\/download\/site\)/m);
+  });
 });
 
 describe('AGENT_PACKAGE', () => {
@@ -127,6 +134,11 @@ describe('AGENT_PACKAGE', () => {
       run: 'npx --yes --package=@mandate/agent mandate-agent',
       install: 'npm install @mandate/agent',
     });
+  });
+
+  it('in llms.txt too', async () => {
+    const llms = (await t.app.inject({ method: 'GET', url: '/llms.txt' })).body;
+    assert.ok(llms.includes('`npx --yes --package=@mandate/agent mandate-agent pair CODE --service https://mandate.example`'), llms);
   });
 
   it('is an npm package name, optionally with a version or tag; anything else stops the start', () => {
