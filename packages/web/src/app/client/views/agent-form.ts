@@ -45,7 +45,7 @@ let tool: AgentSource = { baseUrl: location.origin, agentPackage: null };
 
 /** What the command does and needs on the agent's machine, in one line under it. */
 const toolHint = () => el('p', {
-  className: 'hint tool-hint',
+  className: 'hint',
   text: `This downloads the agent tool (mandate-agent) ${tool.agentPackage ? `from the npm registry (${tool.agentPackage})` : 'from this Mandate service'} and runs it; it needs Node.js 20 or later.`,
 });
 
@@ -60,7 +60,7 @@ async function loadTool(name: HTMLInputElement): Promise<void> {
     tool = { baseUrl: answer.base_url, agentPackage: answer.agent_package };
     renderCliSteps(name.value);
   } catch {
-    // Offline or an older service: the steps keep this service's download, which it serves.
+    // Offline: the steps keep this service's own download, right unless AGENT_PACKAGE is set.
   }
 }
 
@@ -127,18 +127,17 @@ interface MadeCode {
   code: string;
   expires_in: number;
   name: string | null;
-  /** Rendered by the service from BASE_URL and AGENT_PACKAGE; absent from an older service. */
-  command?: string;
+  /** Rendered by the service from BASE_URL and AGENT_PACKAGE: shown as it is. */
+  command: string;
 }
 
 function showCode(made: MadeCode, known: Set<string>): void {
-  const pair = made.command ?? agentPairCommand(tool, made.code);
   const until = new Date(Date.now() + made.expires_in * 1000).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
   showBox(
     el('p', {}, el('strong', { text: made.name ? `Pairing code for ${made.name}:` : 'Pairing code:' })),
     el('div', { className: 'command' }, el('code', { id: 'agent-pairing-code', text: made.code, style: 'font-size:1.5rem;letter-spacing:.08em' }), copyButton(made.code, 'the pairing code')),
     el('p', { className: 'hint', text: 'On the machine where the agent runs:' }),
-    command(pair, 'the pair command'),
+    command(made.command, 'the pair command'),
     toolHint(),
     el('p', { className: 'hint', id: 'agent-pairing-status', text: `Works once, until ${until}. Waiting for the agent…` }),
   );
