@@ -63,6 +63,7 @@ describe('SDK downloads', () => {
       assert.equal(again.rawPayload.length, 0);
       assert.equal(again.headers['etag'], etag);
       expectStatus(await t.app.inject({ method: 'GET', url: `/download/${which}`, headers: { 'if-none-match': '"other"' } }), 200);
+      expectStatus(await t.app.inject({ method: 'GET', url: `/download/${which}`, headers: { 'if-none-match': `"other", W/${etag}` } }), 304);
 
       const head = await t.app.inject({ method: 'HEAD', url: `/download/${which}` });
       expectStatus(head, 200);

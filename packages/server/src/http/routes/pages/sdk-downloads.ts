@@ -42,7 +42,7 @@ export async function sdkDownloadRoutes(app: FastifyInstance, s: Services): Prom
         .header('etag', tarball.etag)
         // Revalidated at each use: a new version of the service serves a new package at once.
         .header('cache-control', 'no-cache');
-      if (request.headers['if-none-match']?.split(',').some((tag) => tag.trim() === tarball.etag || tag.trim() === '*')) return reply.code(304).send();
+      if (unchanged(request.headers['if-none-match'], tarball.etag)) return reply.code(304).send();
       return reply
         .header('content-type', 'application/gzip')
         .header('content-disposition', `attachment; filename="${tarball.filename}"`)
@@ -62,4 +62,9 @@ export async function sdkDownloadRoutes(app: FastifyInstance, s: Services): Prom
     const source = { baseUrl: s.config.baseUrl, agentPackage: s.config.agentPackage };
     return { base_url: source.baseUrl, agent_package: source.agentPackage, package: agentPackageSpec(source), run: agentProgram(source), install: agentInstallCommand(source) };
   });
+}
+
+/** If-None-Match (RFC 9110 §13.1.2): any listed tag, compared weakly (npm's cache may send `W/"…"`), or `*`. */
+function unchanged(ifNoneMatch: string | undefined, etag: string): boolean {
+  return ifNoneMatch?.split(',').some((tag) => ['*', etag].includes(tag.trim().replace(/^W\//, ''))) ?? false;
 }
