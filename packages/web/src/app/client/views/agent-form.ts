@@ -37,27 +37,29 @@ export function keyBody(raw: string): { jwk: Record<string, unknown> } | { pubke
   return { pubkey: key };
 }
 
+/** Where the tool comes from, as the service said (GET /api/agent-tool). */
+let told: AgentSource | undefined;
 /**
- * Where the tool comes from, as the service says (GET /api/agent-tool): until it answers, this
- * service's own download, which is what it serves unless the operator set AGENT_PACKAGE.
+ * Until the service has answered, its own download, which is right unless the operator set
+ * AGENT_PACKAGE. (Read at use, not at load: node imports this module in the unit tests.)
  */
-let tool: AgentSource = { baseUrl: location.origin, agentPackage: null };
+const tool = (): AgentSource => told ?? { baseUrl: location.origin, agentPackage: null };
 
 /** What the command does and needs on the agent's machine, in one line under it. */
 const toolHint = () => el('p', {
   className: 'hint',
-  text: `This downloads the agent tool (mandate-agent) ${tool.agentPackage ? `from the npm registry (${tool.agentPackage})` : 'from this Mandate service'} and runs it; it needs Node.js 20 or later.`,
+  text: `This downloads the agent tool (mandate-agent) ${told?.agentPackage ? `from the npm registry (${told.agentPackage})` : 'from this Mandate service'} and runs it; it needs Node.js 20 or later.`,
 });
 
 const command = (text: string, what: string) => el('div', { className: 'command' }, el('code', { text }), copyButton(text, what));
 
 /** The set-id command with the id still to fill in (`ag_…` is shown, not quoted). */
-const setIdPlaceholder = () => `${agentProgram(tool)} set-id ag_…`;
+const setIdPlaceholder = () => `${agentProgram(tool())} set-id ag_…`;
 
 async function loadTool(name: HTMLInputElement): Promise<void> {
   try {
     const answer = await api<{ base_url: string; agent_package: string | null }>('GET', '/api/agent-tool');
-    tool = { baseUrl: answer.base_url, agentPackage: answer.agent_package };
+    told = { baseUrl: answer.base_url, agentPackage: answer.agent_package };
     renderCliSteps(name.value);
   } catch {
     // Offline: the steps keep this service's own download, right unless AGENT_PACKAGE is set.
@@ -65,10 +67,10 @@ async function loadTool(name: HTMLInputElement): Promise<void> {
 }
 
 function renderCliSteps(name: string): void {
-  const init = agentCommand(tool, ['init', '--service', tool.baseUrl, '--name', name.trim() || 'my-agent']);
+  const init = agentCommand(tool(), ['init', '--service', tool().baseUrl, '--name', name.trim() || 'my-agent']);
   byId('agent-cli-steps', HTMLElement).replaceChildren(
     el('li', {}, 'Give the agent a name above, leave the key empty and press "Add agent". The app shows a one-time code. On the machine where the agent runs, pair with it:',
-      command(agentPairCommand(tool, 'CODE'), 'the pair command'),
+      command(agentPairCommand(tool(), 'CODE'), 'the pair command'),
       toolHint(),
       el('span', { className: 'hint', text: 'This makes the agent\'s key there (the private key stays in ~/.mandate-agent, readable only by you) and registers it with your account. The agent never needs your password; never put a password on the command line.' })),
     el('li', {}, 'Or make the key first. On the agent\'s machine:', command(init, 'the init command'),
@@ -105,7 +107,7 @@ function showBox(...children: HTMLElement[]): void {
 }
 
 function showCreated(agent: { id: string; name: string }): void {
-  const setId = agentCommand(tool, ['set-id', agent.id]);
+  const setId = agentCommand(tool(), ['set-id', agent.id]);
   showBox(
     el('p', {}, el('strong', { text: `${agent.name} is added.` }), ' Its id is ', el('span', { className: 'code', text: agent.id }), ' ', copyButton(agent.id, 'the agent id')),
     el('p', { className: 'hint', text: 'If you made its key with the command line, tell the agent its id:' }),
