@@ -38,7 +38,11 @@ export class SdkTarballs {
 
   constructor(private readonly dir: string = DEFAULT_TARBALLS_DIR) {}
 
-  /** The tarball, or 404 (as /download/android without its file) saying how the operator builds it. Kept once read: a build replaces files only before a start. */
+  /**
+   * The tarball, or 404 (as /download/android without its file) saying how the operator builds it.
+   * Kept once read: a running service serves the packages built with it; a rebuild is served from
+   * the next start, with the code it goes with.
+   */
   async get(which: SdkDownload): Promise<SdkTarball> {
     const known = this.loaded.get(which);
     if (known) return known;
