@@ -1,11 +1,13 @@
 // Builds the workspace packages to dist/ (`tsc -b`, as `npm run build` does) when a build is missing
-// or older than its sources. Used by `npm start` and by the tests that start the built service, so a
+// or older than its sources, and the SDK tarballs the service offers (build-downloads.mjs) when they
+// are missing or older than what they pack. Used by `npm start` and by the tests that start the built service, so a
 // fresh clone, a pulled commit or an edited source never runs stale JavaScript. Plain JavaScript: it
 // runs before anything is built.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync, utimesSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { buildDownloads, downloadsStale } from './build-downloads.mjs';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 /** The build's roots; tsc -b follows their references (protocol, web). */
@@ -40,6 +42,15 @@ export function staleBuilds(root = ROOT) {
 
 /** Builds when needed; returns whether it built. Throws with tsc's exit status when the build fails. */
 export function ensureBuilt() {
+  const compiled = compileIfStale();
+  // After tsc: a package it rebuilt is newer than the tarballs made from it.
+  if (!downloadsStale()) return compiled;
+  process.stderr.write('mandate: packing the SDK tarballs for /download/agent and /download/site ...\n');
+  buildDownloads();
+  return true;
+}
+
+function compileIfStale() {
   const stale = staleBuilds();
   if (stale.length === 0) return false;
   let tsc;

@@ -1,5 +1,6 @@
 // `npm start`: the service, built to JavaScript (packages/server/dist/main.js). A missing or stale
-// build (a fresh clone without `npm ci`'s prepare step, or edited sources) is made first.
+// build (a fresh clone without `npm ci`'s prepare step, or edited sources) is made first, and so are
+// the SDK tarballs it serves at /download/agent and /download/site.
 import { ensureBuilt } from './build-if-stale.mjs';
 
 try {

@@ -1,14 +1,14 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { REPO_ROOT, runNode } from '../../server/test/helpers/child-process.ts';
 import { HttpOwner } from '../../server/test/helpers/over-http.ts';
 import { startServer, type ServerProcess } from '../../server/test/helpers/server-process.ts';
-import { withProgram } from '../src/cli/invocation.ts';
+import { programFor, withProgram } from '../src/cli/invocation.ts';
 
 // Pairing with the real `mandate-agent` bin against a real server: the owner makes a one-time code
 // (as the owner app does), the CLI redeems it with its public key. No owner password anywhere.
@@ -136,6 +136,27 @@ describe('mandate-agent pair', { timeout: 180_000 }, () => {
       rmSync(elsewhere, { recursive: true, force: true });
     }
     assert.ok(existsSync(join(root, 'printed-2', 'key.json')));
+  });
+
+  it('run by npx from the service (the line the owner app prints), prints that same npx line', () => {
+    // Where npx keeps what it fetched, and what npm tells the program it runs.
+    const cache = mkdtempSync(join(tmpdir(), 'mandate-npx-cache-'));
+    try {
+      const script = join(cache, '_npx', '4060f5d6d2ec3648', 'node_modules', '@mandate', 'agent', 'bin', 'mandate-agent.js');
+      mkdirSync(join(script, '..'), { recursive: true });
+      writeFileSync(script, '');
+      const spec = 'http://localhost:8080/download/agent';
+      const program = programFor(script, { PATH: '', npm_config_package: spec }, tmpdir());
+      assert.equal(program, `npx --yes --package=${spec} mandate-agent`);
+      assert.equal(programFor(script, { PATH: '', npm_config_package: '@mandate/agent' }, tmpdir()), 'npx --yes --package=@mandate/agent mandate-agent');
+      // Not from npx's cache, or no package named: the other rules.
+      assert.equal(programFor(script, { PATH: '' }, join(cache, '_npx')), `node ${join('4060f5d6d2ec3648', 'node_modules', '@mandate', 'agent', 'bin', 'mandate-agent.js')}`);
+      assert.equal(programFor(BIN, { PATH: '', npm_config_package: spec }, REPO_ROOT), 'npx mandate-agent');
+      // Its messages name it that way, once.
+      assert.equal(withProgram(`run: mandate-agent pair CODE; or ${program} whoami`, program), `run: ${program} pair CODE; or ${program} whoami`);
+    } finally {
+      rmSync(cache, { recursive: true, force: true });
+    }
   });
 
   it('rewrites only whole mandate-agent commands', () => {

@@ -55,6 +55,7 @@ import { openStore } from './store/open.ts';
 import { Metrics } from './metrics/metrics.ts';
 import { RevocationSequence } from './domain/revocation/rev-seq.ts';
 import type { Store } from './store/ports.ts';
+import { SdkTarballs } from './downloads/sdk-tarballs.ts';
 
 export interface BuildOptions {
   config: Config;
@@ -140,7 +141,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   grants.onRevoked(async (repos, grant, now) => void (await endOidcStanding(repos, oidcSecret, { agentId: grant.agentId, site: grant.site }, now)));
   agents.onStopped(async (repos, agent) => void (await endOidcStanding(repos, oidcSecret, { agentId: agent.id }, clock.now())));
   const pairing = new Pairing(store.challenges, clock, limiter, agents);
-  const services: Services = { metrics, emailVerification, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
+  const services: Services = { sdkTarballs: new SdkTarballs(), metrics, emailVerification, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
 
   const app = Fastify({
     logger: opts.logger ?? {

@@ -30,9 +30,12 @@ import type { EmailVerification } from './domain/accounts/email-verification.ts'
 import type { AddressTakeover } from './domain/accounts/address-takeover.ts';
 import type { FirstPasskeyNotice } from './domain/passkeys/first-passkey.ts';
 import type { Metrics } from './metrics/metrics.ts';
+import type { SdkTarballs } from './downloads/sdk-tarballs.ts';
 
 /** Everything the routes may call, built once in app.ts. */
 export interface Services {
+  /** The agent and site SDK tarballs the build made, served at /download/agent and /download/site. */
+  sdkTarballs: SdkTarballs;
   /** Prometheus metrics, counted by the routes (metrics/metrics.ts). */
   metrics: Metrics;
   /** Email verification links and changes of address (domain/accounts/email-verification.ts). */

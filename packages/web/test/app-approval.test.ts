@@ -76,7 +76,7 @@ test('a person signs up on a phone, adds a passkey from the Requests view and ad
   assert.equal(await card.locator('.flag').textContent(), 'Active');
   await card.locator('.agent-status', { hasText: 'In good standing.' }).waitFor();
   await card.locator('.agent-reputation', { hasText: '/ 100' }).waitFor();
-  assert.match((await page.locator('#agent-created').textContent()) ?? '', new RegExp(`npx mandate-agent set-id ${agentId}`));
+  assert.match((await page.locator('#agent-created').textContent()) ?? '', new RegExp(`npx --yes --package=${server.baseUrl}/download/agent mandate-agent set-id ${agentId}`));
   const cookie = (await phone.context.cookies(server.baseUrl)).find((c) => c.name === 'session');
   assert.ok(cookie?.httpOnly, 'the session cookie is HttpOnly');
   const agents = await call<{ id: string; name: string }[]>(server, 'GET', '/api/agents', undefined, { cookie: `session=${cookie.value}` });

@@ -57,7 +57,8 @@ test('the app shows the command-line steps for this service; the key mandate-age
   await page.locator('details.cli summary').click();
   const steps = page.locator('#agent-cli-steps');
   await steps.waitFor({ state: 'visible' });
-  assert.match((await steps.textContent()) ?? '', new RegExp(`npx mandate-agent init --service ${server.baseUrl} --name 'cli bot'`));
+  const program = `npx --yes --package=${server.baseUrl}/download/agent mandate-agent`;
+  assert.ok(((await steps.textContent()) ?? '').includes(`${program} init --service ${server.baseUrl} --name 'cli bot'`));
   assert.match((await steps.textContent()) ?? '', /never put a password on the command line/);
 
   // Step 1 on the agent's machine. (The test talks to 127.0.0.1 directly: same service.)
@@ -72,7 +73,7 @@ test('the app shows the command-line steps for this service; the key mandate-age
   const created = page.locator('#agent-created');
   await created.waitFor({ state: 'visible' });
   const setId = (await created.locator('.command code').textContent()) ?? '';
-  const agentId = /^npx mandate-agent set-id (ag_[a-z0-9]+)$/.exec(setId)?.[1];
+  const agentId = setId.startsWith(`${program} set-id `) ? /set-id (ag_[a-z0-9]+)$/.exec(setId)?.[1] : undefined;
   assert.ok(agentId, setId);
   const recorded = await cli(['set-id', agentId]).done;
   assert.equal(recorded.code, 0, recorded.stderr);

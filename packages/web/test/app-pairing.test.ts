@@ -1,19 +1,21 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { launchChromium } from '../../server/test/helpers/browser.ts';
-import { REPO_ROOT, runNode } from '../../server/test/helpers/child-process.ts';
+import { runNode } from '../../server/test/helpers/child-process.ts';
+import { type FreshMachine, freshMachine, showShellRun } from '../../server/test/helpers/fresh-machine.ts';
 import { startServer, type ServerProcess } from '../../server/test/helpers/server-process.ts';
 import { type OwnerTab, expectNoError, expectNoSidewaysScroll, goTo, openOwnerTab, screenshot, signUp } from './helpers/owner-app.ts';
 
 // Adding an agent on a 360 px phone: "Add agent" with no key shows a one-time pairing code and the
-// command for the agent's machine, in view; that command, run as printed, pairs the real
-// `mandate-agent` bin, and the app says so. Pasting a key instead shows the set-id command in view.
+// command for the agent's machine, in view; that command, run as printed on a machine with only Node
+// and npm (an empty folder outside the repository, a fresh npm cache: it fetches the agent tool from
+// the service, decisions §26), pairs the agent, and the app says so. Pasting a key instead shows the
+// set-id command in view.
 
 const BIN = fileURLToPath(new URL('../../agent/bin/mandate-agent.js', import.meta.url));
 const SMALL_PHONE = { width: 360, height: 740 } as const;
@@ -22,11 +24,13 @@ let server: ServerProcess;
 let browser: Browser;
 let tab: OwnerTab | undefined;
 let dir = '';
+let machine: FreshMachine | undefined;
 
 before(async () => {
   browser = await launchChromium('owner app pairing');
   server = await startServer({ env: { DATABASE_URL: '' } });
   dir = mkdtempSync(join(tmpdir(), 'mandate-app-pairing-'));
+  machine = freshMachine();
 });
 
 after(async () => {
@@ -34,21 +38,13 @@ after(async () => {
   await browser?.close();
   await server?.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });
+  machine?.remove();
 });
 
 interface Run {
   code: number | null;
   stdout: string;
   stderr: string;
-}
-
-/** A command line as the app prints it, run by a shell in the checkout (where `npx mandate-agent` is the bin). */
-function shell(line: string): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile('/bin/sh', ['-c', line], { cwd: REPO_ROOT, env: { ...process.env, MANDATE_AGENT_DIR: join(dir, 'paired') }, timeout: 60_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
-    });
-  });
 }
 
 async function cli(args: string[]): Promise<Run> {
@@ -77,8 +73,13 @@ test('on a 360 px phone, "Add agent" without a key shows a pairing code in view,
   // The help leads with the code and names the field as the form does.
   await goTo(page, 'agents');
   await page.locator('details.cli summary').click();
+  const program = `npx --yes --package=${server.baseUrl}/download/agent mandate-agent`;
   const steps = (await page.locator('#agent-cli-steps').textContent()) ?? '';
-  assert.match(steps, /leave the key empty and press "Add agent"[\s\S]*npx mandate-agent pair CODE --service/);
+  assert.ok(steps.includes(`leave the key empty and press "Add agent"`), steps);
+  const stepLines = await page.locator('#agent-cli-steps .command code').allTextContents();
+  assert.equal(stepLines[0], `${program} pair CODE --service ${server.baseUrl}`);
+  assert.equal(stepLines[2], `${program} set-id ag_…`);
+  assert.match(steps, /downloads the agent tool \(mandate-agent\) from this Mandate service and runs it; it needs Node\.js 20 or later/);
   assert.ok(steps.indexOf('mandate-agent pair') < steps.indexOf('mandate-agent init'), 'pairing comes first');
   assert.match(steps, /under "Its public key"/);
   assert.doesNotMatch(steps, /Paste its public key|same name|--email/);
@@ -92,15 +93,17 @@ test('on a 360 px phone, "Add agent" without a key shows a pairing code in view,
   assert.match(codeText, /^[A-HJ-KMNP-Z2-9]{4}-[A-HJ-KMNP-Z2-9]{4}$/);
   const created = page.locator('#agent-created');
   const pairLine = (await created.locator('.command code', { hasText: 'mandate-agent pair' }).textContent()) ?? '';
-  assert.equal(pairLine, `npx mandate-agent pair ${codeText} --service ${server.baseUrl}`);
+  assert.equal(pairLine, `${program} pair ${codeText} --service ${server.baseUrl}`);
+  assert.match((await created.textContent()) ?? '', /downloads the agent tool \(mandate-agent\) from this Mandate service and runs it; it needs Node\.js 20 or later/);
   await expectInView(page, created, 'the pairing code and its command');
   await expectNoSidewaysScroll(page, 'the pairing code');
   await screenshot(page, 'pairing-code');
   await expectNoError(page);
 
   // On the agent's machine: exactly the printed line.
-  const paired = await shell(pairLine);
-  assert.equal(paired.code, 0, `${pairLine}\n${paired.stdout}\n${paired.stderr}`);
+  assert.ok(machine);
+  const paired = await machine.sh(pairLine);
+  assert.equal(paired.code, 0, showShellRun(paired));
   assert.match(paired.stdout, /Paired: agent ag_[a-z0-9]+ \("phone bot"\)/);
   const agentId = /agent (ag_[a-z0-9]+)/.exec(paired.stdout)?.[1] ?? '';
 
@@ -109,12 +112,12 @@ test('on a 360 px phone, "Add agent" without a key shows a pairing code in view,
   assert.match((await created.textContent()) ?? '', new RegExp(agentId));
   await page.locator(`#agents article`, { hasText: 'phone bot' }).waitFor();
   await expectInView(page, created, 'the paired notice');
-  const status = await cli(['status', '--dir', join(dir, 'paired')]);
+  const status = await cli(['status', '--dir', join(machine.home, '.mandate-agent')]);
   assert.equal(status.code, 0, status.stderr);
 
   // The code worked once.
-  const again = await shell(pairLine.replace('pair', 'pair --dir ' + join(dir, 'second')));
-  assert.equal(again.code, 1, again.stderr);
+  const again = await machine.sh(pairLine.replace(' pair ', ` pair --dir ${join(dir, 'second')} `));
+  assert.equal(again.code, 1, showShellRun(again));
   assert.match(again.stderr, /unknown, used or expired pairing code/);
   assert.deepEqual(tab.problems, []);
 });
@@ -130,7 +133,7 @@ test('on the same phone, pasting a key shows the set-id command in view', { time
   await page.click('#agent-create-button');
   const created = page.locator('#agent-created');
   await created.locator('text=pasted bot is added.').waitFor();
-  const setId = created.locator('.command', { hasText: 'npx mandate-agent set-id ag_' });
+  const setId = created.locator('.command', { hasText: `npx --yes --package=${server.baseUrl}/download/agent mandate-agent set-id ag_` });
   await page.locator('#agents article', { hasText: 'pasted bot' }).waitFor();
   await expectInView(page, setId, 'the set-id command');
   await screenshot(page, 'agent-added-set-id');

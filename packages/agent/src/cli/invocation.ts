@@ -1,10 +1,14 @@
 import { existsSync, realpathSync } from 'node:fs';
 import { delimiter, dirname, isAbsolute, join, relative, sep } from 'node:path';
+import { agentProgramFrom } from '@mandate/protocol/agent-command';
 
 /**
  * How to run this CLI again from where it runs, for the commands it prints ("record it with …"):
  * - `mandate-agent` when that name on PATH is this very program (a global install or a link of
  *   one's own; the `node_modules/.bin` that npx and npm scripts put on PATH does not count);
+ * - `npx --yes --package=<spec> mandate-agent` when npx fetched this program from `<spec>` (the
+ *   command the owner app prints, decisions §26: it lives in npm's `_npx` cache and npm passes the
+ *   spec in `npm_config_package`): the same line runs it again from anywhere;
  * - `npx mandate-agent` when a `node_modules/.bin/mandate-agent` in this directory or above is
  *   this program (a checkout, or a project that installed it): npx finds it there;
  * - else `node <path of the script>`, which works anywhere.
@@ -17,6 +21,8 @@ export function programFor(script: string | undefined, env: NodeJS.ProcessEnv, c
     if (!dir || isBinOfNodeModules(dir)) continue;
     if (real(join(dir, 'mandate-agent')) === self) return 'mandate-agent';
   }
+  const spec = env['npm_config_package'];
+  if (spec && !/\s/.test(spec) && self.split(sep).includes('_npx')) return agentProgramFrom(spec);
   for (let dir = cwd; ; dir = dirname(dir)) {
     if (real(join(dir, 'node_modules', '.bin', 'mandate-agent')) === self) return 'npx mandate-agent';
     if (dirname(dir) === dir) break;
@@ -27,7 +33,8 @@ export function programFor(script: string | undefined, env: NodeJS.ProcessEnv, c
 }
 
 const COMMAND_NAMES = ['init', 'pair', 'set-id', 'whoami', 'status', 'request', 'wait', 'token', 'call', 'stepup', 'notify', 'report-status'];
-const PRINTED_COMMAND = new RegExp(`(?<!npx)(^|[\\s(\`'"])mandate-agent (?=(?:${COMMAND_NAMES.join('|')})\\b|--help)`, 'g');
+// Not after `npx` or `--package=<spec>`: the command there is written as it runs already.
+const PRINTED_COMMAND = new RegExp(`(?<!npx|--package=\\S+)(^|[\\s(\`'"])mandate-agent (?=(?:${COMMAND_NAMES.join('|')})\\b|--help)`, 'g');
 
 /**
  * `text` with every `mandate-agent <command>` written as `program <command>`: the CLI's messages

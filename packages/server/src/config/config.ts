@@ -1,5 +1,6 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { isAgentPackageName } from '@mandate/protocol/agent-command';
 import { CONFIG_KEYS, type ConfigKey } from './keys.ts';
 import { parseTrustProxy, type TrustProxy } from './trust-proxy.ts';
 import { DEFAULT_PUSH_SERVICE_HOSTS, isPushHostPattern } from '../outbound/push-hosts.ts';
@@ -10,6 +11,8 @@ export interface Config {
   host: string;
   /** Public base URL, no trailing slash. Issuer of every token; WebAuthn RP id and origin come from it. */
   baseUrl: string;
+  /** A registry package (AGENT_PACKAGE) that printed commands install the agent tool from; null: `<baseUrl>/download/agent` (decisions §26). */
+  agentPackage: string | null;
   /** Empty: embedded SQLite in dataDir. `postgres://...`: PostgreSQL. */
   databaseUrl: string;
   dataDir: string;
@@ -119,6 +122,10 @@ export function parseConfig(env: Env): Config {
   } catch {
     problems.push(`BASE_URL is not a URL: "${baseUrl}"`);
   }
+  const agentPackage = get('AGENT_PACKAGE') || null;
+  if (agentPackage !== null && !isAgentPackageName(agentPackage)) {
+    problems.push(`AGENT_PACKAGE must be an npm package name such as @mandate/agent (optionally @version), got "${agentPackage}"`);
+  }
   const databaseUrl = get('DATABASE_URL') ?? '';
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     problems.push('DATABASE_URL must be empty (embedded database) or start with postgres:// or postgresql://');
@@ -138,6 +145,7 @@ export function parseConfig(env: Env): Config {
     port,
     host,
     baseUrl,
+    agentPackage,
     databaseUrl,
     dataDir: resolve(get('DATA_DIR') ?? './data'),
     adminEmails,

@@ -3,6 +3,7 @@ export const CONFIG_KEYS = [
   'PORT',
   'HOST',
   'BASE_URL',
+  'AGENT_PACKAGE',
   'DATABASE_URL',
   'DATA_DIR',
   'ADMIN_EMAILS',

@@ -44,6 +44,8 @@ export interface PublicSiteOptions {
   baseUrl: string;
   /** The docs folder; by default `docs/` at the repository root. */
   docsDir?: string;
+  /** The registry package the agent tool comes from (AGENT_PACKAGE); none: this service's /download/agent. */
+  agentPackage?: string | null;
 }
 
 export const DEFAULT_DOCS_DIR = fileURLToPath(sourceFile('../../../docs/'));
@@ -91,7 +93,7 @@ export function buildPublicSite(opts: PublicSiteOptions): PublicSite {
   }
   pages.set('/robots.txt', ok(robotsTxt(baseUrl), 'text/plain; charset=utf-8'));
   pages.set('/sitemap.xml', ok(sitemapXml(sitemapUrls), 'application/xml; charset=utf-8'));
-  pages.set('/llms.txt', ok(llmsTxt(baseUrl, ctx.docs), 'text/plain; charset=utf-8'));
+  pages.set('/llms.txt', ok(llmsTxt(baseUrl, ctx.docs, opts.agentPackage ?? null), 'text/plain; charset=utf-8'));
   pages.set(CSS_PATH, ok(css, 'text/css; charset=utf-8', 'public, max-age=86400'));
   pages.set(ICON_PATH, ok(icon, 'image/svg+xml', 'public, max-age=86400'));
 

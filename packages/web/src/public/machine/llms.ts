@@ -1,3 +1,4 @@
+import { type AgentSource, agentCommand, agentPairCommand } from '@mandate/protocol/agent-command';
 import type { DocsTree } from '../docs/docs-tree.ts';
 
 /**
@@ -5,7 +6,8 @@ import type { DocsTree } from '../docs/docs-tree.ts';
  * links. Doc links point at the Markdown source (`/docs/{section}/{page}.md`), which is what an AI
  * assistant reads best; the HTML page is the same address without `.md`.
  */
-export function llmsTxt(baseUrl: string, docs: DocsTree): string {
+export function llmsTxt(baseUrl: string, docs: DocsTree, agentPackage: string | null = null): string {
+  const tool: AgentSource = { baseUrl, agentPackage };
   const oneLine = (text: string) => text.replace(/\s+/g, ' ').trim();
   const lines = [
     '# Mandate',
@@ -16,6 +18,9 @@ export function llmsTxt(baseUrl: string, docs: DocsTree): string {
     '> revocation list, and require a one-time step-up approval for sensitive actions.',
     '',
     `This instance: ${baseUrl}. Agent endpoints live under \`/api/v1\` and authenticate with an agent JWT (ES256, \`iss\` = \`sub\` = the agent id, \`type\` \`agent\`, at most 900 s of life). Passes are sent to sites as \`Authorization: Bearer <pass>\` with a fresh \`DPoP\` proof per request; step-up tokens as \`X-Service-Stepup\`. Errors are \`{"detail": ..., "next_step": ...}\`.`,
+    '',
+    // The same commands the owner app prints (decisions §26): they need only Node.js 20+ and npm.
+    `The agent tool (\`mandate-agent\`, with the agent SDK) comes from this instance: \`${agentCommand(tool, ['--help'])}\`. The owner makes a one-time code in the owner app (Agents, "Add agent"); the agent pairs with it: \`${agentPairCommand(tool, 'CODE')}\`.`,
     '',
   ];
   for (const section of docs.sections) {
@@ -31,6 +36,8 @@ export function llmsTxt(baseUrl: string, docs: DocsTree): string {
     '',
     `- [OpenAPI description](${baseUrl}/openapi.json): every endpoint, schema and error of this instance (OpenAPI 3.1, version 0.1.0)`,
     `- [Signing keys](${baseUrl}/api/v1/jwks): the JWKS that passes, step-up tokens and revocation lists are signed with`,
+    `- [Agent SDK and tool](${baseUrl}/download/agent): the npm tarball of @mandate/agent (the \`mandate-agent\` CLI), @mandate/protocol inside`,
+    `- [Site SDK](${baseUrl}/download/site): the npm tarball of @mandate/site, @mandate/protocol inside`,
     '',
     '## Optional',
     '',

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
+import { agentPairCommand } from '@mandate/protocol/agent-command';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
 import { iso } from '../../../domain/clock.ts';
@@ -11,10 +12,11 @@ const PairingCodeIn = Type.Object({
 });
 
 const PairingCodeOut = Type.Object({
-  code: Type.String({ description: 'one-time code, `XXXX-XXXX`, to give to the agent (`mandate-agent pair CODE`)' }),
+  code: Type.String({ description: 'one-time code, `XXXX-XXXX`, to give to the agent (`mandate-agent pair CODE`; see `command`)' }),
   expires_at: Timestamp,
   expires_in: Type.Integer({ description: 'seconds the code stays valid' }),
   name: Type.Union([Type.String(), Type.Null()], { description: 'the name the agent will get, if the owner gave one' }),
+  command: Type.String({ description: 'the command that redeems the code on the agent\'s machine, as the owner app shows it: `npx --yes --package=<BASE_URL>/download/agent mandate-agent pair CODE --service <BASE_URL>` (the registry package named by AGENT_PACKAGE in place of the download when set); it needs Node 20+ and npm' }),
 });
 
 export async function pairingCodeRoutes(base: FastifyInstance, s: Services): Promise<void> {
@@ -32,6 +34,7 @@ export async function pairingCodeRoutes(base: FastifyInstance, s: Services): Pro
   }, async (request) => {
     const { user } = await s.auth.required(request);
     const made = await pairing.createCode(user.id, request.body?.name);
-    return { code: made.code, expires_at: iso(made.expiresAt), expires_in: Math.round(PAIRING.lifetimeMs / 1000), name: made.name };
+    const command = agentPairCommand({ baseUrl: s.config.baseUrl, agentPackage: s.config.agentPackage }, made.code);
+    return { code: made.code, expires_at: iso(made.expiresAt), expires_in: Math.round(PAIRING.lifetimeMs / 1000), name: made.name, command };
   });
 }

@@ -15,7 +15,7 @@ function send(reply: FastifyReply, answer: PublicResponse): FastifyReply {
  * slash), never a file lookup. Hidden from the OpenAPI description: these are pages, not API.
  */
 export async function publicPageRoutes(app: FastifyInstance, s: Services): Promise<void> {
-  const site = buildPublicSite({ baseUrl: s.config.baseUrl });
+  const site = buildPublicSite({ baseUrl: s.config.baseUrl, agentPackage: s.config.agentPackage });
   for (const warning of site.warnings) app.log.warn(warning);
   app.useNotFoundPage(site.fallback('/404'));
 

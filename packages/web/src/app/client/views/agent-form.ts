@@ -1,7 +1,10 @@
 // Adding an agent. "Add agent" with the key field empty makes a one-time pairing code that the
 // agent's machine redeems (`mandate-agent pair CODE`): no key to copy, no password on that machine.
 // Pasting a public key the agent made (JWK or PEM) is the other way; the command line steps below
-// the form lead with the code too.
+// the form lead with the code too. Every command runs the tool from this service
+// (`npx --yes --package=<BASE_URL>/download/agent mandate-agent …`, decisions §26), or from the
+// registry package the operator named: it works on a machine with only Node and npm.
+import { type AgentSource, agentCommand, agentPairCommand, agentProgram } from '@mandate/protocol/agent-command';
 import { api, userError } from '../api.ts';
 import { run } from '../actions.ts';
 import { byId, el } from '../dom.ts';
@@ -10,9 +13,6 @@ import { show } from '../message.ts';
 import type { Agent } from '../types.ts';
 import { copyButton } from './agent-card.ts';
 import { onAgentsLoaded } from './agents.ts';
-
-/** Shell quoting for the commands we print: names may hold spaces or quotes. */
-const shellQuote = (s: string): string => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'"'"'`)}'`);
 
 /** How often the app looks for the paired agent while a code is on screen. */
 const PAIRING_POLL_MS = 3000;
@@ -37,21 +37,45 @@ export function keyBody(raw: string): { jwk: Record<string, unknown> } | { pubke
   return { pubkey: key };
 }
 
-/** The command that redeems a pairing code on the agent's machine. */
-export const pairCommand = (code: string, origin: string): string => `npx mandate-agent pair ${code} --service ${origin}`;
+/** Where the tool comes from, as the service said (GET /api/agent-tool). */
+let told: AgentSource | undefined;
+/**
+ * Until the service has answered, its own download, which is right unless the operator set
+ * AGENT_PACKAGE. (Read at use, not at load: node imports this module in the unit tests.)
+ */
+const tool = (): AgentSource => told ?? { baseUrl: location.origin, agentPackage: null };
+
+/** What the command does and needs on the agent's machine, in one line under it. */
+const toolHint = () => el('p', {
+  className: 'hint',
+  text: `This downloads the agent tool (mandate-agent) ${told?.agentPackage ? `from the npm registry (${told.agentPackage})` : 'from this Mandate service'} and runs it; it needs Node.js 20 or later.`,
+});
 
 const command = (text: string, what: string) => el('div', { className: 'command' }, el('code', { text }), copyButton(text, what));
 
+/** The set-id command with the id still to fill in (`ag_…` is shown, not quoted). */
+const setIdPlaceholder = () => `${agentProgram(tool())} set-id ag_…`;
+
+async function loadTool(name: HTMLInputElement): Promise<void> {
+  try {
+    const answer = await api<{ base_url: string; agent_package: string | null }>('GET', '/api/agent-tool');
+    told = { baseUrl: answer.base_url, agentPackage: answer.agent_package };
+    renderCliSteps(name.value);
+  } catch {
+    // Offline: the steps keep this service's own download, right unless AGENT_PACKAGE is set.
+  }
+}
+
 function renderCliSteps(name: string): void {
-  const origin = location.origin;
-  const init = `npx mandate-agent init --service ${origin} --name ${shellQuote(name.trim() || 'my-agent')}`;
+  const init = agentCommand(tool(), ['init', '--service', tool().baseUrl, '--name', name.trim() || 'my-agent']);
   byId('agent-cli-steps', HTMLElement).replaceChildren(
     el('li', {}, 'Give the agent a name above, leave the key empty and press "Add agent". The app shows a one-time code. On the machine where the agent runs, pair with it:',
-      command(pairCommand('CODE', origin), 'the pair command'),
+      command(agentPairCommand(tool(), 'CODE'), 'the pair command'),
+      toolHint(),
       el('span', { className: 'hint', text: 'This makes the agent\'s key there (the private key stays in ~/.mandate-agent, readable only by you) and registers it with your account. The agent never needs your password; never put a password on the command line.' })),
     el('li', {}, 'Or make the key first. On the agent\'s machine:', command(init, 'the init command'),
       'It prints the public key: paste it above under "Its public key" and press "Add agent". Then tell the agent the id the app shows:',
-      command('npx mandate-agent set-id ag_…', 'the set-id command')),
+      command(setIdPlaceholder(), 'the set-id command')),
   );
 }
 
@@ -83,7 +107,7 @@ function showBox(...children: HTMLElement[]): void {
 }
 
 function showCreated(agent: { id: string; name: string }): void {
-  const setId = `npx mandate-agent set-id ${agent.id}`;
+  const setId = agentCommand(tool(), ['set-id', agent.id]);
   showBox(
     el('p', {}, el('strong', { text: `${agent.name} is added.` }), ' Its id is ', el('span', { className: 'code', text: agent.id }), ' ', copyButton(agent.id, 'the agent id')),
     el('p', { className: 'hint', text: 'If you made its key with the command line, tell the agent its id:' }),
@@ -100,14 +124,23 @@ function stopWaiting(): void {
   waiting = undefined;
 }
 
-function showCode(made: { code: string; expires_in: number; name: string | null }, known: Set<string>): void {
-  const pair = pairCommand(made.code, location.origin);
+/** A pairing code as POST /api/agents/pairing-codes answers it, with the command that redeems it. */
+interface MadeCode {
+  code: string;
+  expires_in: number;
+  name: string | null;
+  /** Rendered by the service from BASE_URL and AGENT_PACKAGE: shown as it is. */
+  command: string;
+}
+
+function showCode(made: MadeCode, known: Set<string>): void {
   const until = new Date(Date.now() + made.expires_in * 1000).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
   showBox(
     el('p', {}, el('strong', { text: made.name ? `Pairing code for ${made.name}:` : 'Pairing code:' })),
     el('div', { className: 'command' }, el('code', { id: 'agent-pairing-code', text: made.code, style: 'font-size:1.5rem;letter-spacing:.08em' }), copyButton(made.code, 'the pairing code')),
     el('p', { className: 'hint', text: 'On the machine where the agent runs:' }),
-    command(pair, 'the pair command'),
+    command(made.command, 'the pair command'),
+    toolHint(),
     el('p', { className: 'hint', id: 'agent-pairing-status', text: `Works once, until ${until}. Waiting for the agent…` }),
   );
   stopWaiting();
@@ -149,6 +182,7 @@ export function setUpAgentForm(): void {
   addKeyHint(key);
   name.addEventListener('input', () => renderCliSteps(name.value));
   renderCliSteps('');
+  void loadTool(name);
   onAgentsLoaded((agents) => {
     const added = waiting && agents.find((a) => !waiting?.known.has(a.id));
     if (added) paired(added);
@@ -161,7 +195,7 @@ export function setUpAgentForm(): void {
       if (!key.value.trim()) {
         // Agents known before the code exists: the one that appears after it is the paired one.
         const known = new Set((await api<Agent[]>('GET', '/api/agents')).map((a) => a.id));
-        const made = await api<{ code: string; expires_in: number; name: string | null }>('POST', '/api/agents/pairing-codes', { name: agentName });
+        const made = await api<MadeCode>('POST', '/api/agents/pairing-codes', { name: agentName });
         form.reset();
         renderCliSteps('');
         showCode(made, known);
