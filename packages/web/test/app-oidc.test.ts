@@ -249,7 +249,25 @@ test('CIBA: the site asks with a binding message holding markup and quotes; the 
   siteFile = `${listed.body.find((c) => c.client_id === client.id)?.verification.line ?? ''}\n`;
   expectStatus(await call(server, 'POST', `/api/oidc/clients/${client.id}/verify`, undefined, { cookie, origin: server.baseUrl }), 200, 'verify');
 
-  const asked = await sitePost('/oidc/bc-authorize', { scope: 'openid', login_hint: first.actSub, binding_message: BINDING });
+  // The grant was revoked above, which also made the service forget the agent's subject at the site:
+  // CIBA reaches only an agent that signed in at this client under a live grant. It signs in again.
+  const refused = await sitePost('/oidc/bc-authorize', { scope: 'openid', login_hint: first.actSub, binding_message: BINDING });
+  assert.equal(refused.body.error, 'unknown_user_id', 'after the revocation the site cannot ask by CIBA');
+  const again = await authorize('openid');
+  const txn = /^\/oidc\/authorize\/wait\/(t_[a-z2-7]+)$/.exec(again.location.pathname)?.[1];
+  assert.ok(txn, `sent to the wait address: ${again.location.href}`);
+  await goTo(page, 'requests');
+  const signIn = await requestCard(page, txn);
+  await signIn.getByRole('button', { name: 'Approve' }).click();
+  await signIn.locator('.outcome.ok').waitFor();
+  const redirect = await until('the redirect with the code', async () => {
+    const r = await call<{ redirect?: string }>(server, 'GET', `${again.location.pathname}/status${again.location.search}`);
+    return r.body.redirect;
+  }, { ms: 15_000, everyMs: 200 });
+  const actSub = (claimsOf((await redeem(new URL(redirect), again.verifier)).id_token ?? '').act as { sub: string }).sub;
+  assert.equal(actSub, first.actSub, 'the same pairwise subject at the same site');
+
+  const asked = await sitePost('/oidc/bc-authorize', { scope: 'openid', login_hint: actSub, binding_message: BINDING });
   assert.equal(asked.status, 200, JSON.stringify(asked.body));
   assert.ok(asked.body.auth_req_id, JSON.stringify(asked.body));
 
