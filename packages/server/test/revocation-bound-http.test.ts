@@ -1,18 +1,11 @@
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { LIMITS } from '@mandate/protocol';
 import { createVerifier, type Verifier, type VerifyResult } from '@mandate/site';
 import { AGENT_LIMITS } from '../src/domain/agents/agents.ts';
 import { COURTESY_CAP } from '../src/domain/revocation/revocation-bound.ts';
 import { newId } from '../src/domain/ids.ts';
-import { openSqliteStore } from '../src/store/sqlite/open.ts';
-import { openPostgresStore } from '../src/store/postgres/open.ts';
-import type { Store } from '../src/store/ports.ts';
-import { freshPostgresDatabase } from './helpers/postgres.ts';
-import { startServer, type ServerProcess } from './helpers/server-process.ts';
+import { serverWithStore } from './helpers/server-with-store.ts';
 import { HttpOwner, call, expectStatus, remoteAgent, remoteGrant, remoteToken } from './helpers/over-http.ts';
 import { seedBlockedAgents } from './helpers/revocation-seed.ts';
 
@@ -30,34 +23,14 @@ const HOSTILE = Math.floor(COURTESY_CAP / AGENT_LIMITS.livePerOwner) + 1;
 
 for (const backend of ['sqlite', 'postgres'] as const) {
   describe(`revocation list bound over HTTP (${backend})`, { timeout: 240_000 }, () => {
-    let node: ServerProcess | undefined;
     let verifier: Verifier | undefined;
-    let openStore: () => Promise<Store>;
-    let cleanup: () => Promise<void> = async () => {};
     const errors: Error[] = [];
-
-    before(async () => {
-      if (backend === 'sqlite') {
-        const dir = mkdtempSync(join(tmpdir(), 'mandate-bound-'));
-        node = await startServer({ name: 'service', env: { DATA_DIR: dir, DATABASE_URL: '' }, healthyWithinMs: 90_000 });
-        openStore = () => openSqliteStore(dir);
-        cleanup = async () => rmSync(dir, { recursive: true, force: true });
-      } else {
-        const db = await freshPostgresDatabase();
-        node = await startServer({ name: 'service', env: { DATABASE_URL: db.url }, healthyWithinMs: 90_000 });
-        openStore = () => openPostgresStore(db.url);
-        cleanup = db.drop;
-      }
-    });
-    after(async () => {
-      verifier?.close();
-      await node?.stop();
-      await cleanup();
-    });
+    after(() => verifier?.close());
+    const service = serverWithStore(backend, 'mandate-bound-');
 
     it('mass blocked agents stay within the bound; an ordinary owner\'s entries stay and a revocation refuses a live pass', async (t) => {
-      assert.ok(node);
-      const n = node;
+      assert.ok(service.node);
+      const n = service.node;
       const owner = await HttpOwner.signUp(n, n.baseUrl, { label: 'ordinary' });
       const agent = await remoteAgent(n, owner, 'Shopper');
       await remoteGrant(n, owner, agent, SITE);
@@ -70,7 +43,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const agedAt = Date.now() - WINDOW_MS - 60_000;
       const hostile: string[][] = [];
       let ownersOld: string[] = [];
-      const store = await openStore();
+      const store = await service.openStore();
       try {
         ownersOld = await seedBlockedAgents(store, { userId: owner.id, count: 2, at: agedAt });
         for (let i = 0; i < HOSTILE; i++) hostile.push(await seedBlockedAgents(store, { userId: newId('u'), count: AGENT_LIMITS.livePerOwner, at: agedAt }));

@@ -1,16 +1,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { LIMITS } from '@mandate/protocol';
 import { createVerifier, type Verifier, type VerifyResult } from '@mandate/site';
 import { newId } from '../src/domain/ids.ts';
-import { openSqliteStore } from '../src/store/sqlite/open.ts';
-import { openPostgresStore } from '../src/store/postgres/open.ts';
-import type { Store } from '../src/store/ports.ts';
-import { freshPostgresDatabase } from './helpers/postgres.ts';
-import { startServer, type ServerProcess } from './helpers/server-process.ts';
+import { serverWithStore } from './helpers/server-with-store.ts';
 import { HttpOwner, call, expectStatus, remoteAgent, remoteGrant, remoteToken, type RemoteAgent } from './helpers/over-http.ts';
 import { revokeAllAt, seedGrants } from './helpers/revocation-seed.ts';
 import { until } from './helpers/until.ts';
@@ -39,34 +32,14 @@ interface Sample {
 
 for (const backend of ['sqlite', 'postgres'] as const) {
   describe(`revocation list compaction over HTTP (${backend})`, { timeout: 180_000 }, () => {
-    let node: ServerProcess | undefined;
     let verifier: Verifier | undefined;
-    let openStore: () => Promise<Store>;
-    let cleanup: () => Promise<void> = async () => {};
     const errors: Error[] = [];
-
-    before(async () => {
-      if (backend === 'sqlite') {
-        const dir = mkdtempSync(join(tmpdir(), 'mandate-compaction-'));
-        node = await startServer({ name: 'service', env: { DATA_DIR: dir, DATABASE_URL: '' }, healthyWithinMs: 90_000 });
-        openStore = () => openSqliteStore(dir);
-        cleanup = async () => rmSync(dir, { recursive: true, force: true });
-      } else {
-        const db = await freshPostgresDatabase();
-        node = await startServer({ name: 'service', env: { DATABASE_URL: db.url }, healthyWithinMs: 90_000 });
-        openStore = () => openPostgresStore(db.url);
-        cleanup = db.drop;
-      }
-    });
-    after(async () => {
-      verifier?.close();
-      await node?.stop();
-      await cleanup();
-    });
+    after(() => verifier?.close());
+    const service = serverWithStore(backend, 'mandate-compaction-');
 
     it('a local-mode site keeps verifying a pass while 10 000 entries are served and then age out', async (t) => {
-      assert.ok(node);
-      const n = node;
+      assert.ok(service.node);
+      const n = service.node;
       const owner = await HttpOwner.signUp(n, n.baseUrl, { label: 'compaction' });
       const agent: RemoteAgent = await remoteAgent(n, owner, 'Honest shopper');
       await remoteGrant(n, owner, agent, SITE);
@@ -80,7 +53,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       // rows, written into the server's database while it runs). The grants are written first: on
       // SQLite that holds this process's event loop for a while, where the site below runs too.
       const victim = newId('ag');
-      const store = await openStore();
+      const store = await service.openStore();
       let revokedAt: number;
       let seededSeq: number;
       try {

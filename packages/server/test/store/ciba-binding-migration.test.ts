@@ -1,16 +1,11 @@
-import { describe, it } from 'node:test';
+import { describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import SQLite from 'better-sqlite3';
-import pg from 'pg';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, sql } from 'kysely';
 import { migrate } from '../../src/store/migrations/index.ts';
 import { kyselyStore } from '../../src/store/kysely-store.ts';
 import type { Dialect } from '../../src/store/ports.ts';
 import type { Database } from '../../src/store/schema.ts';
-import { freshPostgresDatabase } from '../helpers/postgres.ts';
+import { itOnBothDatabases } from './migration-databases.ts';
 
 // Migration 016 binds the subjects of migration 010 (known per site) to the clients that hold a
 // live sign-in of that agent at that site; the rest are dropped.
@@ -40,26 +35,4 @@ async function checkBinding(db: Kysely<Database>, dialect: Dialect): Promise<voi
   assert.equal(Number(rows.rows[0]?.n), 2);
 }
 
-describe('migration 016: CIBA subjects bound to the clients that received them', () => {
-  it('on SQLite', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'mandate-mig-'));
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: new SQLite(join(dir, 'm.db')) }) });
-    try {
-      await checkBinding(db, 'sqlite');
-    } finally {
-      await db.destroy();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-
-  it('on PostgreSQL', async () => {
-    const pgdb = await freshPostgresDatabase();
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: pgdb.url, max: 2 }) }) });
-    try {
-      await checkBinding(db, 'postgres');
-    } finally {
-      await db.destroy();
-      await pgdb.drop();
-    }
-  });
-});
+describe('migration 016: CIBA subjects bound to the clients that received them', () => itOnBothDatabases(checkBinding));

@@ -1,16 +1,11 @@
-import { describe, it } from 'node:test';
+import { describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import SQLite from 'better-sqlite3';
-import pg from 'pg';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, sql } from 'kysely';
 import { migrate } from '../../src/store/migrations/index.ts';
 import { kyselyStore } from '../../src/store/kysely-store.ts';
 import type { Dialect } from '../../src/store/ports.ts';
 import type { Database } from '../../src/store/schema.ts';
-import { freshPostgresDatabase } from '../helpers/postgres.ts';
+import { itOnBothDatabases } from './migration-databases.ts';
 
 // Migration 018 dates the flags an older release set at the migration's time: an agent blocked
 // before it counts as freshly blocked (never dropped by the list's bound) for one more window.
@@ -33,26 +28,4 @@ async function checkBackfill(db: Kysely<Database>, dialect: Dialect): Promise<vo
   assert.equal(fine.flagged_at, null);
 }
 
-describe('migration 018: flags set before it are dated at the migration', () => {
-  it('on SQLite', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'mandate-mig-'));
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: new SQLite(join(dir, 'm.db')) }) });
-    try {
-      await checkBackfill(db, 'sqlite');
-    } finally {
-      await db.destroy();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-
-  it('on PostgreSQL', async () => {
-    const pgdb = await freshPostgresDatabase();
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: pgdb.url, max: 2 }) }) });
-    try {
-      await checkBackfill(db, 'postgres');
-    } finally {
-      await db.destroy();
-      await pgdb.drop();
-    }
-  });
-});
+describe('migration 018: flags set before it are dated at the migration', () => itOnBothDatabases(checkBackfill));

@@ -2,12 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
-import { AppError, badRequest } from '../../../domain/errors.ts';
+import { AppError } from '../../../domain/errors.ts';
 import { BAD_CLAIM_LINK, CLAIM_CONFIRMS_PER_LINK, CLAIM_PATH } from '../../../domain/accounts/address-takeover.ts';
 import { LINK_ATTEMPTS } from '../../../domain/accounts/email-links.ts';
 import { prefersHtml } from '../../not-found.ts';
 import { withErrors } from '../../schemas/common.ts';
-import { refusalPage, sendLinkPage, withFormBodies } from './email-pages.ts';
+import { answerLinkPreview, refusalPage, sendLinkPage, withFormBodies } from './email-pages.ts';
 
 const Token = Type.String({ minLength: 1, maxLength: 200, description: 'the `token` of the mailed link' });
 const LinkQuery = Type.Object({ token: Type.Optional(Type.String({ maxLength: 200, description: 'the `token` of the mailed link' })) });
@@ -43,26 +43,19 @@ export async function emailClaimRoutes(base: FastifyInstance, s: Services): Prom
       },
     }, async (request, reply) => {
       const token = request.query.token ?? '';
-      const html = prefersHtml(request.headers.accept);
-      let shown: { email: string } | undefined;
-      try {
-        shown = await s.addressTakeover.preview(token, request.ip);
-      } catch (e) {
-        if (!html || !(e instanceof AppError) || e.status >= 500) throw e;
-        const { status, page } = refusalPage(e, PAGE_TITLE);
-        return sendLinkPage(reply, status, page);
-      }
-      if (!shown) {
-        if (!html) throw badRequest(BAD_CLAIM_LINK);
-        return sendLinkPage(reply, 400, BAD_LINK_PAGE);
-      }
-      return sendLinkPage(reply, 200, {
+      return answerLinkPreview(reply, request.headers.accept, {
         title: PAGE_TITLE,
-        lines: [
-          `Confirm that ${shown.email} is your address: your new Mandate account is created with it, verified.`,
-          'Another account that never proved this address is theirs loses it. If you did not sign up, leave this page: nothing changes.',
-        ],
-        form: { action: CLAIM_PATH, token, label: `Confirm ${shown.email}`, password: 'The password you chose at sign-up' },
+        preview: () => s.addressTakeover.preview(token, request.ip),
+        badDetail: BAD_CLAIM_LINK,
+        badPage: BAD_LINK_PAGE,
+        page: (shown) => ({
+            title: PAGE_TITLE,
+            lines: [
+              `Confirm that ${shown.email} is your address: your new Mandate account is created with it, verified.`,
+              'Another account that never proved this address is theirs loses it. If you did not sign up, leave this page: nothing changes.',
+            ],
+            form: { action: CLAIM_PATH, token, label: `Confirm ${shown.email}`, password: 'The password you chose at sign-up' },
+          }),
       });
     });
 

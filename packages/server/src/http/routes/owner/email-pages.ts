@@ -6,7 +6,8 @@
  * is escaped.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { AppError } from '../../../domain/errors.ts';
+import { AppError, badRequest } from '../../../domain/errors.ts';
+import { prefersHtml } from '../../not-found.ts';
 
 const FORM = 'application/x-www-form-urlencoded';
 
@@ -90,3 +91,29 @@ export const sentence = (text: string): string => {
   const first = t.charAt(0).toUpperCase() + t.slice(1);
   return /[.!?]$/.test(first) ? first : `${first}.`;
 };
+
+/**
+ * The GET behind a mailed link: `preview` reads the link without using it. A browser gets the page
+ * `shown` makes, or a page for a bad link or a refusal; any other client the usual JSON: what
+ * `preview` found, or `{detail}` errors.
+ */
+export async function answerLinkPreview<T>(
+  reply: FastifyReply,
+  accept: string | undefined,
+  link: { title: string; preview: () => Promise<T | undefined>; badDetail: string; badPage: LinkPage; page: (shown: T) => LinkPage },
+): Promise<FastifyReply> {
+  const html = prefersHtml(accept);
+  let shown: T | undefined;
+  try {
+    shown = await link.preview();
+  } catch (e) {
+    if (!html || !(e instanceof AppError) || e.status >= 500) throw e;
+    const { status, page } = refusalPage(e, link.title);
+    return sendLinkPage(reply, status, page);
+  }
+  if (shown === undefined) {
+    if (!html) throw badRequest(link.badDetail);
+    return sendLinkPage(reply, 400, link.badPage);
+  }
+  return sendLinkPage(reply, 200, link.page(shown));
+}

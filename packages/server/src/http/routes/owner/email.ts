@@ -4,11 +4,10 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { BAD_VERIFY_LINK, EMAIL_SEND_LIMIT, VERIFY_PATH } from '../../../domain/accounts/email-verification.ts';
-import { badRequest } from '../../../domain/errors.ts';
 import { prefersHtml } from '../../not-found.ts';
 import { LINK_ATTEMPTS } from '../../../domain/accounts/email-links.ts';
 import { withErrors } from '../../schemas/common.ts';
-import { refusalPage, sendLinkPage, withFormBodies } from './email-pages.ts';
+import { answerLinkPreview, refusalPage, sendLinkPage, withFormBodies } from './email-pages.ts';
 
 const Token = Type.String({ minLength: 1, maxLength: 200, description: 'the `token` of the mailed link' });
 const LinkQuery = Type.Object({ token: Type.Optional(Type.String({ maxLength: 200, description: 'the `token` of the mailed link' })) });
@@ -58,24 +57,16 @@ export async function emailRoutes(base: FastifyInstance, s: Services): Promise<v
       },
     }, async (request, reply) => {
       const token = request.query.token ?? '';
-      // A browser gets pages, refusals too; any other client the usual JSON `{detail}`.
-      const html = prefersHtml(request.headers.accept);
-      let shown: { email: string } | undefined;
-      try {
-        shown = await s.emailVerification.preview(token, request.ip);
-      } catch (e) {
-        if (!html || !(e instanceof AppError) || e.status >= 500) throw e;
-        const { status, page } = refusalPage(e, PAGE_TITLE);
-        return sendLinkPage(reply, status, page);
-      }
-      if (!shown) {
-        if (!html) throw badRequest(BAD_VERIFY_LINK);
-        return sendLinkPage(reply, 400, BAD_LINK_PAGE);
-      }
-      return sendLinkPage(reply, 200, {
+      return answerLinkPreview(reply, request.headers.accept, {
         title: PAGE_TITLE,
-        lines: [`Confirm that ${shown.email} is your address for Mandate.`, 'Once verified, sites you approve can be given this address, and Mandate can mail you about your account.'],
-        form: { action: VERIFY_PATH, token, label: `Verify ${shown.email}` },
+        preview: () => s.emailVerification.preview(token, request.ip),
+        badDetail: BAD_VERIFY_LINK,
+        badPage: BAD_LINK_PAGE,
+        page: (shown) => ({
+            title: PAGE_TITLE,
+            lines: [`Confirm that ${shown.email} is your address for Mandate.`, 'Once verified, sites you approve can be given this address, and Mandate can mail you about your account.'],
+            form: { action: VERIFY_PATH, token, label: `Verify ${shown.email}` },
+          }),
       });
     });
 

@@ -7,10 +7,9 @@ import { Email, ReadableLine, withErrors } from '../../schemas/common.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { LINK_ATTEMPTS } from '../../../domain/accounts/email-links.ts';
 import { BAD_UNDO_LINK, UNDO_PATH, type UndoResult } from '../../../domain/passkeys/first-passkey.ts';
-import { badRequest } from '../../../domain/errors.ts';
 import { prefersHtml } from '../../not-found.ts';
 import { mailTime } from '../../../domain/mail/mail-texts.ts';
-import { refusalPage, sendLinkPage, withFormBodies } from './email-pages.ts';
+import { answerLinkPreview, refusalPage, sendLinkPage, withFormBodies } from './email-pages.ts';
 
 // WebAuthn JSON is what @simplewebauthn/browser produces; its inner shape is checked by the domain
 // (malformed or forged credentials are a 400/401 there, not a 422 here).
@@ -140,28 +139,22 @@ async function undoRoutes(base: FastifyInstance, s: Services): Promise<void> {
       },
     }, async (request, reply) => {
       const token = request.query.token ?? '';
-      // A browser gets pages, refusals too; any other client the usual JSON `{detail}`.
-      const html = prefersHtml(request.headers.accept);
-      let shown: Awaited<ReturnType<typeof s.firstPasskey.preview>>;
-      try {
-        shown = await s.firstPasskey.preview(token, request.ip);
-      } catch (e) {
-        if (!html || !(e instanceof AppError) || e.status >= 500) throw e;
-        const { status, page } = refusalPage(e, UNDO_TITLE);
-        return sendLinkPage(reply, status, page);
-      }
-      if (!shown) {
-        if (!html) throw badRequest(BAD_UNDO_LINK);
-        return sendLinkPage(reply, 400, BAD_UNDO_PAGE);
-      }
-      const what = shown.passkey ? `The passkey "${shown.passkey.name}", added on ${mailTime(shown.passkey.createdAt)}, will be removed` : 'That passkey has already been removed';
-      return sendLinkPage(reply, 200, {
+      return answerLinkPreview(reply, request.headers.accept, {
         title: UNDO_TITLE,
-        lines: [
-          `${what}, with every passkey added after it and every access approved since, and every session of the account will be signed out.`,
-          'Do this if you did not add it yourself: someone knows your password. Then sign in and change your password.',
-        ],
-        form: { action: UNDO_PATH, token, label: shown.passkey ? 'Remove it and sign out everywhere' : 'Sign out everywhere' },
+        preview: () => s.firstPasskey.preview(token, request.ip),
+        badDetail: BAD_UNDO_LINK,
+        badPage: BAD_UNDO_PAGE,
+        page: (shown) => {
+          const what = shown.passkey ? `The passkey "${shown.passkey.name}", added on ${mailTime(shown.passkey.createdAt)}, will be removed` : 'That passkey has already been removed';
+          return {
+            title: UNDO_TITLE,
+            lines: [
+              `${what}, with every passkey added after it and every access approved since, and every session of the account will be signed out.`,
+              'Do this if you did not add it yourself: someone knows your password. Then sign in and change your password.',
+            ],
+            form: { action: UNDO_PATH, token, label: shown.passkey ? 'Remove it and sign out everywhere' : 'Sign out everywhere' },
+          };
+        },
       });
     });
 
