@@ -1,11 +1,11 @@
 // A site where agents sign in with Mandate, with openid-client v6 on node:http: the code flow with
-// PKCE (GET /login, GET /callback), who is signed in (GET /me) and a refresh (POST /refresh).
+// PKCE (GET /login, GET /auth/callback/mandate), who is signed in (GET /me) and a refresh (POST /refresh).
 //   AUTH_MANDATE_ISSUER  Mandate's base URL, e.g. https://mandate.example
 //   AUTH_MANDATE_ID      the client_id Mandate gave at registration
 //   AUTH_MANDATE_SECRET  its client_secret
 //   SITE_URL             this site's public address, e.g. https://shop.example
 //   PORT, HOST           where to listen (3000, 127.0.0.1)
-// Register the client with the redirect URI <SITE_URL>/callback.
+// Register the client with the redirect URI <SITE_URL>/auth/callback/mandate.
 // Run: node --import tsx examples/openid-client/sign-in.ts
 import { randomBytes } from 'node:crypto';
 import { createServer, type ServerResponse } from 'node:http';
@@ -19,7 +19,9 @@ function env(name: string): string {
 
 const issuer = new URL(env('AUTH_MANDATE_ISSUER'));
 const siteUrl = env('SITE_URL');
-const redirectUri = `${siteUrl}/callback`;
+// The Auth.js set-up's callback path too, so that the guide's one registration serves either site.
+const callbackPath = '/auth/callback/mandate';
+const redirectUri = `${siteUrl}${callbackPath}`;
 const secure = siteUrl.startsWith('https:') ? '; Secure' : '';
 
 // Discovery: Mandate's endpoints and keys. openid-client refuses http: unless told to allow it; an
@@ -51,7 +53,7 @@ createServer(async (req, res) => {
         code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256',
       });
       res.writeHead(302, { location: authorize.href, 'set-cookie': `signin=${id}; Path=/; HttpOnly; SameSite=Lax${secure}` }).end();
-    } else if (req.method === 'GET' && url.pathname === '/callback') {
+    } else if (req.method === 'GET' && url.pathname === callbackPath) {
       const id = cookie(req.headers.cookie, 'signin');
       const checks = started.get(id);
       started.delete(id);

@@ -14,6 +14,7 @@ import { followAuthorize } from '../../../../examples/oidc-agent/follow-authoriz
 import { confirmWithOwner } from '../../../../examples/openid-client/ciba.ts';
 import * as client from 'openid-client';
 import { type Child, REPO_ROOT, runTs } from '../helpers/child-process.ts';
+import { GUIDE, registrationAt } from '../helpers/oidc-guide.ts';
 import { HttpOwner } from '../helpers/over-http.ts';
 import { freePort, startServer, type ServerProcess } from '../helpers/server-process.ts';
 import { until } from '../helpers/until.ts';
@@ -23,9 +24,9 @@ import { until } from '../helpers/until.ts';
 // as the guide says. The test plays the owner over HTTP (sign-up, passkey, client registration,
 // approving the sign-in card, removing the agent) and the agent: its "browser" is fetch with a
 // cookie jar, and it answers Mandate's /oidc/authorize with the SDK's header through the guide's
-// examples/oidc-agent/follow-authorize.ts.
+// examples/oidc-agent/follow-authorize.ts. Both sites are registered with the guide's own "Register"
+// example (its site's address replaced), so that the example and the set-ups cannot disagree.
 
-const GUIDE = 'docs/sites/oidc.md';
 const LOGOUT_EVENT = 'http://schemas.openid.net/event/backchannel-logout';
 const children: Child[] = [];
 
@@ -75,8 +76,11 @@ describe('OIDC sign-in with Auth.js and openid-client sites, end to end', () => 
   let authjs: Child;
   let authjsUrl = '';
   let authjsClient = '';
+  let authjsCallback = ''; // the redirect URI the guide registers, on the Auth.js site
+  let authjsLogout = ''; // and its back-channel logout URI
   let rp: Child;
   let rpUrl = '';
+  let rpCallback = ''; // the same, on the openid-client site
   type Me = { user: { name: string }; sub: string; act: { sub: string; name: string }; sid: string; expires: string };
   let first: { jar: CookieJar; me: Me };
   let second: { jar: CookieJar; me: Me };
@@ -113,7 +117,7 @@ describe('OIDC sign-in with Auth.js and openid-client sites, end to end', () => 
 
   /** Back at the site's callback with the code: Auth.js redeems it and sets the session cookie. */
   const finishAuthjsSignIn = async (jar: CookieJar, back: string): Promise<Me> => {
-    assert.ok(back.startsWith(`${authjsUrl}/auth/callback/mandate?code=`), back);
+    assert.ok(back.startsWith(`${authjsCallback}?code=`), back);
     const res = await jar.fetch(back);
     assert.equal(res.status, 302, logs());
     assert.equal(res.headers.get('location'), `${authjsUrl}/me`, logs());
@@ -131,9 +135,10 @@ describe('OIDC sign-in with Auth.js and openid-client sites, end to end', () => 
 
     const authjsPort = await freePort();
     authjsUrl = `http://127.0.0.1:${authjsPort}`;
-    const a = await owner.ok<{ client_id: string; client_secret: string }>('POST', '/api/oidc/clients', {
-      name: 'Auth.js shop', redirect_uris: [`${authjsUrl}/auth/callback/mandate`], backchannel_logout_uri: `${authjsUrl}/backchannel-logout`,
-    });
+    const authjsRegistration = registrationAt(authjsUrl, { name: 'Auth.js shop', logout: true });
+    authjsCallback = authjsRegistration.redirect_uris[0] ?? '';
+    authjsLogout = authjsRegistration.backchannel_logout_uri ?? '';
+    const a = await owner.ok<{ client_id: string; client_secret: string }>('POST', '/api/oidc/clients', authjsRegistration);
     authjsClient = a.client_id;
     authjs = runAsDocumented('examples/authjs-site/server.ts', {
       AUTH_MANDATE_ISSUER: server.baseUrl, AUTH_MANDATE_ID: a.client_id, AUTH_MANDATE_SECRET: a.client_secret, AUTH_SECRET: randomBytes(32).toString('hex'), PORT: String(authjsPort),
@@ -141,7 +146,10 @@ describe('OIDC sign-in with Auth.js and openid-client sites, end to end', () => 
 
     const rpPort = await freePort();
     rpUrl = `http://127.0.0.1:${rpPort}`;
-    const r = await owner.ok<{ client_id: string; client_secret: string }>('POST', '/api/oidc/clients', { name: 'openid-client shop', redirect_uris: [`${rpUrl}/callback`] });
+    // As the guide says for this site: the same registration, without a back-channel logout receiver.
+    const rpRegistration = registrationAt(rpUrl, { name: 'openid-client shop', logout: false });
+    rpCallback = rpRegistration.redirect_uris[0] ?? '';
+    const r = await owner.ok<{ client_id: string; client_secret: string }>('POST', '/api/oidc/clients', rpRegistration);
     rpClient = { id: r.client_id, secret: r.client_secret };
     rp = runAsDocumented('examples/openid-client/sign-in.ts', {
       AUTH_MANDATE_ISSUER: server.baseUrl, AUTH_MANDATE_ID: r.client_id, AUTH_MANDATE_SECRET: r.client_secret, SITE_URL: rpUrl, PORT: String(rpPort),
@@ -158,7 +166,7 @@ describe('OIDC sign-in with Auth.js and openid-client sites, end to end', () => 
     const jar = new CookieJar();
     const authorize = await startAuthjsSignIn(jar);
     const q = new URL(authorize).searchParams;
-    assert.deepEqual([q.get('client_id'), q.get('redirect_uri'), q.get('response_type'), q.get('scope'), q.get('code_challenge_method')], [authjsClient, `${authjsUrl}/auth/callback/mandate`, 'code', 'openid profile', 'S256']);
+    assert.deepEqual([q.get('client_id'), q.get('redirect_uri'), q.get('response_type'), q.get('scope'), q.get('code_challenge_method')], [authjsClient, authjsCallback, 'code', 'openid profile', 'S256']);
 
     const [back] = await Promise.all([followAuthorize(agent, authorize, 100), approveSignIn(authjsClient)]);
     const body = await finishAuthjsSignIn(jar, back);
@@ -176,9 +184,9 @@ describe('OIDC sign-in with Auth.js and openid-client sites, end to end', () => 
     const res = await fetch(authorize, { redirect: 'manual', headers: await agent.signInHeaders(authorize) });
     assert.equal(res.status, 302);
     const back = res.headers.get('location') ?? '';
-    assert.ok(back.startsWith(`${authjsUrl}/auth/callback/mandate?code=`), `no wait: ${back}`);
+    assert.ok(back.startsWith(`${authjsCallback}?code=`), `no wait: ${back}`);
     const direct = await followAuthorize(agent, await startAuthjsSignIn(new CookieJar()), 100);
-    assert.ok(direct.startsWith(`${authjsUrl}/auth/callback/mandate?code=`), `the guide's helper goes straight back too: ${direct}`);
+    assert.ok(direct.startsWith(`${authjsCallback}?code=`), `the guide's helper goes straight back too: ${direct}`);
     const body = await finishAuthjsSignIn(jar, back);
     assert.equal(body.sub, first.me.sub, 'the same person at the same site');
     assert.deepEqual(body.act, first.me.act);
@@ -198,7 +206,7 @@ describe('OIDC sign-in with Auth.js and openid-client sites, end to end', () => 
       ['alg none', `${b64({ alg: 'none', typ: 'logout+jwt' })}.${b64(claims())}.`],
       ['HS256 with the client id as secret', await new SignJWT(claims()).setProtectedHeader({ alg: 'HS256', typ: 'logout+jwt' }).sign(new TextEncoder().encode(authjsClient))],
     ];
-    const post = (body: string, type = 'application/x-www-form-urlencoded') => fetch(`${authjsUrl}/backchannel-logout`, { method: 'POST', headers: { 'content-type': type }, body });
+    const post = (body: string, type = 'application/x-www-form-urlencoded') => fetch(authjsLogout, { method: 'POST', headers: { 'content-type': type }, body });
     for (const [what, token] of forged) {
       const res = await post(new URLSearchParams({ logout_token: token }).toString());
       assert.equal(res.status, 400, what);
@@ -220,7 +228,7 @@ describe('OIDC sign-in with Auth.js and openid-client sites, end to end', () => 
     assert.equal(new URL(authorize).searchParams.get('code_challenge_method'), 'S256');
     const rpClient = new URL(authorize).searchParams.get('client_id') ?? '';
     const [back] = await Promise.all([followAuthorize(agent, authorize, 100), approveSignIn(rpClient)]);
-    assert.ok(back.startsWith(`${rpUrl}/callback?`), back);
+    assert.ok(back.startsWith(`${rpCallback}?`), back);
     const callback = await rpJar.fetch(back);
     assert.equal(callback.status, 302, `${await callback.text()}\n${logs()}`);
     assert.equal(callback.headers.get('location'), '/me');
