@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { launchChromium } from '../../server/test/helpers/browser.ts';
 import { type ServerProcess, startServer } from '../../server/test/helpers/server-process.ts';
 import { docsOnDisk } from './public-helpers.ts';
@@ -51,7 +51,7 @@ function measure(page: Page): Promise<WidthReport> {
       if (box === null || table.getBoundingClientRect().width <= Math.min(box.clientWidth, width) + 0.5) return [];
       const style = getComputedStyle(box);
       return [{
-        caption: (table.querySelector('th')?.textContent ?? '').trim().slice(0, 40) || (table.textContent ?? '').trim().slice(0, 40),
+        caption: (table.textContent ?? '').replace(/\s+/g, ' ').trim().slice(0, 40),
         scrolls: box.classList.contains('table-wrap') && ['auto', 'scroll'].includes(style.overflowX) && box.scrollWidth > box.clientWidth,
         // The hint: shadows at the edges that scroll with the box, covered by the content's own
         // background at an end that is reached (background-attachment local over scroll).
@@ -60,6 +60,35 @@ function measure(page: Page): Promise<WidthReport> {
     });
     return { overflow: root.scrollWidth - width, culprits, wideTables };
   });
+}
+
+/**
+ * How light the box's edge looks (0 black to 255 white): the median pixel of the column 4 px inside
+ * its left or right border, below the header row and clear of the rounded corners. A shadow darkens
+ * the whole column, but cells paint their text, rules and code chips over it, so the median, not
+ * every pixel, tells whether it is there.
+ */
+async function edgeLightness(box: Locator, side: 'left' | 'right', decoder: Page): Promise<number> {
+  const headerHeight = await box.evaluate((el) => el.querySelector('thead')?.getBoundingClientRect().height ?? 0);
+  const png = (await box.screenshot()).toString('base64');
+  // Decoded by a blank page's canvas: the tests have no PNG decoder of their own.
+  return decoder.evaluate(async ({ png, side, headerHeight }) => {
+    const img = new Image();
+    img.src = `data:image/png;base64,${png}`;
+    await img.decode();
+    const canvas = document.createElement('canvas');
+    canvas.width = img.width;
+    canvas.height = img.height;
+    const g = canvas.getContext('2d');
+    if (g === null) throw new Error('no 2d canvas');
+    g.drawImage(img, 0, 0);
+    const top = Math.ceil(headerHeight) + 2;
+    const column = g.getImageData(side === 'left' ? 4 : img.width - 5, top, 1, img.height - top - 16).data;
+    const levels: number[] = [];
+    for (let i = 0; i < column.length; i += 4) levels.push(((column[i] ?? 0) + (column[i + 1] ?? 0) + (column[i + 2] ?? 0)) / 3);
+    levels.sort((a, b) => a - b);
+    return levels[Math.floor(levels.length / 2)] ?? 0;
+  }, { png, side, headerHeight });
 }
 
 /** Issue 27: every docs page and public page fits a phone's screen; wide tables scroll in their own box, and say so. */
@@ -96,6 +125,29 @@ describe('public pages at phone width (390 px) in Chromium', () => {
       assert.deepEqual(problems, []);
       // The docs do hold tables too wide for a phone, so the hint check above checked something.
       assert.ok(wideTables > 0, 'no table wider than the screen was found');
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('/for-shops: the comparison table shows a shadow on the side with more columns, and none once its end is reached', async () => {
+    const context = await browser.newContext({ viewport: PHONE, deviceScaleFactor: 1 });
+    try {
+      const page = await context.newPage();
+      const decoder = await context.newPage();
+      await page.goto(`${server.baseUrl}/for-shops`);
+      const box = page.locator('#modes ~ .table-wrap');
+      await box.scrollIntoViewIfNeeded();
+      const hidden = await box.evaluate((el) => el.scrollWidth - el.clientWidth);
+      assert.ok(hidden > 20, `the table fits the phone (${hidden}px hidden), so this test shows nothing`);
+      const atStart = { left: await edgeLightness(box, 'left', decoder), right: await edgeLightness(box, 'right', decoder) };
+      await box.evaluate((el) => el.scrollTo({ left: el.scrollWidth }));
+      const atEnd = { left: await edgeLightness(box, 'left', decoder), right: await edgeLightness(box, 'right', decoder) };
+      // The surface is white (255); the shadow takes most of the edge column below 235 (about 215).
+      assert.ok(atStart.right < 235, `no shadow at the right edge while the third column is cut off (median ${atStart.right})`);
+      assert.ok(atStart.left > 245, `a shadow at the left edge with nothing to its left (median ${atStart.left})`);
+      assert.ok(atEnd.left < 235, `no shadow at the left edge once scrolled (median ${atEnd.left})`);
+      assert.ok(atEnd.right > 245, `a shadow at the right edge with nothing more to its right (median ${atEnd.right})`);
     } finally {
       await context.close();
     }
