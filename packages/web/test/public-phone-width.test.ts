@@ -19,7 +19,7 @@ function allPages(): string[] {
 interface WidthReport {
   /** How far the page itself scrolls sideways (0 when it fits). */
   overflow: number;
-  /** The outermost elements that reach past the screen's right edge, to say what to fix. */
+  /** The text and outermost elements that reach past the screen's right edge, to say what to fix. */
   culprits: string[];
   /** Tables wider than their box, each with whether its box scrolls and shows the scroll hint. */
   wideTables: Array<{ caption: string; scrolls: boolean; hinted: boolean }>;
@@ -53,8 +53,8 @@ function measure(page: Page): Promise<WidthReport> {
       return [{
         caption: (table.textContent ?? '').replace(/\s+/g, ' ').trim().slice(0, 40),
         scrolls: box.classList.contains('table-wrap') && ['auto', 'scroll'].includes(style.overflowX) && box.scrollWidth > box.clientWidth,
-        // The hint: shadows at the edges that scroll with the box, covered by the content's own
-        // background at an end that is reached (background-attachment local over scroll).
+        // The hint: shadows fixed to the box's edges (attachment scroll), hidden by covers that travel
+        // with the content (attachment local) at an end that is reached. The pixels are checked below.
         hinted: style.backgroundImage.includes('gradient') && style.backgroundAttachment.includes('local') && style.backgroundAttachment.includes('scroll'),
       }];
     });
