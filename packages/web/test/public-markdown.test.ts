@@ -67,6 +67,12 @@ describe('markdown rendering', () => {
     assert.doesNotMatch(r.html, /javascript:/);
   });
 
+  it('links only what is written as a link: bare URLs and addresses in prose stay text', () => {
+    const r = render('Cookie `session` on http://localhost, mail you@example.com, see www.example.com or http://127.0.0.1:8080/app.\n\nBut <https://www.rfc-editor.org/rfc/rfc9449> and [RFC 9449](https://www.rfc-editor.org/rfc/rfc9449) are links.\n');
+    assert.deepEqual(linksIn(r.html), ['https://www.rfc-editor.org/rfc/rfc9449', 'https://www.rfc-editor.org/rfc/rfc9449']);
+    assert.match(textOf(r.html), /on http:\/\/localhost, mail you@example\.com, see www\.example\.com or http:\/\/127\.0\.0\.1:8080\/app\./);
+  });
+
   it('escapes code blocks and inline code', () => {
     const r = render('```html\n<script>alert("x")</script>\n```\n\nInline `<b onclick="x()">` too.\n');
     assert.match(r.html, /<pre><code class="language-html">&lt;script&gt;alert\(&quot;x&quot;\)&lt;\/script&gt;<\/code><\/pre>/);

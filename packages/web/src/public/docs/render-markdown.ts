@@ -67,6 +67,16 @@ export function renderMarkdown(markdown: string, opts: RenderOptions): RenderedM
 
   const marked = new Marked({
     gfm: true,
+    tokenizer: {
+      // No links from bare text. GFM would turn every `http://...`, `www....` and `a@b.example` in
+      // prose into a link, and the docs write such text only as an example: "http://localhost" (which
+      // would point at port 80 of the reader's machine), "you@example.com". A link the docs mean is
+      // written as one: `[text](url)` or `<https://...>`. (Returning undefined, not false: false
+      // would fall back to marked's own tokenizer.)
+      url(): undefined {
+        return undefined;
+      },
+    },
     renderer: {
       heading({ tokens, depth, text }: Tokens.Heading): string {
         const plain = plainText(text);
