@@ -81,9 +81,13 @@ function poll(failures = 0): void {
 poll();
 
 // --- Verifying one request: pass, proof, revocation, then the proof's jti used up -----------------
-type Verdict = { valid: true; agent: string; scopes: string[] } | { valid: false; error: string };
+type Verdict = { valid: true; agent: string; scopes: string[] } | { valid: false; error: string; error_description: string };
 
 async function verifyLocally(req: IncomingMessage): Promise<Verdict> {
+  // No pass at all needs no verdict: say what to send.
+  if (!req.headers.authorization || !req.headers.dpop) {
+    return { valid: false, error: 'invalid_request', error_description: 'no Mandate pass in this request: send Authorization: Bearer <pass> and DPoP: <proof>' };
+  }
   const now = Math.floor(Date.now() / 1000);
   const current = snapshot;
   // Without a recent revocation list there is no verdict: refuse (503), never let the request through.
@@ -102,7 +106,7 @@ async function verifyLocally(req: IncomingMessage): Promise<Verdict> {
     });
     return { valid: true, agent: claims.sub, scopes: claims.scope };
   } catch (e) {
-    if (e instanceof ProtocolError) return { valid: false, error: e.code };
+    if (e instanceof ProtocolError) return { valid: false, error: e.code, error_description: e.message };
     throw e; // not a verdict (Mandate unreachable while fetching keys): refuse
   }
 }
@@ -116,8 +120,8 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   const path = new URL(req.url ?? '/', 'http://x').pathname;
   if (req.method === 'GET' && path === '/listings') {
     const v = await verifyLocally(req);
-    if (!v.valid) return send(res, 401, { error: v.error });
-    if (!v.scopes.includes('list')) return send(res, 403, { error: 'insufficient_scope' });
+    if (!v.valid) return send(res, 401, { error: v.error, error_description: v.error_description });
+    if (!v.scopes.includes('list')) return send(res, 403, { error: 'insufficient_scope', error_description: 'this route needs the scope list' });
     return send(res, 200, { listings, for: v.agent });
   }
   send(res, 404, { error: 'not found' });

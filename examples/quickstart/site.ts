@@ -33,7 +33,7 @@ async function verify(req: IncomingMessage, action?: string): Promise<Verdict> {
   const [scheme, accessToken] = (req.headers.authorization ?? '').split(' ');
   const dpop = req.headers.dpop;
   if (scheme?.toLowerCase() !== 'bearer' || !accessToken || typeof dpop !== 'string') {
-    return { valid: false, error: 'invalid_request', error_description: 'send Authorization: Bearer <pass> and DPoP: <proof>' };
+    return { valid: false, error: 'invalid_request', error_description: 'no Mandate pass in this request: send Authorization: Bearer <pass> and DPoP: <proof>' };
   }
   const stepupToken = req.headers['x-service-stepup'];
   const res = await fetch(`${MANDATE_URL}/api/v1/verify`, {
@@ -61,8 +61,8 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
 
   if (req.method === 'GET' && path === '/listings') {
     const v = await verify(req);
-    if (!v.valid) return send(res, 401, { error: v.error });
-    if (!v.scopes.includes('list')) return send(res, 403, { error: 'insufficient_scope' });
+    if (!v.valid) return send(res, 401, { error: v.error, error_description: v.error_description });
+    if (!v.scopes.includes('list')) return send(res, 403, { error: 'insufficient_scope', error_description: 'this route needs the scope list' });
     return send(res, 200, { listings, for: v.agent_name });
   }
 
@@ -74,8 +74,8 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     if (!order) return send(res, 404, { error: 'no such order' });
     if (order.paid) return send(res, 409, { error: 'already paid' });
     const v = await verify(req, `pay order ${id}`);
-    if (!v.valid) return send(res, 401, { error: v.error });
-    if (!v.scopes.includes('pay')) return send(res, 403, { error: 'insufficient_scope' });
+    if (!v.valid) return send(res, 401, { error: v.error, error_description: v.error_description });
+    if (!v.scopes.includes('pay')) return send(res, 403, { error: 'insufficient_scope', error_description: 'this route needs the scope pay' });
     if (!v.stepup) return send(res, 403, { error: 'stepup_required' });
     order.paid = true;
     return send(res, 200, { order: id, paid: order.amount });
@@ -88,7 +88,7 @@ const server = createServer((req, res) => {
   handle(req, res).catch((err) => {
     // Mandate unreachable or failing: refuse, never let the request through unverified.
     console.error(`refused ${req.method} ${req.url}: ${err instanceof Error ? err.message : err}`);
-    if (!res.headersSent) send(res, 503, { error: 'verification_unavailable' });
+    if (!res.headersSent) send(res, 503, { error: 'verification_unavailable', error_description: 'passes cannot be verified right now; try again shortly' });
   });
 });
 server.on('error', (err: NodeJS.ErrnoException) => {

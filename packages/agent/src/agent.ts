@@ -1,6 +1,6 @@
 import { createAgentJwt, isValidAction, isValidScopeList, LIMITS } from '@mandate/protocol';
 import { waitForAnswer, type WaitOptions } from './approvals/wait.ts';
-import { AccessRequiredError, InvalidInputError, KeyFileError } from './client/errors.ts';
+import { AccessRequiredError, AgentRevokedError, InvalidInputError, KeyFileError } from './client/errors.ts';
 import { ServiceClient, type FetchLike } from './client/http.ts';
 import type { AgentStatus, CreatedRequest, PollAnswer } from './client/types.ts';
 import { systemClock, type Clock } from './clock.ts';
@@ -132,9 +132,10 @@ export class MandateAgent {
   }
 
   /**
-   * Calls a site with the pass and a fresh DPoP proof. When the site answers `401 token_expired`
-   * or `401 grant_revoked` the pass is renewed and the call retried once (a renewal refused for
-   * want of access rejects with `AccessRequiredError`); when it answers `403 stepup_required` the owner
+   * Calls a site with the pass and a fresh DPoP proof. When the site answers `401 token_expired`,
+   * `401 grant_revoked` or `401 agent_revoked` the pass is renewed and the call retried once (a
+   * renewal refused for want of access rejects with `AccessRequiredError`, one refused because the
+   * owner revoked the agent with `AgentRevokedError`, both naming the site's answer); when it answers `403 stepup_required` the owner
    * is asked to approve the action, and the call is retried once with the step-up token. Any other
    * answer is returned as it is.
    */
@@ -144,14 +145,16 @@ export class MandateAgent {
 
     let res = await send(await this.pass(site, { ...(opts.signal ? { signal: opts.signal } : {}) }));
     let error = await siteError(res);
-    // An expired pass, or one of a grant the owner replaced by a new approval: renew and try once
-    // more. If the access is really gone, renewing says so with AccessRequiredError.
-    if (res.status === 401 && (error?.error === 'token_expired' || error?.error === 'grant_revoked')) {
+    // An expired pass, one of a grant the owner replaced by a new approval, or a site that says the
+    // agent is revoked (the service decides: an unblocked agent gets a pass): renew and try once more.
+    // If the access or the agent is really gone, renewing says so (AccessRequiredError, AgentRevokedError).
+    if (res.status === 401 && (error?.error === 'token_expired' || error?.error === 'grant_revoked' || error?.error === 'agent_revoked')) {
       await res.body?.cancel();
       const siteAnswer = error.error;
       const renewed = await this.pass(site, { force: true }).catch((e: unknown) => {
         // Keep what the site said: "grant_revoked" tells the caller more than the service's refusal alone.
         if (e instanceof AccessRequiredError) throw new AccessRequiredError(e.site, { status: e.status, detail: e.detail, nextStep: e.nextStep, method: e.method, path: e.path, cause: e }, siteAnswer);
+        if (e instanceof AgentRevokedError) throw new AgentRevokedError({ status: e.status, detail: e.detail, nextStep: e.nextStep, method: e.method, path: e.path, cause: e }, siteAnswer);
         throw e;
       });
       res = await send(renewed);

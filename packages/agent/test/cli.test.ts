@@ -4,7 +4,8 @@ import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runNode } from '../../server/test/helpers/child-process.ts';
+import { spawn } from 'node:child_process';
+import { REPO_ROOT, runNode } from '../../server/test/helpers/child-process.ts';
 import { HttpOwner } from '../../server/test/helpers/over-http.ts';
 import { freePort, startServer, type ServerProcess } from '../../server/test/helpers/server-process.ts';
 import { AgentKey } from '../src/keys/agent-key.ts';
@@ -275,14 +276,56 @@ describe('mandate-agent CLI', { timeout: 240_000 }, () => {
     assert.equal(json(r).error.code, 'unreachable');
   });
 
-  it('after the owner revoked the agent, status exits 1 and says so', async () => {
+  it('--timeout ends with the command that waits for the request again, and that command runs', async () => {
+    const r = await cli(['request', '--dir', dir, '--site', 'timeout.example', '--scopes', 'list', '--wait', '--timeout', '1', '--interval', '0.2']);
+    expectCode(r, 1);
+    const txn = /\(request (t_[a-z0-9]+)\)/.exec(r.stderr)?.[1] ?? '';
+    assert.match(txn, /^t_/, r.stderr);
+    const last = r.stderr.trimEnd().split('\n').at(-1) ?? '';
+    const printed = new RegExp(`still open until it expires\\. Wait for it again with: (.+ wait ${txn} --dir \\S+)$`).exec(last)?.[1];
+    assert.ok(printed, `the last line ends with the command to copy: ${last}`);
+    assert.doesNotMatch(last, /its id/);
+    // Copied as printed (the same invocation form as the CLI's other hints), it waits for that request.
+    const again = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn('sh', ['-c', `${printed} --timeout 1 --interval 0.2`], { cwd: REPO_ROOT, env: { ...process.env, MANDATE_PASSWORD: '' }, stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.on('close', (code) => resolve({ code, stderr }));
+    });
+    assert.equal(again.code, 1, again.stderr);
+    assert.ok(again.stderr.trimEnd().endsWith(printed), again.stderr);
+
+    // The same for a step-up that `call` waits for.
+    const paid = await cli(['call', '--dir', dir, '-X', 'POST', '--timeout', '1', '--interval', '0.2', `${site.url}/orders/6/pay`]);
+    expectCode(paid, 1);
+    assert.match(paid.stderr.trimEnd(), / Wait for it again with: .+ wait t_[a-z0-9]+ --dir \S+$/);
+  });
+
+  it('after the owner revoked the agent, call, status, request and token explain it and name the next step', async () => {
     await owner.flag(agentId, 'revoked');
+    const nextStep = /next step: only the owner can undo this: ask them to unblock the agent in the Mandate app \(Agents\); if they removed it, pair a new agent: .*mandate-agent pair --help/;
+    // The kept pass is still fresh: the site refuses it, and the service confirms why.
+    const called = await cli(['call', '--dir', dir, `${site.url}/items`]);
+    expectCode(called, 1);
+    assert.match(called.stderr, /this agent was revoked by its owner: the site answered agent_revoked, and POST \/api\/v1\/token answered 403 agent revoked by its owner/);
+    assert.match(called.stderr, nextStep);
+    const calledJson = await cli(['call', '--dir', dir, '--json', `${site.url}/items`]);
+    expectCode(calledJson, 1);
+    assert.equal(json(calledJson).error.code, 'agent_revoked');
+    assert.equal(json(calledJson).error.site_answer, 'agent_revoked');
+
     const r = await cli(['status', '--dir', dir]);
     expectCode(r, 1);
     assert.match(r.stderr, /agent revoked by its owner/);
+    assert.match(r.stderr, nextStep);
+    const asked = await cli(['request', '--dir', dir, '--site', 'other.example', '--scopes', 'list']);
+    expectCode(asked, 1);
+    assert.match(asked.stderr, /this agent was revoked by its owner: POST \/api\/v1\/authz-requests answered 403 agent revoked by its owner/);
+    assert.match(asked.stderr, nextStep);
     const t = await cli(['token', '--dir', dir, '--site', site.siteId, '--refresh', '--json']);
     expectCode(t, 1);
     assert.equal(json(t).error.code, 'agent_revoked');
+    assert.match(t.stderr, nextStep);
   });
 
   it('never printed the private key, a refresh token or the password', () => {

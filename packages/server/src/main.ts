@@ -22,7 +22,8 @@ async function main(): Promise<void> {
   const { app, services } = await buildApp({ config });
   // Prometheus metrics on a port of their own, never the public one; off unless METRICS_PORT is set.
   const metricsServer = config.metrics ? await startMetricsServer(services.metrics, config.metrics.host, config.metrics.port) : null;
-  const stop = async () => {
+  const stop = async (signal: NodeJS.Signals) => {
+    process.stdout.write(`Mandate is stopping (${signal}): finishing the requests in flight, then exiting.\n`);
     metricsServer?.close();
     await app.close();
     process.exit(0);
@@ -31,7 +32,13 @@ async function main(): Promise<void> {
   process.once('SIGTERM', stop);
   await app.listen({ port: config.port, host: config.host });
   const where = config.databaseUrl ? 'PostgreSQL' : `embedded database in ${config.dataDir}`;
-  process.stdout.write(`\nMandate is running on ${where}.\nOpen ${config.baseUrl}/app to sign up.\n\n`);
+  const metricsLine = config.metrics ? `Prometheus metrics: http://${hostForUrl(config.metrics.host)}:${config.metrics.port}/metrics (keep this port private).\n` : '';
+  process.stdout.write(`\nMandate is running on ${where}.\nOpen ${config.baseUrl}/app to sign up.\n${metricsLine}Health check: ${config.baseUrl}/healthz (also /api/healthz).\n\n`);
+}
+
+/** An IPv6 address goes in brackets inside a URL. */
+function hostForUrl(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
 }
 
 main().catch((e: unknown) => {

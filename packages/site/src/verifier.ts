@@ -65,7 +65,7 @@ function prepare(request: MandateRequest, route: RouteRequirements, rebuild: (r:
   if (typeof method !== 'string' || !/^[A-Za-z]{1,16}$/.test(method)) return unauthorized('invalid_request', 'the request method is malformed');
 
   const accessToken = accessTokenOf(request.headers);
-  if (accessToken === undefined) return unauthorized('invalid_request', 'send Authorization: Bearer <pass> and DPoP: <proof>');
+  if (accessToken === undefined) return unauthorized('invalid_request', 'no Mandate pass in this request: send Authorization: Bearer <pass> and DPoP: <proof>');
   if (accessToken.length > MAX_TOKEN_LENGTH) return unauthorized('invalid_token', 'the access token is too long');
 
   const dpop = header(request.headers, 'dpop');

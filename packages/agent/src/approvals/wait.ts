@@ -65,7 +65,7 @@ export async function waitForAnswer(d: Deps, txnId: string, opts: WaitOptions = 
       const stillOpen = giveUpAt < expiresAt + EXPIRY_GRACE_MS;
       throw new ApprovalError(txnId, 'timeout', stillOpen
         ? `stopped waiting for the owner; the request is still open until it expires: wait for it again with its id ${txnId}`
-        : 'the owner did not answer in time');
+        : 'the owner did not answer in time', stillOpen);
     }
     await d.clock.sleep(interval, opts.signal);
   }

@@ -1,4 +1,4 @@
-import { AccessRequiredError, MandateError } from '../client/errors.ts';
+import { AccessRequiredError, AgentRevokedError, MandateError } from '../client/errors.ts';
 import { UsageError } from './exit-codes.ts';
 import { withProgram } from './invocation.ts';
 
@@ -35,9 +35,25 @@ export class Output {
     return withProgram(text, this.program);
   }
 
+  /**
+   * Why nothing works any more for a revoked agent, and what can be done (the owner's move), on
+   * stderr: for `AgentRevokedError` and for `status` reading `revoked`. `why` is what was refused.
+   */
+  explainRevoked(why: string): void {
+    this.stderr.write(`mandate-agent: this agent was revoked by its owner: ${this.human(why)}; Mandate issues it no pass and sites refuse the passes it holds\n`);
+    this.stderr.write(`next step: only the owner can undo this: ask them to unblock the agent in the Mandate app (Agents); if they removed it, pair a new agent: ${this.command('pair --help')}\n`);
+  }
+
   /** Reports a failure: a human explanation on stderr, and with --json `{"error": {...}}` on stdout. */
   error(e: unknown): void {
     const program = 'mandate-agent';
+    if (e instanceof AgentRevokedError) {
+      // As for a revoked site access: the agent's terms and the way out, with the service's words kept.
+      const said = e.siteAnswer ? `the site answered ${e.siteAnswer}, and ` : '';
+      this.explainRevoked(`${said}${e.method && e.path ? `${e.method} ${e.path}` : 'the service'} answered ${e.status ? `${e.status} ` : ''}${e.detail}`);
+      if (this.json) this.stdout.write(`${JSON.stringify({ error: e.toJSON() })}\n`);
+      return;
+    }
     if (e instanceof AccessRequiredError) {
       // Say what happened in the agent's terms, and the command that fixes it, not the raw HTTP call.
       const said = e.siteAnswer ? `the site answered ${e.siteAnswer}, and ` : '';

@@ -1,5 +1,6 @@
 import type { MandateAgent } from '../agent.ts';
 import type { WaitOptions } from '../approvals/wait.ts';
+import { ApprovalError } from '../client/errors.ts';
 import type { PollAnswer } from '../client/types.ts';
 import type { CliContext } from './command.ts';
 import { Interrupted } from './exit-codes.ts';
@@ -25,11 +26,25 @@ export async function waitWithProgress(ctx: CliContext, agent: MandateAgent, txn
   } catch (e) {
     if (ctx.signal.aborted) {
       progress.done();
-      ctx.out.note(`Stopped waiting. The request ${txnId} stays open until it expires; resume with: mandate-agent wait ${txnId}`);
+      ctx.out.note(`Stopped waiting. The request ${txnId} stays open until it expires; resume with: ${resumeCommand(ctx, txnId)}`);
       throw new Interrupted();
     }
-    throw e;
+    throw withResumeCommand(ctx, e);
   } finally {
     progress.done();
   }
+}
+
+/** The command that waits for `txnId` again, as this CLI runs here (invocation.ts rewrites `mandate-agent`). */
+function resumeCommand(ctx: CliContext, txnId: string): string {
+  return `mandate-agent wait ${txnId}${ctx.dirFlag}`;
+}
+
+/**
+ * A wait that stopped at --timeout while the request is still open ends with the command to copy
+ * that waits for it again; any other error is returned as it is.
+ */
+export function withResumeCommand(ctx: CliContext, e: unknown): unknown {
+  if (!(e instanceof ApprovalError) || e.outcome !== 'timeout' || !e.stillOpen) return e;
+  return new ApprovalError(e.txnId, 'timeout', `stopped waiting for the owner (--timeout); the request ${e.txnId} is still open until it expires. Wait for it again with: ${resumeCommand(ctx, e.txnId)}`, true);
 }

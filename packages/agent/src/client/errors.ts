@@ -77,9 +77,16 @@ export class MandateError extends Error {
 }
 
 export class AgentRevokedError extends MandateError {
-  constructor(init: MandateErrorInit) {
+  /** What a site answered before the service confirmed the revocation (`agent_revoked`), when a site call led here. */
+  readonly siteAnswer: string | undefined;
+  constructor(init: MandateErrorInit, siteAnswer?: string) {
     super('agent_revoked', init);
     this.name = 'AgentRevokedError';
+    this.siteAnswer = siteAnswer;
+  }
+
+  override toJSON(): Record<string, unknown> {
+    return { ...super.toJSON(), ...(this.siteAnswer ? { site_answer: this.siteAnswer } : {}) };
   }
 }
 
@@ -113,11 +120,14 @@ export type ApprovalOutcome = 'denied' | 'expired' | 'consumed' | 'undelivered' 
 export class ApprovalError extends MandateError {
   readonly txnId: string;
   readonly outcome: ApprovalOutcome;
-  constructor(txnId: string, outcome: ApprovalOutcome, detail: string) {
+  /** The request still waits for the owner (a `timeout` of the caller's own): it can be waited for again. */
+  readonly stillOpen: boolean;
+  constructor(txnId: string, outcome: ApprovalOutcome, detail: string, stillOpen = false) {
     super(`approval_${outcome}`, { detail });
     this.name = 'ApprovalError';
     this.txnId = txnId;
     this.outcome = outcome;
+    this.stillOpen = stillOpen;
   }
 
   override toJSON(): Record<string, unknown> {

@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 import type { ErrorObject } from 'ajv';
 import { AppError } from '../domain/errors.ts';
 import { installNotFound } from './not-found.ts';
+import { extraBodyProblems } from './body-checks.ts';
 import { toValidationItems } from './validation.ts';
 
 const DB_DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', '57P01', '57P03', '08006', '08001', '08003', 'SQLITE_BUSY', 'SQLITE_IOERR']);
@@ -28,7 +29,9 @@ export function installErrorHandling(app: FastifyInstance, bodyLimit: number, on
       return reply.code(err.status).headers(err.headers).send({ detail: err.detail, ...err.extra });
     }
     if (err.validation) {
-      return reply.code(422).send({ detail: toValidationItems(err.validation as ErrorObject[], err.validationContext ?? 'body') });
+      const part = err.validationContext ?? 'body';
+      const items = toValidationItems(err.validation as ErrorObject[], part);
+      return reply.code(422).send({ detail: part === 'body' ? [...items, ...extraBodyProblems(request, items)] : items });
     }
     switch (err.code) {
       case 'FST_ERR_CTP_INVALID_JSON_BODY':

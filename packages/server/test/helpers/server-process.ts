@@ -30,6 +30,8 @@ export interface ServerProcess {
   pid: number;
   /** Whether the process is still running. */
   alive(): boolean;
+  /** The exit code once the process has ended (null when a signal ended it unhandled). */
+  exited: Promise<number | null>;
   /** Sends `signal` (SIGKILL: a crash, no shutdown code runs) and waits until the process is gone. */
   kill(signal: NodeJS.Signals): Promise<void>;
   stop(): Promise<void>;
@@ -66,6 +68,7 @@ export async function startServer(opts: { env?: Record<string, string>; name?: s
     logs: child.output,
     pid: child.pid,
     alive: child.running,
+    exited: child.exited,
     kill: child.kill,
     async stop() {
       await child.stop();

@@ -4,7 +4,7 @@ import { agentFromDir } from '../agent-from-dir.ts';
 import { EXIT, SiteUnreachableError, UsageError } from '../exit-codes.ts';
 import { ProgressReporter } from '../progress.ts';
 import { flag, seconds, str } from '../values.ts';
-import { WAIT_OPTIONS } from '../waiting.ts';
+import { WAIT_OPTIONS, withResumeCommand } from '../waiting.ts';
 
 export const callCommand: Command = {
   name: 'call',
@@ -67,7 +67,7 @@ site or the service cannot be reached.`,
     } catch (e) {
       // fetch itself fails with a TypeError when the site does not answer.
       if (e instanceof TypeError && /fetch failed/.test(e.message)) throw new SiteUnreachableError(url, e);
-      throw e;
+      throw withResumeCommand(ctx, e);
     } finally {
       progress.done();
     }

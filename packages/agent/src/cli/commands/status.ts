@@ -16,6 +16,8 @@ and the sites whose access was revoked. Exit code 1 when the owner revoked or re
     const status = await agent.status();
     const sites = status.revoked_sites.length ? status.revoked_sites.join(', ') : 'none';
     ctx.out.result([`agent ${status.agent_id}: ${status.global_flag}`, `revoked sites: ${sites}`], { ...status });
-    return status.global_flag === 'revoked' ? EXIT.refused : EXIT.ok;
+    if (status.global_flag !== 'revoked') return EXIT.ok;
+    ctx.out.explainRevoked('the service reads its flag as revoked');
+    return EXIT.refused;
   },
 };

@@ -50,16 +50,21 @@ const LABEL = '[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?';
  */
 const SITE_PATTERN = new RegExp(`^${LABEL}(?:\\.${LABEL})*(?::[0-9]{1,5})?$`);
 
-/** The canonical site id (lower case) or 400 with what a site id looks like. */
-export function normalizeSite(site: string): string {
+const SITE_PROBLEM = 'invalid site: use the host name of the site (for example shop.example.com, optionally with :port), at most 253 characters';
+
+/** What is wrong with a site id (upper case is fine: it is lower-cased), or null. */
+export function siteProblem(site: string): string | null {
   const s = site.toLowerCase();
   const port = /:([0-9]+)$/.exec(s)?.[1];
-  if (s.length < 1 || s.length > SITE_MAX_LENGTH || !SITE_PATTERN.test(s) || (port !== undefined && (Number(port) < 1 || Number(port) > 65535))) {
-    throw badRequest('invalid site: use the host name of the site (for example shop.example.com, optionally with :port), at most 253 characters', {
-      next_step: 'send the bare host name, without scheme or path',
-    });
-  }
-  return s;
+  if (s.length < 1 || s.length > SITE_MAX_LENGTH || !SITE_PATTERN.test(s) || (port !== undefined && (Number(port) < 1 || Number(port) > 65535))) return SITE_PROBLEM;
+  return null;
+}
+
+/** The canonical site id (lower case) or 400 with what a site id looks like. */
+export function normalizeSite(site: string): string {
+  const problem = siteProblem(site);
+  if (problem !== null) throw badRequest(problem, { next_step: 'send the bare host name, without scheme or path' });
+  return site.toLowerCase();
 }
 
 /**
@@ -68,27 +73,32 @@ export function normalizeSite(site: string): string {
  * lower-cased for the agent: an upper-case scope is refused.
  */
 export function normalizeScopes(scopes: readonly string[]): string[] {
+  const problem = scopesProblem(scopes);
+  if (problem !== null) throw badRequest(problem);
+  return [...new Set(scopes)];
+}
+
+/** What is wrong with a scope list (the first problem, as normalizeScopes answers it), or null. */
+export function scopesProblem(scopes: readonly string[]): string | null {
   const unique = [...new Set(scopes)];
-  if (unique.length < 1 || unique.length > LIMITS.maxScopes) {
-    throw badRequest(`invalid scopes: send 1 to ${LIMITS.maxScopes} distinct scopes (got ${unique.length})`);
-  }
+  if (unique.length < 1 || unique.length > LIMITS.maxScopes) return `invalid scopes: send 1 to ${LIMITS.maxScopes} distinct scopes (got ${unique.length})`;
   for (const scope of unique) {
-    if (scope.length < 1 || scope.length > LIMITS.maxScopeLength) {
-      throw badRequest(`invalid scope ${JSON.stringify(scope.slice(0, 80))}: 1 to ${LIMITS.maxScopeLength} characters`);
-    }
-    if (!SCOPE_PATTERN.test(scope)) {
-      throw badRequest(`invalid scope ${JSON.stringify(scope.slice(0, 80))}: use only lower-case letters, digits and _ : . -`);
-    }
+    if (scope.length < 1 || scope.length > LIMITS.maxScopeLength) return `invalid scope ${JSON.stringify(scope.slice(0, 80))}: 1 to ${LIMITS.maxScopeLength} characters`;
+    if (!SCOPE_PATTERN.test(scope)) return `invalid scope ${JSON.stringify(scope.slice(0, 80))}: use only lower-case letters, digits and _ : . -`;
   }
-  return unique;
+  return null;
 }
 
 /** A step-up action: 1 to 200 printable characters, shown to the owner as written. */
 export function checkAction(action: string): string {
-  if (!isValidAction(action)) {
-    throw badRequest(`invalid action: 1 to ${LIMITS.actionMaxLength} printable characters (no control or invisible characters)`);
-  }
+  const problem = actionProblem(action);
+  if (problem !== null) throw badRequest(problem);
   return action;
+}
+
+/** What is wrong with a step-up action, or null. */
+export function actionProblem(action: string): string | null {
+  return isValidAction(action) ? null : `invalid action: 1 to ${LIMITS.actionMaxLength} printable characters (no control or invisible characters)`;
 }
 
 /**

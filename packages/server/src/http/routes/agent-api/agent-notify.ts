@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
+import { agentBodyChecks } from '../../body-checks.ts';
 import { NOTES_PER_MINUTE } from '../../../domain/notes.ts';
 import { ReadableLine, ReadableText, withErrors } from '../../schemas/common.ts';
 
@@ -16,6 +17,7 @@ const AgentNoteIn = Type.Object({
 export async function agentNotifyRoutes(base: FastifyInstance, s: Services): Promise<void> {
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
   app.post('/api/v1/agent-notify', {
+    config: { bodyChecks: agentBodyChecks('agent_id') },
     schema: {
       summary: "A one-way note to the owner's phone",
       description: `Nothing to approve. Answers where it went: \`inbox\` (kept in the owner's inbox) and \`devices\` (how many devices it is pushed to). The note is queued for the owner's devices (notification kind \`agent_note\` with \`agent_id\`, \`agent_name\`, \`title\`, \`text\`, \`kind\`) and recorded in Activity as \`agent.note\`. ${NOTES_PER_MINUTE} notes per agent per minute, then 429. 401 invalid agent JWT; 403 agent revoked.`,

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
+import { agentBodyChecks } from '../../body-checks.ts';
 import { STATUS_REPORTS_PER_MINUTE } from '../../../domain/agents/agent-status.ts';
 import { ReadableText, withErrors } from '../../schemas/common.ts';
 import { AgentStatusOut } from '../site-api/agent-status.ts';
@@ -32,6 +33,7 @@ export async function agentStatusRoutes(base: FastifyInstance, s: Services): Pro
   });
 
   app.post('/api/v1/agent-status', {
+    config: { bodyChecks: agentBodyChecks('agent_id') },
     schema: {
       summary: 'The agent reports its current status for the owner\'s dashboard',
       description: `The latest status per site is kept (\`site\` empty = general) and listed to the owner at \`GET /api/agents/{agent_id}/statuses\`; each report leaves an \`agent.status\` record in Activity. ${STATUS_REPORTS_PER_MINUTE} per agent per minute, then 429. 401 invalid agent JWT; 403 agent revoked.`,

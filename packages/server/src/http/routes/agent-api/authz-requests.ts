@@ -3,12 +3,14 @@ import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
 import { withErrors } from '../../schemas/common.ts';
+import { agentBodyChecks } from '../../body-checks.ts';
 import { RequestKind, RequestStatus, TxnParams, stepupAction } from '../../schemas/approvals.ts';
 import { QUOTAS } from '../../../domain/quotas.ts';
 import { REQUEST_KEEP_MS } from '../../../domain/housekeeping.ts';
 
 // Deliberately loose: counts, lengths and characters of scopes, the site and user_info names are
-// domain rules answered with 400 and a clear `detail`; only wrong JSON types are a 422 here.
+// domain rules answered with 400 and a clear `detail`; only wrong JSON types are a 422 here. When
+// the schema fails, the 422 lists the domain's shape problems too (bodyChecks: every problem at once).
 const AgentReqIn = Type.Object({
   agent_id: Type.String({ maxLength: 200 }),
   site: Type.String({ maxLength: 1000, description: 'site id: the host name, lower-cased (optionally `:port`), 1 to 253 characters' }),
@@ -43,6 +45,8 @@ const CREATE_DESCRIPTION = `Asks the agent's owner for access to a site. The own
   than 253 characters; upper case is lower-cased), or \`unknown user_info field\` (not in the registry; \`user:phone\` only
   when the owner has a verified phone).
 - **401** invalid \`agent_jwt\`. **403** \`agent revoked by its owner\`.
+- **422** a field missing or of the wrong type: the answer lists every problem of the body at once, an invalid
+  \`site\` or \`scopes\` and an \`agent_id\` that is not an agent id (\`ag_...\`) included.
 - **409** \`access already approved\` (a live grant with uses left exists for this agent and site) or a request for this
   site is already waiting (one pending access request per agent and site, decided by the database).
 - **429** (with \`retry_after\` and the Retry-After header) more than 20 requests per agent and site in 300 s; or a quota
@@ -68,6 +72,7 @@ export async function authzRequestRoutes(base: FastifyInstance, s: Services): Pr
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
 
   app.post('/api/v1/authz-requests', {
+    config: { bodyChecks: agentBodyChecks('agent_id', 'site', 'scopes') },
     schema: { summary: 'Ask the owner for access to a site', description: CREATE_DESCRIPTION, tags: ['agent'], body: AgentReqIn, response: withErrors({ 200: CreatedOut }, 400, 401, 403, 409, 429) },
   }, async (request) => {
     const b = request.body;

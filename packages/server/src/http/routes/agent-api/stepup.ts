@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
 import { withErrors } from '../../schemas/common.ts';
+import { agentBodyChecks } from '../../body-checks.ts';
 
 // Loose on purpose: the action's length and characters are a domain rule (400 with a clear detail).
 const StepupIn = Type.Object({
@@ -23,6 +24,8 @@ token (60 s) by polling GET /api/v1/authz-requests/{txn_id} with \`X-Agent-JWT\`
 
 - **400** invalid \`action\` (empty, only spaces, longer than 200 characters, control or invisible characters) or \`site\`.
 - **401** invalid \`agent_jwt\`. **403** \`agent revoked by its owner\`.
+- **422** a field missing or of the wrong type: the answer lists every problem of the body at once, an invalid
+  \`site\` or \`action\` and an \`agent_id\` that is not an agent id included.
 - **403** \`no approved access to this site\`: the agent holds no active, unexpired grant there (a grant whose uses are
   all spent still counts: its last pass may be live).
 - **429** more than 10 step-up requests per agent in 60 s, or the owner already has 50 open requests of all kinds
@@ -32,6 +35,7 @@ export async function stepupRequestRoutes(base: FastifyInstance, s: Services): P
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
 
   app.post('/api/v1/stepup', {
+    config: { bodyChecks: agentBodyChecks('agent_id', 'site', 'action') },
     schema: { summary: 'Ask the owner to approve one sensitive action', description: DESCRIPTION, tags: ['agent'], body: StepupIn, response: withErrors({ 200: CreatedOut }, 400, 401, 403, 429) },
   }, async (request) => {
     const b = request.body;

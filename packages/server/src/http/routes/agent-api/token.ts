@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
 import { isoOrNull } from '../../../domain/clock.ts';
 import { withErrors } from '../../schemas/common.ts';
+import { agentBodyChecks } from '../../body-checks.ts';
 
 const TokenIn = Type.Object({
   agent_id: Type.String({ minLength: 1, maxLength: 64 }),
@@ -37,6 +38,7 @@ export async function tokenRoutes(base: FastifyInstance, s: Services): Promise<v
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
 
   app.post('/api/v1/token', {
+    config: { bodyChecks: agentBodyChecks('agent_id') },
     schema: { summary: 'Get or renew a pass', description: DESCRIPTION, tags: ['agent'], body: TokenIn, response: withErrors({ 200: TokenOut }, 401, 403, 429) },
   }, async (request) => {
     const b = request.body;
