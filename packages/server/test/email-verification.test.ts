@@ -326,15 +326,21 @@ function inProcess(backend: 'sqlite' | 'postgres'): void {
       assert.deepEqual(await t.services.store.passkeys.listForUser(owner.user.id), [], 'the first passkey went, and the second, enrolled through it, too');
     });
 
-    it('first passkey while unverified: the notice says to verify; verifying within 24 h then mails the undo link', async () => {
+    it('first passkey while unverified: the notice says no link was mailed; verifying within 24 h mails the undo link, and a second notice says so', async () => {
       const owner = await signUp(t.app);
       await addPasskey(t, owner);
       assert.equal((await mailsOf(t, owner.user.id, 'passkey_added')).length, 0);
-      const inbox = json<{ items: { title: string; body: string }[] }>(await t.app.inject({ url: '/api/notifications', headers: owner.auth })).items;
-      assert.match(inbox.find((n) => n.title === 'A passkey was added to your account')?.body ?? '', /Verify your email address/);
+      const inbox = async () => json<{ items: { title: string; body: string }[] }>(await t.app.inject({ url: '/api/notifications', headers: owner.auth })).items;
+      const first = (await inbox()).find((n) => n.title === 'A passkey was added to your account')?.body ?? '';
+      assert.match(first, /No undo link was mailed: your email address was not verified yet\. Not you\? Change your password at once\./);
+      // Issue 27, item 7: it stays in the inbox after the address is verified, so it must not ask to verify.
+      assert.doesNotMatch(first, /verify your/i);
       await verifyEmail(t, owner);
       const [mail] = await mailsOf(t, owner.user.id, 'passkey_added');
       assert.ok(mail, 'the undo link is mailed once the address is proven');
+      const [latest] = await inbox();
+      assert.equal(latest?.title, 'Undo link mailed for your new passkey');
+      assert.match(latest?.body ?? '', new RegExp(`Your address ${owner.email.replace(/[.+]/g, '\\$&')} is verified, so Mandate mailed it the link to undo adding`));
       expectStatus(await confirm(await lastLinkToken(t, owner.user.id, 'passkey_added', UNDO), UNDO), 200);
       assert.deepEqual(await t.services.store.passkeys.listForUser(owner.user.id), []);
     });

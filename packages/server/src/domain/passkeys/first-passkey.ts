@@ -19,6 +19,7 @@ import { LINK_ATTEMPTS, LINK_LIFETIME_SEC, issueLink, linkKey, linkUrl } from '.
 
 export const UNDO_PATH = '/api/passkeys/undo';
 export const FIRST_PASSKEY_TITLE = 'A passkey was added to your account';
+export const UNDO_MAILED_TITLE = 'Undo link mailed for your new passkey';
 export const BAD_UNDO_LINK =
   'this undo link is not valid: it was already used or it expired (links last 24 hours). If a passkey you do not know is on your account, sign in and change your password at once';
 
@@ -64,9 +65,12 @@ export class FirstPasskeyNotice {
     });
     if (mailed) mailer.wake();
     const what = `"${passkey.name}" was added on ${mailTime(passkey.createdAt)}. It can sign in and approve requests.`;
+    // Unverified: the stored text says what was true then, and asks nothing that could go stale. The
+    // app asks to verify next to it only while the address is unverified (email-state.ts), and
+    // verifying later sends a second notice that the undo link went out (afterEmailVerified).
     const next = mailed
       ? `Not you? Open the undo link we mailed to ${user.email} to remove it and sign out everywhere, then change your password.`
-      : 'Not you? Verify your email address (Account) so that Mandate can mail you about your account, and change your password.';
+      : 'No undo link was mailed: your email address was not verified yet. Not you? Change your password at once.';
     await this.d.notices.security(user.id, FIRST_PASSKEY_TITLE, `${what} ${next}`);
   }
 
@@ -90,6 +94,9 @@ export class FirstPasskeyNotice {
       await repos.activity.add({ userId, agentId: null, site: null, action: 'passkey.undo_mailed', detail: { device_id: passkey.id }, ip: null, createdAt: now });
     });
     mailer.wake();
+    // The first notice said no link was mailed: this one says it now is, so the inbox tells the whole story.
+    await this.d.notices.security(userId, UNDO_MAILED_TITLE,
+      `Your address ${user.email} is verified, so Mandate mailed it the link to undo adding "${passkey.name}" (valid ${LINK_LIFETIME_SEC / 3600} hours). Not you who added it? Open that link to remove it and sign out everywhere, then change your password.`);
   }
 
   /** The page behind the link: what undoing would remove, or undefined when the link is not valid. Uses nothing. */

@@ -134,17 +134,21 @@ async function enter(): Promise<void> {
 
 /** Opening the app: signed in already, signed out, or offline (then it tries again by itself). */
 async function start(): Promise<void> {
+  const showSignIn = (): void => {
+    signedOut();
+    // The email field offers this browser's passkeys when the app opens signed out. Not again
+    // after a sign-out in this page (a reload offers them again): a pending offer is answered at
+    // once by authenticators that simulate the person's touch, as the browser tests' do.
+    offerPasskeyAutofill();
+  };
   try {
+    // Asked first: signed out, GET /api/me would answer 401, which the browser logs as an error.
+    const { signed_in } = await api<{ signed_in: boolean }>('GET', '/api/session');
+    if (!signed_in) return showSignIn();
     await enter();
   } catch (e) {
-    if (e instanceof ApiError && e.status === 401) {
-      signedOut();
-      // The email field offers this browser's passkeys when the app opens signed out. Not again
-      // after a sign-out in this page (a reload offers them again): a pending offer is answered at
-      // once by authenticators that simulate the person's touch, as the browser tests' do.
-      offerPasskeyAutofill();
-      return;
-    }
+    // The session ended between the two questions.
+    if (e instanceof ApiError && e.status === 401) return showSignIn();
     if (e instanceof ApiError && e.status === 0) {
       setOnline(false);
       setTimeout(() => void start(), RETRY_OFFLINE_MS);

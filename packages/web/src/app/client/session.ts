@@ -29,11 +29,12 @@ export const hooks = {
 export async function sessionEnded(e: unknown): Promise<boolean> {
   if (!(e instanceof ApiError && e.status === 401 && session.signedIn)) return false;
   try {
-    await api('GET', '/api/me');
+    // GET /api/session answers signed out without another 401 in the console.
+    const { signed_in } = await api<{ signed_in: boolean }>('GET', '/api/session');
+    if (signed_in) return false;
+  } catch {
     return false;
-  } catch (again) {
-    if (!(again instanceof ApiError && again.status === 401)) return false;
-    hooks.signedOut('Your session ended. Sign in again.');
-    return true;
   }
+  hooks.signedOut('Your session ended. Sign in again.');
+  return true;
 }

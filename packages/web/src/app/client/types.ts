@@ -151,6 +151,8 @@ export interface InboxItem {
   created_at: string;
   read_at: string | null;
   txn_id?: string;
+  /** With `txn_id`: how that request stands now (GET /api/notifications `request_status`). */
+  request_status?: 'pending' | 'approved' | 'denied' | 'expired' | 'ended';
   takeover_id?: string;
 }
 

@@ -8,6 +8,7 @@ import { Email, ReadableLine, withErrors } from '../../schemas/common.ts';
 import { grantOut, pendingOut } from '../../schemas/approvals.ts';
 import { agentNames } from '../../../domain/agents/agent-names.ts';
 import { liveSignInsByGrant } from '../../../domain/oidc/owner-sign-ins.ts';
+import { AppError } from '../../../domain/errors.ts';
 import { SIGNUP_LIMIT } from '../../../domain/accounts/accounts.ts';
 import { CLAIM_MAIL_LIMIT, CLAIM_PATH } from '../../../domain/accounts/address-takeover.ts';
 
@@ -88,6 +89,28 @@ export async function accountRoutes(base: FastifyInstance, s: Services): Promise
     await s.accounts.logOut(owner.sessionHash);
     s.auth.signOut(reply);
     return { ok: true };
+  });
+
+  // The owner app's first question on opening. Signed out is an ordinary answer here, not an error:
+  // a browser logs every 401 as a failed resource in the console, and a person opening the app
+  // signed out has done nothing wrong. GET /api/me and every other owner route still answer 401.
+  app.get('/api/session', {
+    schema: {
+      summary: 'Is this request signed in?',
+      description: 'Answers 200 `{ "signed_in": false }` without a valid session (cookie or bearer token) and `{ "signed_in": true }` with one, so a client can choose between its sign-in page and GET /api/me without provoking a 401. It reveals nothing else; every other owner route, GET /api/me included, still answers 401 when signed out.',
+      tags: ['owner'],
+      response: withErrors({ 200: Type.Object({ signed_in: Type.Boolean() }) }),
+    },
+  }, async (request, reply) => {
+    reply.header('cache-control', 'no-store');
+    try {
+      return { signed_in: (await s.auth.optional(request)) !== undefined };
+    } catch (e) {
+      // An expired or unknown bearer token: signed out, said without an error status. (Anything
+      // else, a database failure say, stays an error: "signed out" would be a lie.)
+      if (e instanceof AppError && e.status === 401) return { signed_in: false };
+      throw e;
+    }
   });
 
   app.get('/api/me', {

@@ -3,8 +3,8 @@ import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
 import { iso, isoOrNull } from '../../../domain/clock.ts';
-import { INBOX_DAYS, INBOX_PAGE } from '../../../domain/notifications/inbox.ts';
-import type { NotificationMarks, NotificationRecord, NotifySettingsRecord } from '../../../store/ports.ts';
+import { INBOX_DAYS, INBOX_PAGE, type InboxItem } from '../../../domain/notifications/inbox.ts';
+import type { NotificationMarks, NotifySettingsRecord } from '../../../store/ports.ts';
 import { Timestamp, withErrors } from '../../schemas/common.ts';
 
 const NotificationOut = Type.Object({
@@ -16,10 +16,13 @@ const NotificationOut = Type.Object({
   created_at: Timestamp,
   read_at: Type.Union([Timestamp, Type.Null()]),
   txn_id: Type.Optional(Type.String()),
+  request_status: Type.Optional(Type.Union(['pending', 'approved', 'denied', 'expired', 'ended'].map((t) => Type.Literal(t)), {
+    description: 'With `txn_id`: how that request stands now, so a client can show how it ended. `approved` (a used step-up too), `denied` (by you, or cancelled when the agent was revoked or deleted), `expired` (not answered in time), `pending`, or `ended` (the request was purged after it ended).',
+  })),
   takeover_id: Type.Optional(Type.String()),
 });
 
-const notificationOut = (n: NotificationRecord) => ({
+const notificationOut = (n: InboxItem) => ({
   id: n.id,
   seq: n.seq,
   type: n.type,
@@ -28,6 +31,7 @@ const notificationOut = (n: NotificationRecord) => ({
   created_at: iso(n.createdAt),
   read_at: isoOrNull(n.readAt),
   ...(n.txnId ? { txn_id: n.txnId } : {}),
+  ...(n.requestStatus ? { request_status: n.requestStatus } : {}),
   ...(n.takeoverId ? { takeover_id: n.takeoverId } : {}),
 });
 

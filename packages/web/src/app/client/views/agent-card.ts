@@ -31,6 +31,9 @@ function reportsText(r: Reputation): string {
   return `${plural(r.reporting_sites, 'site')} reported: ${kinds.join(', ')}`;
 }
 
+/** A revoked agent scores 0 whatever sites reported: say why, rather than "no reports". */
+const REVOKED_REPUTATION = 'it is 0 because you revoked this agent';
+
 function statusText(s: AgentStatus): string {
   if (s.global_flag === 'revoked') return 'Blocked everywhere: every site refuses its passes.';
   const revoked = s.revoked_sites.length ? ` Revoked at ${s.revoked_sites.join(', ')}.` : '';
@@ -46,7 +49,7 @@ async function loadDetails(a: Agent, into: { status: HTMLElement; reputation: HT
   ]);
   into.status.textContent = status.status === 'fulfilled' ? statusText(status.value) : 'Could not load; it is retried when you come back here.';
   into.reputation.textContent = reputation.status === 'fulfilled'
-    ? `${reputation.value.score} / 100 · ${reportsText(reputation.value)}`
+    ? `${reputation.value.score} / 100 · ${a.flag === 'revoked' ? REVOKED_REPUTATION : reportsText(reputation.value)}`
     : 'Could not load; it is retried when you come back here.';
   if (reported.status === 'fulfilled') {
     const latest = reported.value[0];

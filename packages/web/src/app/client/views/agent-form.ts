@@ -98,8 +98,15 @@ function bringIntoView(node: HTMLElement): void {
   else if (rect.top < top + gap) window.scrollBy(0, rect.top - top - gap);
 }
 
+/**
+ * The agent the result box is about ("… is added", "… is paired"), if any: the box goes once that
+ * agent is revoked or deleted, rather than telling the owner for the rest of the session that it is ready.
+ */
+let boxAgent: string | undefined;
+
 /** The result box under the form, brought into view: on a phone it starts below the fold. */
 function showBox(...children: HTMLElement[]): void {
+  boxAgent = undefined;
   const box = byId('agent-created', HTMLElement);
   box.replaceChildren(...children);
   box.hidden = false;
@@ -114,6 +121,16 @@ function showCreated(agent: { id: string; name: string }): void {
     el('div', { className: 'command' }, el('code', { text: setId }), copyButton(setId, 'the set-id command')),
     el('p', { className: 'hint', text: 'When it asks for access to a site, the request appears under Requests.' }),
   );
+  boxAgent = agent.id;
+}
+
+/** Hides the box about an agent that is no longer active (revoked, deleted, or gone from the list). */
+function dropStaleBox(agents: Agent[]): void {
+  if (!boxAgent) return;
+  const agent = agents.find((a) => a.id === boxAgent);
+  if (agent && agent.status === 'active' && agent.flag !== 'revoked') return;
+  boxAgent = undefined;
+  byId('agent-created', HTMLElement).hidden = true;
 }
 
 /** The code on screen: agents known before it was made, when it stops working, the poll timer. */
@@ -163,6 +180,7 @@ function paired(agent: Agent): void {
     el('p', {}, el('strong', { text: `${agent.name} is paired.` }), ' Its id is ', el('span', { className: 'code', text: agent.id }), '; the agent has recorded it.'),
     el('p', { className: 'hint', text: 'When it asks for access to a site, the request appears under Requests.' }),
   );
+  boxAgent = agent.id;
   // Called as the agent list is loaded, before its new card is drawn above the box: look again after.
   setTimeout(() => bringIntoView(byId('agent-created', HTMLElement)), 0);
   void reload('activity').catch(() => undefined);
@@ -186,6 +204,7 @@ export function setUpAgentForm(): void {
   onAgentsLoaded((agents) => {
     const added = waiting && agents.find((a) => !waiting?.known.has(a.id));
     if (added) paired(added);
+    else dropStaleBox(agents);
   });
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
@@ -215,6 +234,7 @@ export function setUpAgentForm(): void {
 
 export function resetAgentForm(): void {
   stopWaiting();
+  boxAgent = undefined;
   byId('agent-form', HTMLFormElement).reset();
   byId('agent-created', HTMLElement).hidden = true;
 }

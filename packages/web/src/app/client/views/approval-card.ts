@@ -40,6 +40,8 @@ function heading(p: PendingRequest): HTMLHeadingElement {
 
 function outcomeText(p: PendingRequest, status: string, choices: Choices | undefined): string {
   if (p.sign_in) return signInOutcome(p, p.sign_in, status === 'approved', choices);
+  // A refused step-up refuses that one action: the access the agent already has at the site stays.
+  if (status !== 'approved' && p.kind === 'stepup') return `Denied: ${p.agent} may not "${p.action ?? ''}" at ${p.site}. Its access there stays; revoke it under Access if you want it gone.`;
   if (status !== 'approved') return `Denied. ${p.agent} gets nothing from ${p.site}.`;
   if (p.kind === 'stepup') return `Approved: ${p.agent} may "${p.action ?? ''}" at ${p.site}, once.`;
   const scopes = choices?.scopes ?? p.scopes;

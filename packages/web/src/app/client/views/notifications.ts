@@ -33,11 +33,34 @@ async function markRead(item: InboxItem, node: HTMLElement): Promise<void> {
   await reload('me');
 }
 
+/** How a request ended, in place of the "approve with your passkey" its notification was sent with. */
+const OUTCOMES: Record<string, string> = {
+  pending: 'Waiting for you: tap to open it',
+  approved: 'Approved',
+  denied: 'Denied',
+  expired: 'Expired: not answered in time',
+  ended: 'No longer waiting',
+};
+
+/**
+ * The notification's text as sent (server messages.ts) ends with "· approve with your passkey" while
+ * the request waits. Once it is answered that advice is wrong: drop it and say how it ended instead.
+ */
+function requestLines(item: InboxItem): (HTMLElement | null)[] {
+  const status = item.type === 'approval' ? item.request_status : undefined;
+  if (!status) return [item.body ? el('span', { className: 'inbox-body', text: item.body }) : null];
+  const body = item.body.replace(/\s*·\s*approve with your passkey\s*$/, '');
+  return [
+    body ? el('span', { className: 'inbox-body', text: body }) : null,
+    el('span', { className: `inbox-outcome ${status}`, 'data-status': status, text: OUTCOMES[status] ?? status }),
+  ];
+}
+
 function inboxItem(item: InboxItem): HTMLElement {
   const open = el('button', { type: 'button', className: 'inbox-open' },
     el('span', { className: `inbox-kind ${item.type}`, text: TYPE_LABELS[item.type] ?? item.type }),
     el('span', { className: 'inbox-title', text: item.title }),
-    item.body ? el('span', { className: 'inbox-body', text: item.body }) : null,
+    ...requestLines(item),
     el('span', { className: 'meta' }, when(item.created_at), item.read_at ? null : el('span', { className: 'unread-mark', text: ' · Unread' })));
   const note = el('p', { className: 'inbox-note', role: 'status', hidden: true });
   // A security notice (a new passkey, ...) is mailed with a link to undo it, but only to a verified

@@ -44,6 +44,12 @@ export function offerPasskeyAutofill(): void {
 
 export function setUpSignIn(enter: () => Promise<void>): void {
   enterApp = enter;
+  // On a phone the sign-up form starts below the fold, under the sign-in form: the intro's
+  // "Create an account" brings it up and puts the cursor in its first field.
+  byId('signup-jump', HTMLButtonElement).addEventListener('click', () => {
+    byId('signup-title', HTMLElement).scrollIntoView({ block: 'start' });
+    byId('signup-email', HTMLInputElement).focus({ preventScroll: true });
+  });
   const signupForm = byId('signup-form', HTMLFormElement);
   const signupButton = byId('signup-button', HTMLButtonElement);
   signupForm.addEventListener('submit', (ev) => {
