@@ -80,7 +80,11 @@ describe('revocation seen by the shops', () => {
 
       const called = await agent.run('call', '--site', SITE, `${d.local.url}/products`);
       assert.equal(called.code, 1, show(called));
-      assert.deepEqual([called.json?.['status'], (called.json?.['body'] as { error?: string } | undefined)?.error], [401, 'agent_revoked'], show(called));
+      // Explained like a revoked site access: what the site and the service answered, and the next step.
+      const error = called.json?.['error'] as { code?: string; site_answer?: string } | undefined;
+      assert.deepEqual([error?.code, error?.site_answer], ['agent_revoked', 'agent_revoked'], show(called));
+      assert.match(called.stderr, /this agent was revoked by its owner: the site answered agent_revoked/, show(called));
+      assert.match(called.stderr, /next step: only the owner can undo this/, show(called));
       const status = await agent.run('status');
       assert.equal(status.code, 1, show(status));
       assert.equal((status.json?.['error'] as { code?: string } | undefined)?.code, 'agent_revoked', show(status));
