@@ -41,13 +41,9 @@ export class AgentKey {
     } catch (e) {
       throw new KeyFileError(`invalid agent key: ${e instanceof JwkError ? e.message : String(e)}`);
     }
-    let privateKey: KeyObject;
-    try {
-      privateKey = createPrivateKey({ key: { ...publicJwk, d }, format: 'jwk' });
-    } catch {
-      throw new KeyFileError('invalid agent key: d is not a P-256 private key');
-    }
-    // OpenSSL keeps the x and y it is given without checking them against d; derive them from d.
+    // Derive x and y from d and compare them first: OpenSSL 3.0 (Node 20, 22) keeps the x and y it is
+    // given without checking them against d, while newer OpenSSL (Node 24) refuses such a JWK outright,
+    // which would read as a bad d rather than as halves that disagree.
     let point: Buffer; // 0x04 || x || y
     try {
       const ecdh = createECDH('prime256v1');
@@ -58,6 +54,12 @@ export class AgentKey {
     }
     if (point.subarray(1, 33).toString('base64url') !== publicJwk.x || point.subarray(33, 65).toString('base64url') !== publicJwk.y) {
       throw new KeyFileError('invalid agent key: x and y do not belong to d');
+    }
+    let privateKey: KeyObject;
+    try {
+      privateKey = createPrivateKey({ key: { ...publicJwk, d }, format: 'jwk' });
+    } catch {
+      throw new KeyFileError('invalid agent key: d is not a P-256 private key');
     }
     return new AgentKey(privateKey, publicJwk, d);
   }
