@@ -2,12 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
-import { AppError } from '../../../domain/errors.ts';
 import { BAD_CLAIM_LINK, CLAIM_CONFIRMS_PER_LINK, CLAIM_PATH } from '../../../domain/accounts/address-takeover.ts';
 import { LINK_ATTEMPTS } from '../../../domain/accounts/email-links.ts';
-import { prefersHtml } from '../../not-found.ts';
 import { withErrors } from '../../schemas/common.ts';
-import { answerLinkPreview, refusalPage, sendLinkPage, withFormBodies } from './email-pages.ts';
+import { answerLinkConfirm, answerLinkPreview, withFormBodies } from './email-pages.ts';
 
 const Token = Type.String({ minLength: 1, maxLength: 200, description: 'the `token` of the mailed link' });
 const LinkQuery = Type.Object({ token: Type.Optional(Type.String({ maxLength: 200, description: 'the `token` of the mailed link' })) });
@@ -68,21 +66,16 @@ export async function emailClaimRoutes(base: FastifyInstance, s: Services): Prom
         response: withErrors({ 200: ClaimedOut }, 400, 403, 409, 429),
       },
     }, async (request, reply) => {
-      const asPage = prefersHtml(request.headers.accept);
-      try {
-        const claimed = await s.addressTakeover.confirm(request.body.token, request.body.password, request.ip);
-        if (!asPage) return claimed;
-        return sendLinkPage(reply, 200, {
+      return answerLinkConfirm(reply, request.headers.accept, {
+        title: PAGE_TITLE,
+        confirm: () => s.addressTakeover.confirm(request.body.token, request.body.password, request.ip),
+        badPage: BAD_LINK_PAGE,
+        done: (claimed) => ({
           title: 'Account created',
           lines: [`${claimed.email} is yours and verified.`, 'Sign in with it and the password you chose.'],
           links: [{ href: '/app', label: 'Sign in' }],
-        });
-      } catch (e) {
-        if (!asPage || !(e instanceof AppError) || e.status >= 500) throw e;
-        if (e.status === 400) return sendLinkPage(reply, 400, BAD_LINK_PAGE);
-        const { status, page } = refusalPage(e, PAGE_TITLE);
-        return sendLinkPage(reply, status, page);
-      }
+        }),
+      });
     });
   });
 }

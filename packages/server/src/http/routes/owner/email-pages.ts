@@ -117,3 +117,26 @@ export async function answerLinkPreview<T>(
   }
   return sendLinkPage(reply, 200, link.page(shown));
 }
+
+/**
+ * The POST a link page's button sends: `confirm` uses the link. A browser (the form post) gets the
+ * page `done` makes, or a page for a bad link or a refusal; any other client the JSON answer or
+ * `{detail}` errors.
+ */
+export async function answerLinkConfirm<T>(
+  reply: FastifyReply,
+  accept: string | undefined,
+  link: { title: string; confirm: () => Promise<T>; badPage: LinkPage; done: (answer: T) => LinkPage },
+): Promise<T | FastifyReply> {
+  const asPage = prefersHtml(accept);
+  try {
+    const answer = await link.confirm();
+    if (!asPage) return answer;
+    return sendLinkPage(reply, 200, link.done(answer));
+  } catch (e) {
+    if (!asPage || !(e instanceof AppError) || e.status >= 500) throw e;
+    if (e.status === 400) return sendLinkPage(reply, 400, link.badPage);
+    const { status, page } = refusalPage(e, link.title);
+    return sendLinkPage(reply, status, page);
+  }
+}

@@ -2,12 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
-import { AppError } from '../../../domain/errors.ts';
 import { BAD_VERIFY_LINK, EMAIL_SEND_LIMIT, VERIFY_PATH } from '../../../domain/accounts/email-verification.ts';
-import { prefersHtml } from '../../not-found.ts';
 import { LINK_ATTEMPTS } from '../../../domain/accounts/email-links.ts';
 import { withErrors } from '../../schemas/common.ts';
-import { answerLinkPreview, refusalPage, sendLinkPage, withFormBodies } from './email-pages.ts';
+import { answerLinkConfirm, answerLinkPreview, withFormBodies } from './email-pages.ts';
 
 const Token = Type.String({ minLength: 1, maxLength: 200, description: 'the `token` of the mailed link' });
 const LinkQuery = Type.Object({ token: Type.Optional(Type.String({ maxLength: 200, description: 'the `token` of the mailed link' })) });
@@ -79,22 +77,16 @@ export async function emailRoutes(base: FastifyInstance, s: Services): Promise<v
         response: withErrors({ 200: VerifiedOut }, 400, 429),
       },
     }, async (request, reply) => {
-      // The page's button is a browser's form post: it gets a page back; an API client JSON.
-      const asPage = prefersHtml(request.headers.accept);
-      try {
-        const verified = await s.emailVerification.verify(request.body.token, request.ip);
-        if (!asPage) return verified;
-        return sendLinkPage(reply, 200, {
+      return answerLinkConfirm(reply, request.headers.accept, {
+        title: PAGE_TITLE,
+        confirm: () => s.emailVerification.verify(request.body.token, request.ip),
+        badPage: BAD_LINK_PAGE,
+        done: (verified) => ({
           title: 'Email address verified',
           lines: [`${verified.email} is verified. You can close this page.`, 'Sites you approve can now be given this address, and Mandate can mail you about your account.'],
           links: [{ href: '/app#account', label: 'Open the app' }],
-        });
-      } catch (e) {
-        if (!asPage || !(e instanceof AppError) || e.status >= 500) throw e;
-        if (e.status === 400) return sendLinkPage(reply, 400, BAD_LINK_PAGE);
-        const { status, page } = refusalPage(e, PAGE_TITLE);
-        return sendLinkPage(reply, status, page);
-      }
+        }),
+      });
     });
   });
 }

@@ -4,12 +4,10 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
 import { SignedInOut, signedInOut } from './user-out.ts';
 import { Email, ReadableLine, withErrors } from '../../schemas/common.ts';
-import { AppError } from '../../../domain/errors.ts';
 import { LINK_ATTEMPTS } from '../../../domain/accounts/email-links.ts';
 import { BAD_UNDO_LINK, UNDO_PATH, type UndoResult } from '../../../domain/passkeys/first-passkey.ts';
-import { prefersHtml } from '../../not-found.ts';
 import { mailTime } from '../../../domain/mail/mail-texts.ts';
-import { answerLinkPreview, refusalPage, sendLinkPage, withFormBodies } from './email-pages.ts';
+import { answerLinkConfirm, answerLinkPreview, withFormBodies } from './email-pages.ts';
 
 // WebAuthn JSON is what @simplewebauthn/browser produces; its inner shape is checked by the domain
 // (malformed or forged credentials are a 400/401 there, not a 422 here).
@@ -167,25 +165,19 @@ async function undoRoutes(base: FastifyInstance, s: Services): Promise<void> {
         response: withErrors({ 200: UndoOut }, 400, 429),
       },
     }, async (request, reply) => {
-      // The page's button is a browser's form post: it gets a page back; an API client JSON.
-      const asPage = prefersHtml(request.headers.accept);
-      try {
-        const undone = await s.firstPasskey.undo(request.body.token, request.ip);
-        if (!asPage) return undone;
-        return sendLinkPage(reply, 200, {
+      return answerLinkConfirm(reply, request.headers.accept, {
+        title: UNDO_TITLE,
+        confirm: () => s.firstPasskey.undo(request.body.token, request.ip),
+        badPage: BAD_UNDO_PAGE,
+        done: (undone) => ({
           title: 'Passkey removed',
           lines: [
             undonePageLine(undone),
             'Sign in with your password and change it now: whoever added the passkey knows it. Then add your own passkey.',
           ],
           links: [{ href: '/app', label: 'Sign in' }],
-        });
-      } catch (e) {
-        if (!asPage || !(e instanceof AppError) || e.status >= 500) throw e;
-        if (e.status === 400) return sendLinkPage(reply, 400, BAD_UNDO_PAGE);
-        const { status, page } = refusalPage(e, UNDO_TITLE);
-        return sendLinkPage(reply, status, page);
-      }
+        }),
+      });
     });
   });
 }
