@@ -1,7 +1,7 @@
 import { generateAgentKeyPair, jwkThumbprint, type EcP256PublicJwk, type PrivateKey } from '@mandate/protocol';
 import { randomToken, sha256Hex } from '../../packages/server/src/crypto/random.ts';
 import { newId } from '../../packages/server/src/domain/ids.ts';
-import type { Store } from '../../packages/server/src/store/ports.ts';
+import type { Store } from '../../packages/server/src/store/ports/index.ts';
 import type { Backend, RawSql } from './stores.ts';
 
 /**

@@ -6,7 +6,7 @@ import pg from 'pg';
 import SQLite from 'better-sqlite3';
 import { openSqliteStore } from '../../packages/server/src/store/sqlite/open.ts';
 import { openPostgresStore } from '../../packages/server/src/store/postgres/open.ts';
-import type { Store } from '../../packages/server/src/store/ports.ts';
+import type { Store } from '../../packages/server/src/store/ports/index.ts';
 
 export type Backend = 'sqlite' | 'postgres';
 

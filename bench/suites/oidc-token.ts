@@ -15,7 +15,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createAgentJwt, generateAgentKeyPair, jwkThumbprint } from '@mandate/protocol';
 import { newId } from '../../packages/server/src/domain/ids.ts';
-import type { Store } from '../../packages/server/src/store/ports.ts';
+import type { Store } from '../../packages/server/src/store/ports/index.ts';
 import { type LoadResult, combineRounds, runLoad } from '../lib/load.ts';
 import type { OidcProviderPeer } from '../lib/oidc-provider-peer.ts';
 import type { Proc } from '../lib/processes.ts';

@@ -4,7 +4,7 @@ import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import type { Config } from './config/config.ts';
 import { fastifyTrustProxy } from './config/trust-proxy.ts';
-import { type Clock, systemClock } from './domain/clock.ts';
+import { type Clock, systemClock } from './clock.ts';
 import { RateLimiter } from './domain/rate-limit.ts';
 import { nodeName, scheduleHousekeeping } from './domain/housekeeping.ts';
 import { Accounts, newUserRecord } from './domain/accounts/accounts.ts';
@@ -54,7 +54,7 @@ import type { Services } from './services.ts';
 import { openStore } from './store/open.ts';
 import { Metrics } from './metrics/metrics.ts';
 import { RevocationSequence } from './domain/revocation/rev-seq.ts';
-import type { Store } from './store/ports.ts';
+import type { Store } from './store/ports/index.ts';
 import { SdkTarballs } from './downloads/sdk-tarballs.ts';
 
 export interface BuildOptions {

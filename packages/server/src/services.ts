@@ -1,12 +1,12 @@
 import type { Config } from './config/config.ts';
 import type { Accounts } from './domain/accounts/accounts.ts';
 import type { Agents } from './domain/agents/agents.ts';
-import type { Clock } from './domain/clock.ts';
+import type { Clock } from './clock.ts';
 import type { RateLimiter } from './domain/rate-limit.ts';
 import type { SigningKeys } from './crypto/signing-keys.ts';
 import type { Passkeys } from './domain/passkeys/passkeys.ts';
 import type { OwnerAuth } from './http/auth/owner.ts';
-import type { Store } from './store/ports.ts';
+import type { Store } from './store/ports/index.ts';
 import type { Approvals } from './domain/approvals/approvals.ts';
 import type { Grants } from './domain/grants/grants.ts';
 import type { RevocationSnapshots } from './domain/revocation/snapshot.ts';

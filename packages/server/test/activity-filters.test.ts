@@ -8,7 +8,7 @@ import pg from 'pg';
 import { Kysely, PostgresDialect, SqliteDialect, sql, type LogEvent } from 'kysely';
 import { migrate } from '../src/store/migrations/index.ts';
 import { activityRepo } from '../src/store/repos/activity.ts';
-import type { ActivityQuery, ActivityRecord, Dialect } from '../src/store/ports.ts';
+import type { ActivityQuery, ActivityRecord, Dialect } from '../src/store/ports/index.ts';
 import type { Database } from '../src/store/schema.ts';
 import type { Db } from '../src/store/repos/db.ts';
 import { freshPostgresDatabase } from './helpers/postgres.ts';

@@ -1,7 +1,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createAgentJwt, generateAgentKeyPair } from '@mandate/protocol';
-import { seconds } from '../src/domain/clock.ts';
+import { seconds } from '../src/clock.ts';
 import { testApp, signUp, json, type TestApp } from './helpers/app.ts';
 import { agentJwt, createAgent, createGrant, revokeGrant } from './helpers/agents.ts';
 

@@ -4,7 +4,7 @@ import net from 'node:net';
 import { buildApp } from '../src/app.ts';
 import { parseConfig } from '../src/config/config.ts';
 import { openPostgresStore } from '../src/store/postgres/open.ts';
-import type { Store } from '../src/store/ports.ts';
+import type { Store } from '../src/store/ports/index.ts';
 import { freshPostgresDatabase } from './helpers/postgres.ts';
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../src/services.ts';

@@ -16,7 +16,7 @@ import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { loadEnv, parseConfig } from '../src/config/config.ts';
 import { CONFIG_KEYS } from '../src/config/keys.ts';
-import { FixedClock } from '../src/domain/clock.ts';
+import { FixedClock } from '../src/clock.ts';
 import { agentAddedMessage, approvalMessage, dismissPayload, noteMessage, pushPayload, securityMessage, TEST_MESSAGE } from '../src/domain/notifications/messages.ts';
 import { Notifier } from '../src/domain/notifications/notifier.ts';
 import { inQuietHours } from '../src/domain/notifications/settings.ts';
@@ -26,7 +26,7 @@ import type { PushOptions, PushPayload, PushTransport, WebPushTarget } from '../
 import { isValidVapidKeyPair } from '../src/delivery/web-push.ts';
 import { openPostgresStore } from '../src/store/postgres/open.ts';
 import { openSqliteStore } from '../src/store/sqlite/open.ts';
-import type { PushDeviceRecord, Store } from '../src/store/ports.ts';
+import type { PushDeviceRecord, Store } from '../src/store/ports/index.ts';
 import { REPO_ROOT } from './helpers/child-process.ts';
 import { testApp } from './helpers/app.ts';
 import { freshPostgresDatabase } from './helpers/postgres.ts';

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import { buildApp } from '../src/app.ts';
 import { parseConfig } from '../src/config/config.ts';
-import { FixedClock } from '../src/domain/clock.ts';
+import { FixedClock } from '../src/clock.ts';
 import { openSqliteStore } from '../src/store/sqlite/open.ts';
 import { expectStatus, json, remoteAddress, signUp, testApp, type TestApp } from './helpers/app.ts';
 import { createAgent, createGrant } from './helpers/agents.ts';

@@ -7,7 +7,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { decodeProtectedHeader } from 'jose';
 import { buildApp } from '../src/app.ts';
 import { parseConfig } from '../src/config/config.ts';
-import { FixedClock } from '../src/domain/clock.ts';
+import { FixedClock } from '../src/clock.ts';
 import { openPostgresStore } from '../src/store/postgres/open.ts';
 import { expectStatus, json, signUp, type TestApp, testApp } from './helpers/app.ts';
 import { createAgent, createGrant, type TestAgent } from './helpers/agents.ts';

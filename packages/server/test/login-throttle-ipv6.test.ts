@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { LoginThrottle, NETWORK_FACTOR } from '../src/domain/accounts/login-throttle.ts';
-import type { RateCountersRepo } from '../src/store/ports.ts';
+import type { RateCountersRepo } from '../src/store/ports/index.ts';
 
 // The password sign-in throttle's client keys (issue 22, item 4), on the rules alone: an in-memory
 // fixed-window counter stands in for the store (whose counters the contract suite covers). Over real

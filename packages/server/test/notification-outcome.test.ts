@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { FixedClock } from '../src/domain/clock.ts';
+import { FixedClock } from '../src/clock.ts';
 import { expectStatus, json, testApp, type TestApp } from './helpers/app.ts';
 import { createAgent } from './helpers/agents.ts';
 import { accessRequest, approve, ownerWithPasskey, respond } from './helpers/approvals.ts';

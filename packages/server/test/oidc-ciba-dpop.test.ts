@@ -10,7 +10,7 @@ import { approve, ownerWithPasskey, respond, type Owner } from './helpers/approv
 import { SoftAuthenticator } from './helpers/soft-authenticator.ts';
 import { verifyEmail } from './helpers/email-links.ts';
 import { freePort } from './helpers/server-process.ts';
-import { FixedClock, seconds } from '../src/domain/clock.ts';
+import { FixedClock, seconds } from '../src/clock.ts';
 import { TOKEN_LIMITS } from '../src/domain/oidc/deps.ts';
 import { QUOTAS } from '../src/domain/quotas.ts';
 

@@ -9,7 +9,7 @@ import { createAgent, createGrant, type TestAgent } from './helpers/agents.ts';
 import { approve, ownerWithPasskey, respond, type Owner } from './helpers/approvals.ts';
 import { SoftAuthenticator } from './helpers/soft-authenticator.ts';
 import { freePort } from './helpers/server-process.ts';
-import { FixedClock, seconds } from '../src/domain/clock.ts';
+import { FixedClock, seconds } from '../src/clock.ts';
 
 // The OIDC provider's first slice (decisions §12, §18), with openid-client v6 as the relying party
 // against the app listening on a real port; the test plays the agent (it sends the authorize call

@@ -6,9 +6,9 @@ import { decodeJwt } from 'jose';
 import { createAgentJwt } from '@mandate/protocol';
 import { KeyEncryption } from '../src/crypto/key-encryption.ts';
 import { OidcSecret, loadOidcSecret } from '../src/crypto/oidc-secret.ts';
-import { FixedClock, seconds } from '../src/domain/clock.ts';
+import { FixedClock, seconds } from '../src/clock.ts';
 import { base32 } from '../src/domain/ids.ts';
-import type { ServiceSecretRecord, ServiceSecretsRepo } from '../src/store/ports.ts';
+import type { ServiceSecretRecord, ServiceSecretsRepo } from '../src/store/ports/index.ts';
 import { expectStatus, json, signUp, testApp, type TestApp } from './helpers/app.ts';
 import { createAgent, createGrant, type TestAgent } from './helpers/agents.ts';
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FixedClock } from '../src/domain/clock.ts';
+import { FixedClock } from '../src/clock.ts';
 import { Notifier } from '../src/domain/notifications/notifier.ts';
 import { NOTE_BUDGET, NOTE_TTL_MS } from '../src/domain/notifications/note-limits.ts';
 import { DAMP_FIRST_MS, dampMs } from '../src/delivery/damping.ts';
@@ -11,7 +11,7 @@ import { OWNER_SLOTS, OutboxWorker } from '../src/delivery/outbox-worker.ts';
 import type { PushTransport, SendResult, WebPushTarget } from '../src/delivery/push-port.ts';
 import { DEFAULT_PUSH_SERVICE_HOSTS, pushHostPolicy } from '../src/outbound/push-hosts.ts';
 import { openSqliteStore } from '../src/store/sqlite/open.ts';
-import type { Store } from '../src/store/ports.ts';
+import type { Store } from '../src/store/ports/index.ts';
 import { until } from './helpers/until.ts';
 
 // The defences of issue 22 in the worker, on a real SQLite store with a fake push transport: sends

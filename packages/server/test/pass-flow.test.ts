@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createDpopProof } from '@mandate/protocol';
-import { seconds } from '../src/domain/clock.ts';
+import { seconds } from '../src/clock.ts';
 import { createAgent, type TestAgent } from './helpers/agents.ts';
 import { expectStatus, json, remoteAddress, testApp, type TestApp } from './helpers/app.ts';
 import { approve, grantAccess, ownerWithPasskey, poll, type Owner } from './helpers/approvals.ts';

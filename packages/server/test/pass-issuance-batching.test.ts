@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { batchingPassIssuance, steps } from '../src/store/pass-issuance-batching.ts';
-import type { PassIssuance, PassIssuanceOutcome } from '../src/store/ports.ts';
+import type { PassIssuance, PassIssuanceOutcome } from '../src/store/ports/index.ts';
 import { openSqliteStore } from '../src/store/sqlite/open.ts';
 import { sqlitePassIssuance, startPassWorker } from '../src/store/sqlite/pass-issuance.ts';
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp } from '../src/app.ts';
 import { parseConfig } from '../src/config/config.ts';
-import { FixedClock } from '../src/domain/clock.ts';
+import { FixedClock } from '../src/clock.ts';
 import { purgeExpired } from '../src/domain/housekeeping.ts';
 import { expectStatus, json, signUp, testApp, type TestApp } from './helpers/app.ts';
 import { createAgent } from './helpers/agents.ts';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { RevokedAgent } from '@mandate/protocol';
 import { COURTESY_CAP, type CourtesyEntry, courtesyOf, keptCourtesy } from '../src/domain/revocation/revocation-bound.ts';
 import { LISTED_FOR_MS } from '../src/domain/revocation/revocation-window.ts';
-import type { RevokedAgentRow } from '../src/store/ports.ts';
+import type { RevokedAgentRow } from '../src/store/ports/index.ts';
 
 // Issue 22: the revocation list's bound across accounts, as pure functions (revocation-bound.ts).
 // The attack end to end: revocation-bound-attack.test.ts (in process) and

@@ -9,7 +9,7 @@ import { Kysely, PostgresDialect, SqliteDialect, type LogEvent } from 'kysely';
 import { LISTED_FOR_MS } from '../src/domain/revocation/revocation-window.ts';
 import { agentsRepo } from '../src/store/repos/agents.ts';
 import { grantsRepo } from '../src/store/repos/grants.ts';
-import type { RevokedAgentRow } from '../src/store/ports.ts';
+import type { RevokedAgentRow } from '../src/store/ports/index.ts';
 import type { Database } from '../src/store/schema.ts';
 import { openSqliteStore } from '../src/store/sqlite/open.ts';
 import { openPostgresStore } from '../src/store/postgres/open.ts';

@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeJwt } from 'jose';
 import { LIMITS, type PassClaims, type RevocationClaims, revocationVerdict, verifyRevocationSnapshot } from '@mandate/protocol';
-import { seconds } from '../src/domain/clock.ts';
+import { seconds } from '../src/clock.ts';
 import { expectStatus, json, type TestApp, testApp } from './helpers/app.ts';
 import { createAgent, type TestAgent } from './helpers/agents.ts';
 import { grantAccess, ownerWithPasskey, type Owner } from './helpers/approvals.ts';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { createLocalJWKSet, jwtVerify, decodeProtectedHeader } from 'jose';
 import { buildApp } from '../src/app.ts';
 import { parseConfig } from '../src/config/config.ts';
-import { FixedClock } from '../src/domain/clock.ts';
+import { FixedClock } from '../src/clock.ts';
 import { openSqliteStore } from '../src/store/sqlite/open.ts';
 import { testApp, signUp, json } from './helpers/app.ts';
 import { verifyEmail } from './helpers/email-links.ts';

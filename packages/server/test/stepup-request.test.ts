@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeProtectedHeader } from 'jose';
 import { createAgentJwt, verifyStepupToken, type StepupClaims } from '@mandate/protocol';
-import { seconds } from '../src/domain/clock.ts';
+import { seconds } from '../src/clock.ts';
 import { createAgent, type TestAgent } from './helpers/agents.ts';
 import { expectStatus, json, remoteAddress, signUp, testApp, type TestApp } from './helpers/app.ts';
 import { approve, grantAccess, ownerWithPasskey, poll, respond } from './helpers/approvals.ts';

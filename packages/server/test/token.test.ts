@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { PASS_TYP } from '@mandate/protocol';
 import { sha256Hex } from '../src/crypto/random.ts';
-import { iso, seconds } from '../src/domain/clock.ts';
+import { iso, seconds } from '../src/clock.ts';
 import { json, testApp, type TestApp } from './helpers/app.ts';
 import { agentJwt, createAgent, createGrant } from './helpers/agents.ts';
 import { getPass, requestToken, type TokenBody } from './helpers/passes.ts';

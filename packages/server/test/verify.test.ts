@@ -2,7 +2,7 @@ import { describe, it, before, beforeEach, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeJwt, decodeProtectedHeader, generateKeyPair, SignJWT } from 'jose';
 import { createAgentJwt, PASS_TYP, REVOCATION_TYP, VERIFY_ERROR_CODES } from '@mandate/protocol';
-import { seconds } from '../src/domain/clock.ts';
+import { seconds } from '../src/clock.ts';
 import { testApp, type TestApp } from './helpers/app.ts';
 import { createAgent, createGrant, type TestAgent } from './helpers/agents.ts';
 import { getPass, mintStepup, proof, randomJti, rawProof, verify, verifyBody } from './helpers/passes.ts';

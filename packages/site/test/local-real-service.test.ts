@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { FixedClock } from '../../server/src/domain/clock.ts';
+import { FixedClock } from '../../server/src/clock.ts';
 import { getPass } from '../../server/test/helpers/passes.ts';
 import { createAgent } from '../../server/test/helpers/agents.ts';
 import { grantAccess, ownerWithPasskey } from '../../server/test/helpers/approvals.ts';

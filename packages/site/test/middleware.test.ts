@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import Fastify, { type FastifyRequest } from 'fastify';
-import { FixedClock } from '../../server/src/domain/clock.ts';
+import { FixedClock } from '../../server/src/clock.ts';
 import { createVerifier, requireAgent as nodeRequireAgent, type Verifier } from '../src/index.ts';
 import { requireAgent as expressRequireAgent } from '../src/express.ts';
 import { mandatePlugin, requireAgent as fastifyRequireAgent } from '../src/fastify.ts';

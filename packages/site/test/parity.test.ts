@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { FixedClock } from '../../server/src/domain/clock.ts';
+import { FixedClock } from '../../server/src/clock.ts';
 import { createAgent } from '../../server/test/helpers/agents.ts';
 import { createVerifier, type MandateRequest, type RouteRequirements, type Verifier, type VerifyResult } from '../src/index.ts';
 import {

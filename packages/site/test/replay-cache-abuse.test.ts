@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { FixedClock } from '../../server/src/domain/clock.ts';
+import { FixedClock } from '../../server/src/clock.ts';
 import { MemoryReplayCache, createVerifier, type MandateRequest, type ReplayCacheOption, type Verifier, type VerifyResult } from '../src/index.ts';
 import { type AgentWithPass, type Mandate, PUBLIC_BASE, SITE, agentRequest, agentWithPass, quiet, startMandate } from './helpers/mandate.ts';
 

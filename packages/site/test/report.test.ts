@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { FixedClock } from '../../server/src/domain/clock.ts';
+import { FixedClock } from '../../server/src/clock.ts';
 import { freePort } from '../../server/test/helpers/server-process.ts';
 import { type ReportKind, accessTokenOf, createVerifier, type Verifier } from '../src/index.ts';
 import { type Mandate, PUBLIC_BASE, SITE, agentRequest, agentWithPass, quiet, startMandate } from './helpers/mandate.ts';

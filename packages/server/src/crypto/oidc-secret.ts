@@ -7,8 +7,8 @@
  *   additional data, so a blob made for one purpose never opens as another.
  */
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
-import type { Clock } from '../domain/clock.ts';
-import type { ServiceSecretsRepo } from '../store/ports.ts';
+import type { Clock } from '../clock.ts';
+import type { ServiceSecretsRepo } from '../store/ports/index.ts';
 import type { KeyEncryption } from './key-encryption.ts';
 
 const SECRET_NAME = 'oidc';

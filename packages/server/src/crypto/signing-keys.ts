@@ -1,8 +1,8 @@
 import { createPrivateKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import type { KeyResolver } from '@mandate/protocol';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK, type JWTPayload } from 'jose';
-import type { Clock } from '../domain/clock.ts';
-import type { SigningKeyRecord, SigningKeysRepo } from '../store/ports.ts';
+import type { Clock } from '../clock.ts';
+import type { SigningKeyRecord, SigningKeysRepo } from '../store/ports/index.ts';
 import type { KeyEncryption } from './key-encryption.ts';
 import { signEncodedPayload } from './revocation-jws.ts';
 import { signEs256Jwt } from './es256-jwt.ts';

@@ -5,7 +5,7 @@
  * through the outbound guard of decisions §24. The answer becomes a SendResult for the outbox,
  * which retries passing failures for 15 minutes.
  */
-import type { Clock } from '../domain/clock.ts';
+import type { Clock } from '../clock.ts';
 import { signLogoutToken } from '../crypto/logout-token.ts';
 import type { SigningKeys } from '../crypto/signing-keys.ts';
 import { OutboundError, type OutboundFetch, type OutboundRefusal } from '../outbound/types.ts';

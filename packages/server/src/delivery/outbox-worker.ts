@@ -1,5 +1,5 @@
-import type { OutboxEnd, OutboxMessage, PushDeviceRecord, Store } from '../store/ports.ts';
-import type { Clock } from '../domain/clock.ts';
+import type { OutboxEnd, OutboxMessage, PushDeviceRecord, Store } from '../store/ports/index.ts';
+import type { Clock } from '../clock.ts';
 import { BACKCHANNEL_CHANNEL } from '../domain/oidc/logout.ts';
 import type { BackchannelLogout, BackchannelTransport } from './backchannel.ts';
 import type { PushOptions, PushPayload, PushTransport, SendResult, WebPushTarget } from './push-port.ts';

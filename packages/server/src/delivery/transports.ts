@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Config } from '../config/config.ts';
-import type { Clock } from '../domain/clock.ts';
+import type { Clock } from '../clock.ts';
 import { guardedFetch } from '../outbound/guarded-fetch.ts';
 import { pushHostPolicy } from '../outbound/push-hosts.ts';
 import { checkServiceAccountKey } from '../crypto/service-account-jwt.ts';

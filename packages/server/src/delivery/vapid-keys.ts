@@ -1,6 +1,6 @@
-import type { ServiceSecretsRepo } from '../store/ports.ts';
+import type { ServiceSecretsRepo } from '../store/ports/index.ts';
 import type { KeyEncryption } from '../crypto/key-encryption.ts';
-import type { Clock } from '../domain/clock.ts';
+import type { Clock } from '../clock.ts';
 import { type VapidKeys, generateVapidKeys, isValidVapidKeyPair } from './web-push.ts';
 
 const SECRET_NAME = 'vapid';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Store } from '../store/ports.ts';
-import type { Clock } from './clock.ts';
+import type { Store } from '../store/ports/index.ts';
+import type { Clock } from '../clock.ts';
 import { INBOX_MS } from './notifications/inbox.ts';
 import { expireStaleRequests } from './approvals/expiry.ts';
 

@@ -1,5 +1,5 @@
 import type { Notifier } from './notifications/notifier.ts';
-import type { AgentRecord } from '../store/ports.ts';
+import type { AgentRecord } from '../store/ports/index.ts';
 import type { Activity } from './activity/activity.ts';
 import type { RateLimiter } from './rate-limit.ts';
 

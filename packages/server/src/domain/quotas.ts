@@ -1,5 +1,5 @@
-import type { RateCountersRepo } from '../store/ports.ts';
-import type { Clock } from './clock.ts';
+import type { RateCountersRepo } from '../store/ports/index.ts';
+import type { Clock } from '../clock.ts';
 import { AppError } from './errors.ts';
 
 /**

@@ -1,4 +1,4 @@
-import type { UserRecord } from '../store/ports.ts';
+import type { UserRecord } from '../store/ports/index.ts';
 import { badRequest } from './errors.ts';
 
 /**

@@ -1,4 +1,4 @@
-import type { AgentsRepo, SingleUseRepo, VerifyLookup, VerifyLookupResult } from './ports.ts';
+import type { AgentsRepo, SingleUseRepo, VerifyLookup, VerifyLookupResult } from './ports/index.ts';
 
 /**
  * The two statements cloud verify runs on every request, outside any transaction: the revocation

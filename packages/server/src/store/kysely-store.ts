@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import type { AgentsRepo, Dialect, Repos, Store } from './ports.ts';
+import type { AgentsRepo, Dialect, Repos, Store } from './ports/index.ts';
 import type { Database } from './schema.ts';
 import { type Db, SQLITE_PURGE_CHUNK } from './repos/db.ts';
 import { usersRepo } from './repos/users.ts';
@@ -32,7 +32,7 @@ import { quotasRepo } from './repos/quotas.ts';
 import { emailTokensRepo } from './repos/email-tokens.ts';
 import { emailClaimsRepo } from './repos/email-claims.ts';
 import type { HotPath } from './hot-path.ts';
-import type { GrantsRepo, PassIssuanceBatch } from './ports.ts';
+import type { GrantsRepo, PassIssuanceBatch } from './ports/index.ts';
 import { kyselyPassIssuance } from './repos/pass-issuance.ts';
 import { batchingPassIssuance } from './pass-issuance-batching.ts';
 

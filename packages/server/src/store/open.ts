@@ -1,4 +1,4 @@
-import type { Store } from './ports.ts';
+import type { Store } from './ports/index.ts';
 import { openSqliteStore } from './sqlite/open.ts';
 import { openPostgresStore } from './postgres/open.ts';
 

@@ -1,4 +1,4 @@
-import type { PassIssuance, PassIssuanceBatch, PassIssuanceOutcome } from './ports.ts';
+import type { PassIssuance, PassIssuanceBatch, PassIssuanceOutcome } from './ports/index.ts';
 import { batched } from '../batching.ts';
 
 /**

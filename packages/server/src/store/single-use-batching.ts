@@ -1,4 +1,4 @@
-import type { SingleUseItem, SingleUseRepo } from './ports.ts';
+import type { SingleUseItem, SingleUseRepo } from './ports/index.ts';
 import { type BatchingOptions, batched } from '../batching.ts';
 
 /**

@@ -6,10 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAgentJwt, createDpopProof, generateAgentKeyPair, LIMITS, STEPUP_TYP, type EcP256PublicJwk, type StepupClaims } from '@mandate/protocol';
 import { SigningKeys } from '../../src/crypto/signing-keys.ts';
-import { systemClock } from '../../src/domain/clock.ts';
+import { systemClock } from '../../src/clock.ts';
 import { newId } from '../../src/domain/ids.ts';
 import { openPostgresStore } from '../../src/store/postgres/open.ts';
-import type { Store } from '../../src/store/ports.ts';
+import type { Store } from '../../src/store/ports/index.ts';
 import { freshPostgresDatabase } from '../helpers/postgres.ts';
 import { startServer, type ServerProcess } from '../helpers/server-process.ts';
 

@@ -1,8 +1,8 @@
 import { createAgentJwt, generateAgentKeyPair, type EcP256PublicJwk } from '@mandate/protocol';
-import { seconds } from '../../src/domain/clock.ts';
+import { seconds } from '../../src/clock.ts';
 import { newId } from '../../src/domain/ids.ts';
 import { RevocationSequence } from '../../src/domain/revocation/rev-seq.ts';
-import type { GrantRecord } from '../../src/store/ports.ts';
+import type { GrantRecord } from '../../src/store/ports/index.ts';
 import { json, signUp, type TestApp } from './app.ts';
 
 /**

@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { buildApp, type Built } from '../../src/app.ts';
 import { type Config, parseConfig } from '../../src/config/config.ts';
-import { FixedClock } from '../../src/domain/clock.ts';
+import { FixedClock } from '../../src/clock.ts';
 import { openSqliteStore } from '../../src/store/sqlite/open.ts';
 import { openPostgresStore } from '../../src/store/postgres/open.ts';
-import type { Store } from '../../src/store/ports.ts';
+import type { Store } from '../../src/store/ports/index.ts';
 import { freshPostgresDatabase } from './postgres.ts';
 
 export interface TestApp extends Built {

@@ -2,7 +2,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { SignJWT } from 'jose';
 import { createDpopProof, DPOP_TYP, PASS_TYP, STEPUP_TYP, accessTokenHash, type PassClaims, type StepupClaims } from '@mandate/protocol';
 import { randomBytes } from 'node:crypto';
-import { seconds } from '../../src/domain/clock.ts';
+import { seconds } from '../../src/clock.ts';
 import { newId } from '../../src/domain/ids.ts';
 import { json, type TestApp } from './app.ts';
 import { agentJwt, type TestAgent } from './agents.ts';

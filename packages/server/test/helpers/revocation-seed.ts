@@ -1,6 +1,6 @@
 import { newId } from '../../src/domain/ids.ts';
 import { RevocationSequence } from '../../src/domain/revocation/rev-seq.ts';
-import type { Store } from '../../src/store/ports.ts';
+import type { Store } from '../../src/store/ports/index.ts';
 
 /**
  * The finding of issue 14: one owner approves one agent for many made-up site ids, and revokes it.

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openSqliteStore } from '../../src/store/sqlite/open.ts';
 import { openPostgresStore } from '../../src/store/postgres/open.ts';
-import type { Store } from '../../src/store/ports.ts';
+import type { Store } from '../../src/store/ports/index.ts';
 import { freshPostgresDatabase } from './postgres.ts';
 import { startServer, type ServerProcess } from './server-process.ts';
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import { HOUSEKEEPING_LEASE } from '../../src/domain/housekeeping.ts';
 import { openPostgresStore } from '../../src/store/postgres/open.ts';
-import type { Store } from '../../src/store/ports.ts';
+import type { Store } from '../../src/store/ports/index.ts';
 import { freshPostgresDatabase } from '../helpers/postgres.ts';
 import { startServer, type ServerProcess } from '../helpers/server-process.ts';
 import {

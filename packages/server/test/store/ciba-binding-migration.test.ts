@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Kysely, sql } from 'kysely';
 import { migrate } from '../../src/store/migrations/index.ts';
 import { kyselyStore } from '../../src/store/kysely-store.ts';
-import type { Dialect } from '../../src/store/ports.ts';
+import type { Dialect } from '../../src/store/ports/index.ts';
 import type { Database } from '../../src/store/schema.ts';
 import { itOnBothDatabases } from './migration-databases.ts';
 

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { OidcCibaRecord, OidcSignInRecord } from '../../src/store/ports.ts';
+import type { OidcCibaRecord, OidcSignInRecord } from '../../src/store/ports/index.ts';
 import { type OpenStore, useStore } from './use-store.ts';
 
 let n = 0;

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { OidcClientRecord } from '../../src/store/ports.ts';
+import type { OidcClientRecord } from '../../src/store/ports/index.ts';
 import { oidcSignInsContract } from './contract-oidc-sign-ins.ts';
 import { type OpenStore, useStore } from './use-store.ts';
 

@@ -1,6 +1,6 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AgentRecord, GrantRecord, PassIssuance, Store } from '../../src/store/ports.ts';
+import type { AgentRecord, GrantRecord, PassIssuance, Store } from '../../src/store/ports/index.ts';
 import { type OpenStore, useStore } from './use-store.ts';
 
 let n = 0;

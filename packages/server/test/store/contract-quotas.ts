@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AgentRecord, AuthzRequestRecord, GrantRecord } from '../../src/store/ports.ts';
+import type { AgentRecord, AuthzRequestRecord, GrantRecord } from '../../src/store/ports/index.ts';
 import { SQLITE_PURGE_CHUNK } from '../../src/store/repos/db.ts';
 import { type OpenStore, useStore } from './use-store.ts';
 

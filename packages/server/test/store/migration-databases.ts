@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
-import type { Dialect } from '../../src/store/ports.ts';
+import type { Dialect } from '../../src/store/ports/index.ts';
 import type { Database } from '../../src/store/schema.ts';
 import { freshPostgresDatabase } from '../helpers/postgres.ts';
 

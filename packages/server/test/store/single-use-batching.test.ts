@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { batchingSingleUse } from '../../src/store/single-use-batching.ts';
-import type { SingleUseItem, SingleUseRepo } from '../../src/store/ports.ts';
+import type { SingleUseItem, SingleUseRepo } from '../../src/store/ports/index.ts';
 
 // Group commit of single-use keys: callers that arrive together share one statement, and none is
 // answered before that statement has finished; a failed statement fails each of its callers.

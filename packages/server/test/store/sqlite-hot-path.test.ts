@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { AgentRecord, GrantRecord, Store } from '../../src/store/ports.ts';
+import type { AgentRecord, GrantRecord, Store } from '../../src/store/ports/index.ts';
 import { openSqliteStore } from '../../src/store/sqlite/open.ts';
 import { startVerifyWorker, verifyWorker } from '../../src/store/sqlite/hot-path.ts';
 import type { Worker } from 'node:worker_threads';

@@ -1,5 +1,5 @@
 import { after, before } from 'node:test';
-import type { Store } from '../../src/store/ports.ts';
+import type { Store } from '../../src/store/ports/index.ts';
 
 /** Opens a fresh, migrated store; `cleanup` removes what it made. */
 export type OpenStore = () => Promise<{ store: Store; cleanup: () => Promise<void> }>;

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { createDpopProof, type StepupClaims } from '@mandate/protocol';
-import { FixedClock, seconds } from '../../../server/src/domain/clock.ts';
+import { FixedClock, seconds } from '../../../server/src/clock.ts';
 import { testApp, type TestApp } from '../../../server/test/helpers/app.ts';
 import { createAgent, createGrant, type TestAgent } from '../../../server/test/helpers/agents.ts';
 import { getPass, mintStepup } from '../../../server/test/helpers/passes.ts';
 import { freePort } from '../../../server/test/helpers/server-process.ts';
 import { verifyEmail } from '../../../server/test/helpers/email-links.ts';
-import type { GrantRecord } from '../../../server/src/store/ports.ts';
+import type { GrantRecord } from '../../../server/src/store/ports/index.ts';
 import type { MandateRequest } from '../../src/index.ts';
 
 /**

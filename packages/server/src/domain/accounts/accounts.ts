@@ -1,8 +1,8 @@
 import type { Config } from '../../config/config.ts';
 import { hashPassword, verifyPassword } from '../../crypto/password.ts';
 import { randomToken, sha256Hex } from '../../crypto/random.ts';
-import type { SessionMethod, Store, UserRecord } from '../../store/ports.ts';
-import type { Clock } from '../clock.ts';
+import type { SessionMethod, Store, UserRecord } from '../../store/ports/index.ts';
+import type { Clock } from '../../clock.ts';
 import { badRequest, conflict, unauthorized } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { checkClient } from '../client-limit.ts';

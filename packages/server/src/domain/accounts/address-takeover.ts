@@ -30,8 +30,8 @@
  */
 import { verifyPassword } from '../../crypto/password.ts';
 import { randomToken, sha256Hex } from '../../crypto/random.ts';
-import type { Store, UserRecord } from '../../store/ports.ts';
-import type { Clock } from '../clock.ts';
+import type { Store, UserRecord } from '../../store/ports/index.ts';
+import type { Clock } from '../../clock.ts';
 import { badRequest, conflict, forbidden } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { takeoverMail } from '../mail/mail-texts.ts';

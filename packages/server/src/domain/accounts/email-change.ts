@@ -5,8 +5,8 @@
  * alone must not move the account's mail elsewhere); a passkey session need not.
  */
 import { verifyPassword } from '../../crypto/password.ts';
-import type { SessionMethod, Store, UserRecord } from '../../store/ports.ts';
-import type { Clock } from '../clock.ts';
+import type { SessionMethod, Store, UserRecord } from '../../store/ports/index.ts';
+import type { Clock } from '../../clock.ts';
 import { conflict, forbidden, unauthorized } from '../errors.ts';
 import type { RateLimiter } from '../rate-limit.ts';
 import type { Mailer } from '../mail/mailer.ts';

@@ -3,7 +3,7 @@
  * store keeps their SHA-256, bound to the account and the address mailed. Single-use, 24 hours.
  */
 import { randomToken, sha256Hex } from '../../crypto/random.ts';
-import type { EmailTokenPurpose, Repos } from '../../store/ports.ts';
+import type { EmailTokenPurpose, Repos } from '../../store/ports/index.ts';
 import { addressKey } from '../client-address.ts';
 
 export const LINK_LIFETIME_SEC = 86_400;

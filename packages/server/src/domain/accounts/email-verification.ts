@@ -6,7 +6,7 @@
  * `user:email` is neither offered nor released (user-info.ts), the OIDC `email` scope releases
  * nothing, and ADMIN_EMAILS gives no admin role.
  */
-import type { UserRecord } from '../../store/ports.ts';
+import type { UserRecord } from '../../store/ports/index.ts';
 import { badRequest, conflict } from '../errors.ts';
 import { verifyEmailMail } from '../mail/mail-texts.ts';
 import { LINK_ATTEMPTS, LINK_LIFETIME_SEC, issueLink, linkKey, linkUrl } from './email-links.ts';

@@ -1,7 +1,7 @@
 import { sha256Hex } from '../../crypto/random.ts';
-import type { RateCountersRepo } from '../../store/ports.ts';
+import type { RateCountersRepo } from '../../store/ports/index.ts';
 import { clientKeys } from '../client-address.ts';
-import type { Clock } from '../clock.ts';
+import type { Clock } from '../../clock.ts';
 import { rateLimited } from '../errors.ts';
 
 export interface LoginLimits {

@@ -1,5 +1,5 @@
-import type { ActivityRecord, ActivityRepo } from '../../store/ports.ts';
-import type { Clock } from '../clock.ts';
+import type { ActivityRecord, ActivityRepo } from '../../store/ports/index.ts';
+import type { Clock } from '../../clock.ts';
 
 /**
  * The names of audit events. Every approval, denial, pass issuance, step-up, revocation, note and

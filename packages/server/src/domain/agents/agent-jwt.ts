@@ -1,8 +1,8 @@
 import { LIMITS } from '@mandate/protocol';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { publicKeyOf, verifyEs256Jwt } from '../../crypto/es256-jwt.ts';
-import type { AgentRecord, AgentsRepo } from '../../store/ports.ts';
-import { type Clock, seconds } from '../clock.ts';
+import type { AgentRecord, AgentsRepo } from '../../store/ports/index.ts';
+import { type Clock, seconds } from '../../clock.ts';
 import { AppError, forbidden, unauthorized } from '../errors.ts';
 import { looksLikeId } from '../ids.ts';
 import { isAgentBlocked } from './blocked.ts';

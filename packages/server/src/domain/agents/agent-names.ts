@@ -1,4 +1,4 @@
-import type { AgentsRepo } from '../../store/ports.ts';
+import type { AgentsRepo } from '../../store/ports/index.ts';
 
 /**
  * Display names of all of an owner's agents, removed ones included, so that grants and old

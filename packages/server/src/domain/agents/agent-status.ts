@@ -1,6 +1,6 @@
-import type { AgentFlag, AgentRecord, AgentStatusRecord, Store } from '../../store/ports.ts';
+import type { AgentFlag, AgentRecord, AgentStatusRecord, Store } from '../../store/ports/index.ts';
 import type { Activity } from '../activity/activity.ts';
-import type { Clock } from '../clock.ts';
+import type { Clock } from '../../clock.ts';
 import type { RateLimiter } from '../rate-limit.ts';
 import { findAgent } from './agents.ts';
 

@@ -1,7 +1,7 @@
 import { jwkThumbprint } from '@mandate/protocol';
-import type { AgentFlag, AgentRecord, AgentsRepo, Repos, Store } from '../../store/ports.ts';
+import type { AgentFlag, AgentRecord, AgentsRepo, Repos, Store } from '../../store/ports/index.ts';
 import type { Activity } from '../activity/activity.ts';
-import type { Clock } from '../clock.ts';
+import type { Clock } from '../../clock.ts';
 import { badRequest, conflict, notFound } from '../errors.ts';
 import type { RateLimiter } from '../rate-limit.ts';
 import { looksLikeId, newId } from '../ids.ts';

@@ -1,4 +1,4 @@
-import type { AgentRecord } from '../../store/ports.ts';
+import type { AgentRecord } from '../../store/ports/index.ts';
 
 /**
  * Removed, or flagged `revoked` by its owner: such an agent may do nothing any more, its passes and

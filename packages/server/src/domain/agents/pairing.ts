@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { sha256Hex } from '../../crypto/random.ts';
-import type { AgentRecord, ChallengesRepo } from '../../store/ports.ts';
-import type { Clock } from '../clock.ts';
+import type { AgentRecord, ChallengesRepo } from '../../store/ports/index.ts';
+import type { Clock } from '../../clock.ts';
 import { badRequest } from '../errors.ts';
 import { checkClient } from '../client-limit.ts';
 import type { RateLimiter } from '../rate-limit.ts';

@@ -1,4 +1,4 @@
-import type { RequestStatus } from '../../store/ports.ts';
+import type { RequestStatus } from '../../store/ports/index.ts';
 import { type AccessRequestInput, type CreatedRequest, requestAccess } from './access-requests.ts';
 import type { ApprovalDeps } from './deps.ts';
 import { type TxAck, approvalOptions, decide } from './owner-decisions.ts';

@@ -1,9 +1,9 @@
 import type { SigningKeys } from '../../crypto/signing-keys.ts';
 import type { Notifier } from '../notifications/notifier.ts';
-import type { Store } from '../../store/ports.ts';
+import type { Store } from '../../store/ports/index.ts';
 import type { Activity } from '../activity/activity.ts';
 import type { Agents } from '../agents/agents.ts';
-import type { Clock } from '../clock.ts';
+import type { Clock } from '../../clock.ts';
 import type { Passkeys } from '../passkeys/passkeys.ts';
 import type { RateLimiter } from '../rate-limit.ts';
 

@@ -1,6 +1,6 @@
-import type { AuthzRequestRecord, Store } from '../../store/ports.ts';
+import type { AuthzRequestRecord, Store } from '../../store/ports/index.ts';
 import { Activity } from '../activity/activity.ts';
-import { type Clock, iso } from '../clock.ts';
+import { type Clock, iso } from '../../clock.ts';
 
 /** One agent's requests at one site, or (no scope) every request of the service. */
 export interface ExpiryScope {

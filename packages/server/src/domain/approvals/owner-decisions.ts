@@ -1,4 +1,4 @@
-import type { AuthzRequestRecord, RequestStatus } from '../../store/ports.ts';
+import type { AuthzRequestRecord, RequestStatus } from '../../store/ports/index.ts';
 import { isAgentBlocked } from '../agents/blocked.ts';
 import { badRequest, conflict, notFound, unauthorized } from '../errors.ts';
 import { looksLikeId, newId } from '../ids.ts';

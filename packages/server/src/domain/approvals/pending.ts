@@ -1,4 +1,4 @@
-import type { AuthzRequestRecord } from '../../store/ports.ts';
+import type { AuthzRequestRecord } from '../../store/ports/index.ts';
 import { agentNames } from '../agents/agent-names.ts';
 import { QUOTAS } from '../quotas.ts';
 import type { ApprovalDeps } from './deps.ts';

@@ -1,4 +1,4 @@
-import type { AgentRecord, AuthzRequestRecord } from '../../store/ports.ts';
+import type { AgentRecord, AuthzRequestRecord } from '../../store/ports/index.ts';
 import { AppError, notFound } from '../errors.ts';
 import { looksLikeId } from '../ids.ts';
 import { liveGrant } from '../grants/usable.ts';

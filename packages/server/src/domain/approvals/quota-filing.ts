@@ -1,5 +1,5 @@
-import type { AuthzRequestRecord, Repos, Store } from '../../store/ports.ts';
-import type { Clock } from '../clock.ts';
+import type { AuthzRequestRecord, Repos, Store } from '../../store/ports/index.ts';
+import type { Clock } from '../../clock.ts';
 import { conflict } from '../errors.ts';
 import { QUOTAS, countHourly, quotaExceeded } from '../quotas.ts';
 

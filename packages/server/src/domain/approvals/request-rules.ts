@@ -1,5 +1,5 @@
 import { LIMITS, SCOPE_PATTERN, isValidAction } from '@mandate/protocol';
-import type { AgentRecord, AuthzRequestRecord } from '../../store/ports.ts';
+import type { AgentRecord, AuthzRequestRecord } from '../../store/ports/index.ts';
 import { badRequest } from '../errors.ts';
 import { newId } from '../ids.ts';
 

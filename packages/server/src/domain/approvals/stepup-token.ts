@@ -1,8 +1,8 @@
 import { LIMITS, STEPUP_TYP, type StepupClaims } from '@mandate/protocol';
 import type { SigningKeys } from '../../crypto/signing-keys.ts';
 import { randomToken } from '../../crypto/random.ts';
-import type { AgentRecord, AuthzRequestRecord } from '../../store/ports.ts';
-import { seconds } from '../clock.ts';
+import type { AgentRecord, AuthzRequestRecord } from '../../store/ports/index.ts';
+import { seconds } from '../../clock.ts';
 
 /**
  * Mints the step-up token of an approved step-up request (decisions §5): ES256, header typ

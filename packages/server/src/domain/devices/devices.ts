@@ -1,8 +1,8 @@
 import type { OutboundPolicy } from '../../outbound/types.ts';
 import { outboundUrlProblem } from '../../outbound/url-policy.ts';
 import type { PushHostPolicy } from '../../outbound/push-hosts.ts';
-import type { PushDeviceKind, PushDeviceRecord, Store } from '../../store/ports.ts';
-import type { Clock } from '../clock.ts';
+import type { PushDeviceKind, PushDeviceRecord, Store } from '../../store/ports/index.ts';
+import type { Clock } from '../../clock.ts';
 import { badRequest, conflict, notFound } from '../errors.ts';
 import { looksLikeId, newId } from '../ids.ts';
 import { type ManagingSession, type Passkeys, deviceName } from '../passkeys/passkeys.ts';

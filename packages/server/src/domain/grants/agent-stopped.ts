@@ -1,5 +1,5 @@
 import type { AgentStoppedHook } from '../agents/agents.ts';
-import type { Clock } from '../clock.ts';
+import type { Clock } from '../../clock.ts';
 import type { Notifier } from '../notifications/notifier.ts';
 
 /**

@@ -1,4 +1,4 @@
-import type { AuthzRequestRecord, GrantRecord, Repos } from '../../store/ports.ts';
+import type { AuthzRequestRecord, GrantRecord, Repos } from '../../store/ports/index.ts';
 import { RevocationSequence } from '../revocation/rev-seq.ts';
 
 /** What the owner approved: possibly narrower than asked, with optional limits. */

@@ -1,6 +1,6 @@
-import type { GrantRecord, Repos, Store } from '../../store/ports.ts';
+import type { GrantRecord, Repos, Store } from '../../store/ports/index.ts';
 import type { Activity } from '../activity/activity.ts';
-import type { Clock } from '../clock.ts';
+import type { Clock } from '../../clock.ts';
 import { badRequest, conflict, notFound } from '../errors.ts';
 import { looksLikeId } from '../ids.ts';
 import { RevocationSequence } from '../revocation/rev-seq.ts';

@@ -1,4 +1,4 @@
-import type { GrantRecord, GrantsRepo } from '../../store/ports.ts';
+import type { GrantRecord, GrantsRepo } from '../../store/ports/index.ts';
 
 /** Active (not revoked or superseded) and not past its own expiry. */
 export function isGrantLive(grant: GrantRecord, now: number): boolean {

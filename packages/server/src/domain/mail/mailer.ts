@@ -6,8 +6,8 @@
  * one is set, like the signing keys, so a database copy yields no working link.
  */
 import type { KeyEncryption } from '../../crypto/key-encryption.ts';
-import type { Repos, Store } from '../../store/ports.ts';
-import type { Clock } from '../clock.ts';
+import type { Repos, Store } from '../../store/ports/index.ts';
+import type { Clock } from '../../clock.ts';
 
 /** The outbox channel of mail. */
 export const MAIL_CHANNEL = 'email';

@@ -1,5 +1,5 @@
-import type { AuthzRequestRecord, NotificationMarks, NotificationRecord, Store } from '../../store/ports.ts';
-import type { Clock } from '../clock.ts';
+import type { AuthzRequestRecord, NotificationMarks, NotificationRecord, Store } from '../../store/ports/index.ts';
+import type { Clock } from '../../clock.ts';
 
 /** The inbox keeps 30 days (interface.md "Limits"); older rows are not listed and are purged. */
 export const INBOX_DAYS = 30;

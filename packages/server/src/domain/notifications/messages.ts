@@ -1,4 +1,4 @@
-import type { NotificationType } from '../../store/ports.ts';
+import type { NotificationType } from '../../store/ports/index.ts';
 import type { PushPayload, PushType } from '../../delivery/push-port.ts';
 
 /**

@@ -1,5 +1,5 @@
-import type { NewOutboxMessage, NotificationRecord, Repos, Store } from '../../store/ports.ts';
-import type { Clock } from '../clock.ts';
+import type { NewOutboxMessage, NotificationRecord, Repos, Store } from '../../store/ports/index.ts';
+import type { Clock } from '../../clock.ts';
 import { newId } from '../ids.ts';
 import { type ApprovalEvent, type OwnerMessage, agentAddedMessage, approvalMessage, dismissPayload, noteMessage, pushPayload, securityMessage } from './messages.ts';
 import { DEFAULT_SETTINGS, inQuietHours } from './settings.ts';

@@ -1,5 +1,5 @@
-import type { NotifySettingsRecord, QuietHours, Store } from '../../store/ports.ts';
-import type { Clock } from '../clock.ts';
+import type { NotifySettingsRecord, QuietHours, Store } from '../../store/ports/index.ts';
+import type { Clock } from '../../clock.ts';
 import { badRequest } from '../errors.ts';
 
 /** What an owner who never changed anything gets: everything on, no quiet hours. */

@@ -3,9 +3,9 @@
  * `X-AuthYourAgent-Agent`) holding an agent JWT (verified as every agent JWT is, against the agent's
  * own key) with `htu` = the authorize URL as requested, a one-time `jti` and at most 60 s of life.
  */
-import type { AgentRecord } from '../../store/ports.ts';
+import type { AgentRecord } from '../../store/ports/index.ts';
 import { verifyAgentJwt } from '../agents/agent-jwt.ts';
-import { seconds } from '../clock.ts';
+import { seconds } from '../../clock.ts';
 import { unauthorized } from '../errors.ts';
 import { AGENT_HEADER_MAX_LIFETIME_SEC, type OidcDeps } from './deps.ts';
 

@@ -5,10 +5,10 @@
  * site covers the scopes, or file an access request the owner approves with a passkey and send the
  * agent to the wait address.
  */
-import type { AgentRecord, AuthzRequestRecord, OidcClientRecord } from '../../store/ports.ts';
+import type { AgentRecord, AuthzRequestRecord, OidcClientRecord } from '../../store/ports/index.ts';
 import { badRequest, conflict } from '../errors.ts';
 import { looksLikeId } from '../ids.ts';
-import { seconds } from '../clock.ts';
+import { seconds } from '../../clock.ts';
 import { liveGrant, usableGrant } from '../grants/usable.ts';
 import { newPendingRequest } from '../approvals/request-rules.ts';
 import { expireStaleRequests } from '../approvals/expiry.ts';

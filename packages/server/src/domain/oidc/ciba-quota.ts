@@ -9,9 +9,9 @@
  * request the agent already has waiting counts too, so polling bc-authorize instead of the token
  * endpoint spends the budget.
  */
-import type { Clock } from '../clock.ts';
+import type { Clock } from '../../clock.ts';
 import { QUOTAS, countHourly, quotaExceeded } from '../quotas.ts';
-import type { Store } from '../../store/ports.ts';
+import type { Store } from '../../store/ports/index.ts';
 
 export async function countCibaRequest(d: { store: Store; clock: Clock }, o: { agentId: string; userId: string; clientId: string }): Promise<void> {
   const perPair = QUOTAS.cibaRequestsPerAgentPerClientPerHour;

@@ -17,8 +17,8 @@
  * all checked before anything is written: a refused request leaves no card, push or record.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type { OidcClientRecord } from '../../store/ports.ts';
-import { seconds } from '../clock.ts';
+import type { OidcClientRecord } from '../../store/ports/index.ts';
+import { seconds } from '../../clock.ts';
 import { newPendingRequest } from '../approvals/request-rules.ts';
 import { expireStaleRequests } from '../approvals/expiry.ts';
 import { fileRequest } from '../approvals/quota-filing.ts';

@@ -4,7 +4,7 @@
  * a public client (PKCE is its proof). Exactly one method per request; every failure is the same
  * `invalid_client` (401, WWW-Authenticate).
  */
-import type { OidcClientRecord } from '../../store/ports.ts';
+import type { OidcClientRecord } from '../../store/ports/index.ts';
 import { looksLikeId } from '../ids.ts';
 import type { OidcDeps } from './deps.ts';
 import { invalidClient, invalidRequest } from './oauth-error.ts';

@@ -4,8 +4,8 @@
  */
 import { clientSecretMatches, hashClientSecret, newClientSecret, newVerificationToken } from '../../crypto/client-secret.ts';
 import type { OutboundFetch, OutboundPolicy } from '../../outbound/types.ts';
-import type { OidcClientChanges, OidcClientRecord, Store } from '../../store/ports.ts';
-import type { Clock } from '../clock.ts';
+import type { OidcClientChanges, OidcClientRecord, Store } from '../../store/ports/index.ts';
+import type { Clock } from '../../clock.ts';
 import { badRequest, conflict, notFound } from '../errors.ts';
 import { looksLikeId, newId } from '../ids.ts';
 import type { RateLimiter } from '../rate-limit.ts';

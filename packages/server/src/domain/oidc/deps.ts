@@ -1,8 +1,8 @@
 import type { OidcSecret } from '../../crypto/oidc-secret.ts';
 import type { SigningKeys } from '../../crypto/signing-keys.ts';
-import type { Store } from '../../store/ports.ts';
+import type { Store } from '../../store/ports/index.ts';
 import type { Activity } from '../activity/activity.ts';
-import type { Clock } from '../clock.ts';
+import type { Clock } from '../../clock.ts';
 import type { Notifier } from '../notifications/notifier.ts';
 import type { RateLimiter } from '../rate-limit.ts';
 import type { OidcClients } from './clients.ts';

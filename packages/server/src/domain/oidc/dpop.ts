@@ -5,7 +5,7 @@
  * agent ever reaches the token endpoint. Each proof's `jti` is single-use in the shared store.
  */
 import { accessTokenHash, LIMITS, ProtocolError, normalizeHtu, verifyDpopSignature } from '@mandate/protocol';
-import { seconds } from '../clock.ts';
+import { seconds } from '../../clock.ts';
 import type { OidcDeps } from './deps.ts';
 import { OAuthError } from './oauth-error.ts';
 

@@ -1,4 +1,4 @@
-import type { Repos } from '../../store/ports.ts';
+import type { Repos } from '../../store/ports/index.ts';
 
 /** Decisions §12, §18: a relying party is told for 15 minutes; after that the message is given up. */
 export const BACKCHANNEL_LOGOUT_WINDOW_MS = 15 * 60_000;

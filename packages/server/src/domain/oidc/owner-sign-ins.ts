@@ -2,7 +2,7 @@
  * The owner's live OIDC sign-ins, for the app's grant list: each stands on the live grant of its agent
  * at its site (standing.ts), so they are keyed by agent and site.
  */
-import type { Store } from '../../store/ports.ts';
+import type { Store } from '../../store/ports/index.ts';
 
 export interface OwnerSignIn {
   clientId: string;

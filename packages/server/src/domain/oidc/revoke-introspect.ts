@@ -6,9 +6,9 @@
  * not live, not ours or issued to another client is `{active: false}`.
  */
 import { verifyAccessToken } from '../../crypto/oidc-access-token.ts';
-import type { OidcClientRecord, OidcSignInRecord } from '../../store/ports.ts';
+import type { OidcClientRecord, OidcSignInRecord } from '../../store/ports/index.ts';
 import { AppError } from '../errors.ts';
-import { seconds } from '../clock.ts';
+import { seconds } from '../../clock.ts';
 import { authenticateTokenClient } from './client-auth.ts';
 import { type OidcDeps, TOKEN_LIMITS } from './deps.ts';
 import { invalidClient, invalidRequest } from './oauth-error.ts';

@@ -6,7 +6,7 @@
  * never released (decisions §25): while the owner's email is unverified the `email` scope is not
  * requestable, and a sign-in that holds it gets `email_verified: false` and no `email` claim.
  */
-import type { GrantRecord, UserRecord } from '../../store/ports.ts';
+import type { GrantRecord, UserRecord } from '../../store/ports/index.ts';
 import { availableUserInfoFields } from '../user-info.ts';
 import { SUPPORTED_SCOPES } from './deps.ts';
 

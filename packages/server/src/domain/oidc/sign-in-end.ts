@@ -8,7 +8,7 @@
  * The one exception is the client's own `/oidc/revoke`: the site ended its own sign-in and knows.
  */
 import type { OidcSecret } from '../../crypto/oidc-secret.ts';
-import type { OidcSignInRecord, Repos, SignInScope } from '../../store/ports.ts';
+import type { OidcSignInRecord, Repos, SignInScope } from '../../store/ports/index.ts';
 import { queueBackchannelLogout } from './logout.ts';
 
 async function tellClient(repos: Repos, secret: OidcSecret, s: OidcSignInRecord, now: number): Promise<void> {

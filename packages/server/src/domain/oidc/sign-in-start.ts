@@ -1,4 +1,4 @@
-import type { OidcSignInRecord } from '../../store/ports.ts';
+import type { OidcSignInRecord } from '../../store/ports/index.ts';
 import { type OidcDeps, SIGN_IN_LIFETIME_MS } from './deps.ts';
 import { invalidGrant } from './oauth-error.ts';
 import { signInBasis } from './standing.ts';

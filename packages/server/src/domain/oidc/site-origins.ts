@@ -5,7 +5,7 @@
  * outside the owner's machine can prove who runs it, so sign-ins to it always show "unverified site".
  */
 import type { OutboundPolicy } from '../../outbound/types.ts';
-import type { OidcClientRecord } from '../../store/ports.ts';
+import type { OidcClientRecord } from '../../store/ports/index.ts';
 import { isDevelopmentRedirect } from './client-rules.ts';
 
 export const VERIFICATION_PATH = '/.well-known/service-site.txt';

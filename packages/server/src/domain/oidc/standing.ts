@@ -5,7 +5,7 @@
  * approval at the same site supersedes the grant, and the sign-in goes on under the new one as long
  * as the owner still allows signing in there. One rule for refresh, userinfo, revoke and introspect.
  */
-import type { AgentRecord, GrantRecord, OidcSignInRecord } from '../../store/ports.ts';
+import type { AgentRecord, GrantRecord, OidcSignInRecord } from '../../store/ports/index.ts';
 import { isAgentBlocked } from '../agents/blocked.ts';
 import { liveGrant } from '../grants/usable.ts';
 import type { OidcDeps } from './deps.ts';

@@ -9,7 +9,7 @@
  * goes through the one hook that tells the client (sign-in-end.ts).
  */
 import { createHash } from 'node:crypto';
-import type { OidcClientRecord } from '../../store/ports.ts';
+import type { OidcClientRecord } from '../../store/ports/index.ts';
 import { authenticateTokenClient } from './client-auth.ts';
 import { CIBA_GRANT_TYPE, redeemCiba } from './ciba.ts';
 import { CODE_NAMESPACE, openCode, sidOfCode } from './codes.ts';

@@ -7,8 +7,8 @@
  * (`<sid>.<secret>`; only its SHA-256 is stored).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type { AgentRecord, GrantRecord, OidcSignInRecord } from '../../store/ports.ts';
-import { seconds } from '../clock.ts';
+import type { AgentRecord, GrantRecord, OidcSignInRecord } from '../../store/ports/index.ts';
+import { seconds } from '../../clock.ts';
 import { ACCESS_TOKEN_LIFETIME_SEC, ID_TOKEN_LIFETIME_SEC, type OidcDeps } from './deps.ts';
 import { allowedScopes, scopeClaims } from './scopes.ts';
 

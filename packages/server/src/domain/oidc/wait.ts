@@ -5,7 +5,7 @@
  * secret and bound to the txn: without it nothing is revealed (404). Every answer after approval
  * carries a code with the same id, so at most one of them can be redeemed.
  */
-import { seconds } from '../clock.ts';
+import { seconds } from '../../clock.ts';
 import { notFound } from '../errors.ts';
 import { isGrantLive } from '../grants/usable.ts';
 import { looksLikeId } from '../ids.ts';

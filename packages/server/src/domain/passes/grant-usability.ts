@@ -1,5 +1,5 @@
 import { LIMITS } from '@mandate/protocol';
-import type { GrantRecord } from '../../store/ports.ts';
+import type { GrantRecord } from '../../store/ports/index.ts';
 import { type AppError, forbidden, unauthorized } from '../errors.ts';
 
 const ASK_AGAIN = 'ask the owner for access again: POST /api/v1/authz-requests';

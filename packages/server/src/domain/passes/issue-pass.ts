@@ -1,9 +1,9 @@
 import { PASS_TYP } from '@mandate/protocol';
 import type { SigningKeys } from '../../crypto/signing-keys.ts';
 import { randomToken, sha256Hex } from '../../crypto/random.ts';
-import type { Store } from '../../store/ports.ts';
+import type { Store } from '../../store/ports/index.ts';
 import type { Agents } from '../agents/agents.ts';
-import type { Clock } from '../clock.ts';
+import type { Clock } from '../../clock.ts';
 import type { RateLimiter } from '../rate-limit.ts';
 import { rateLimited } from '../errors.ts';
 import { assertGrantUsable, refreshInvalid } from './grant-usability.ts';

@@ -1,5 +1,5 @@
 import { LIMITS, type PassClaims } from '@mandate/protocol';
-import type { AgentRecord, GrantRecord, UserRecord } from '../../store/ports.ts';
+import type { AgentRecord, GrantRecord, UserRecord } from '../../store/ports/index.ts';
 import { resolveUserInfo } from '../user-info.ts';
 
 export interface PassClaimsInput {

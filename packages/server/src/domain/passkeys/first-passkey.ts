@@ -8,9 +8,9 @@
  * transaction; it is recorded too. The link is not bound to the account's
  * current address (the one holding the password could change it), only to the account and passkey.
  */
-import type { PasskeyRecord, Repos, Store } from '../../store/ports.ts';
+import type { PasskeyRecord, Repos, Store } from '../../store/ports/index.ts';
 import type { Grants } from '../grants/grants.ts';
-import type { Clock } from '../clock.ts';
+import type { Clock } from '../../clock.ts';
 import { badRequest } from '../errors.ts';
 import type { RateLimiter } from '../rate-limit.ts';
 import type { Mailer } from '../mail/mailer.ts';

@@ -1,4 +1,4 @@
-import type { SessionMethod } from '../../store/ports.ts';
+import type { SessionMethod } from '../../store/ports/index.ts';
 import { forbidden } from '../errors.ts';
 
 export const PASSKEY_SESSION_REQUIRED = 'sign in with one of your passkeys to add or remove passkeys';

@@ -1,8 +1,8 @@
 import { randomToken } from '../../crypto/random.ts';
 import * as webauthn from '../../crypto/webauthn.ts';
-import type { PasskeyRecord, SessionMethod, Store, UserRecord } from '../../store/ports.ts';
+import type { PasskeyRecord, SessionMethod, Store, UserRecord } from '../../store/ports/index.ts';
 import { normalizeEmail } from '../accounts/accounts.ts';
-import type { Clock } from '../clock.ts';
+import type { Clock } from '../../clock.ts';
 import { badRequest, conflict, notFound, unauthorized } from '../errors.ts';
 import { looksLikeId, newId } from '../ids.ts';
 import { checkClient } from '../client-limit.ts';

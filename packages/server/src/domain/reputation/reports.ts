@@ -1,7 +1,7 @@
 import { type KeyResolver, LIMITS, PASS_TYP, ProtocolError, verifyServiceToken } from '@mandate/protocol';
-import type { ReportKind, Store } from '../../store/ports.ts';
+import type { ReportKind, Store } from '../../store/ports/index.ts';
 import type { Activity } from '../activity/activity.ts';
-import { type Clock, seconds } from '../clock.ts';
+import { type Clock, seconds } from '../../clock.ts';
 import { badRequest } from '../errors.ts';
 import { looksLikeId } from '../ids.ts';
 import type { RateLimiter } from '../rate-limit.ts';

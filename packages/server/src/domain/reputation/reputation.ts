@@ -1,5 +1,5 @@
-import type { AgentFlag, ReportKind, Store } from '../../store/ports.ts';
-import type { Clock } from '../clock.ts';
+import type { AgentFlag, ReportKind, Store } from '../../store/ports/index.ts';
+import type { Clock } from '../../clock.ts';
 import { findAgent } from '../agents/agents.ts';
 import { isAgentBlocked } from '../agents/blocked.ts';
 import { countKinds, reputationScore } from './score.ts';

@@ -1,4 +1,4 @@
-import type { AgentFlag, ReportKind } from '../../store/ports.ts';
+import type { AgentFlag, ReportKind } from '../../store/ports/index.ts';
 
 /** The report kinds of the interface, in a fixed order (answers list every kind, even at 0). */
 export const REPORT_KINDS: readonly ReportKind[] = ['good', 'spam', 'abuse', 'fraud', 'policy', 'scraping'];

@@ -1,4 +1,4 @@
-import type { CountersRepo } from '../../store/ports.ts';
+import type { CountersRepo } from '../../store/ports/index.ts';
 
 const NAME = 'rev_seq';
 

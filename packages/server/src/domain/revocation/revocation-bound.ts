@@ -1,5 +1,5 @@
 import type { RevokedAgent } from '@mandate/protocol';
-import type { RevokedAgentRow } from '../../store/ports.ts';
+import type { RevokedAgentRow } from '../../store/ports/index.ts';
 import { breathe } from './breathe.ts';
 import { LISTED_FOR_MS } from './revocation-window.ts';
 

@@ -1,5 +1,5 @@
 import type { RevokedAgent, RevokedGrant } from '@mandate/protocol';
-import type { Repos, RevokedAgentReason, RevokedAgentRow, RevokedGrantRow } from '../../store/ports.ts';
+import type { Repos, RevokedAgentReason, RevokedAgentRow, RevokedGrantRow } from '../../store/ports/index.ts';
 import { isAgentBlocked } from '../agents/blocked.ts';
 import { breathe } from './breathe.ts';
 import { COURTESY_CAP, type CourtesyEntry, courtesyOf, keptCourtesy } from './revocation-bound.ts';

@@ -1,6 +1,6 @@
 import { REVOCATION_TYP, type RevokedAgent, type RevokedGrant } from '@mandate/protocol';
-import type { Repos } from '../../store/ports.ts';
-import { type Clock, seconds } from '../clock.ts';
+import type { Repos } from '../../store/ports/index.ts';
+import { type Clock, seconds } from '../../clock.ts';
 import { COURTESY_CAP } from './revocation-bound.ts';
 import { readEntries } from './revocation-entries.ts';
 import { type SnapshotText, bodyOf, payloadHead, snapshotText } from './revocation-text.ts';

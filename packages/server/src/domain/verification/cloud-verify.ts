@@ -1,8 +1,8 @@
 import { type SignatureChecker, type PassClaims, ProtocolError, type StepupClaims, VerifiedPassCache, verifyPassAndProof, verifyStepupToken } from '@mandate/protocol';
 import type { SigningKeys } from '../../crypto/signing-keys.ts';
-import type { AgentStanding, Store } from '../../store/ports.ts';
+import type { AgentStanding, Store } from '../../store/ports/index.ts';
 import type { Activity } from '../activity/activity.ts';
-import { type Clock, seconds } from '../clock.ts';
+import { type Clock, seconds } from '../../clock.ts';
 import { type VerifyFailure, asFailure } from './answers.ts';
 import { checkPassRevocation, revocationVerdict } from './revocation-check.ts';
 import { consumeStepup } from './stepup-consume.ts';

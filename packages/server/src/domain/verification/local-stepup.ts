@@ -1,6 +1,6 @@
 import { ProtocolError, verifyStepupToken } from '@mandate/protocol';
 import { isAgentBlocked } from '../agents/blocked.ts';
-import { seconds } from '../clock.ts';
+import { seconds } from '../../clock.ts';
 import { type VerifyFailure, asFailure } from './answers.ts';
 import type { VerifierDeps } from './cloud-verify.ts';
 import { consumeStepup } from './stepup-consume.ts';

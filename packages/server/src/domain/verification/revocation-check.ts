@@ -1,6 +1,6 @@
 import type { PassClaims, VerifyErrorCode } from '@mandate/protocol';
 import { isAgentBlocked } from '../agents/blocked.ts';
-import type { AgentStanding, AgentWithGrant, Repos } from '../../store/ports.ts';
+import type { AgentStanding, AgentWithGrant, Repos } from '../../store/ports/index.ts';
 
 export type RevocationVerdict = { verdict: VerifyErrorCode; agent?: undefined } | { verdict: null; agent: AgentStanding };
 

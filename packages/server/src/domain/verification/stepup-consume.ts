@@ -1,5 +1,5 @@
 import { LIMITS, ProtocolError, type StepupClaims } from '@mandate/protocol';
-import type { Store } from '../../store/ports.ts';
+import type { Store } from '../../store/ports/index.ts';
 import type { Activity } from '../activity/activity.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import type { AuthzRequestRecord, GrantRecord } from '../../store/ports.ts';
+import type { AuthzRequestRecord, GrantRecord } from '../../store/ports/index.ts';
 import type { PendingItem } from '../../domain/approvals/pending.ts';
-import { iso, isoOrNull } from '../../domain/clock.ts';
+import { iso, isoOrNull } from '../../clock.ts';
 import { IdParam, Timestamp } from './common.ts';
 import { type OwnerSignIn, signInKey } from '../../domain/oidc/owner-sign-ins.ts';
 

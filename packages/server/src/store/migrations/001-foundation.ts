@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Dialect } from '../ports.ts';
+import type { Dialect } from '../ports/index.ts';
 
 /** Accounts, sessions, passkeys, agents, signing keys and the shared single-use/rate primitives. */
 export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {

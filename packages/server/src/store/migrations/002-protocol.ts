@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { Dialect } from '../ports.ts';
+import type { Dialect } from '../ports/index.ts';
 
 /** Access and step-up requests, grants, reports, agent status reports and the activity trail. */
 export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {

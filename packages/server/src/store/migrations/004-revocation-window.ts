@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Dialect } from '../ports.ts';
+import type { Dialect } from '../ports/index.ts';
 
 /**
  * A revocation must not vanish from the snapshot the moment it is lifted: a local verifier would

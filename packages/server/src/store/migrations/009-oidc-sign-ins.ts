@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Dialect } from '../ports.ts';
+import type { Dialect } from '../ports/index.ts';
 
 /**
  * OIDC sign-ins (decisions §18): one row per `sid`. `refresh_hash` is the SHA-256 (hex) of the live

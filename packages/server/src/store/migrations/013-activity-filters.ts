@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { Dialect } from '../ports.ts';
+import type { Dialect } from '../ports/index.ts';
 
 /**
  * One index per filter combination of the owner's activity trail (GET /api/activity: `agent`, `site`,

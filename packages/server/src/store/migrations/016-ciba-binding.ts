@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { Dialect } from '../ports.ts';
+import type { Dialect } from '../ports/index.ts';
 
 /**
  * CIBA's `login_hint` resolves only among the subjects the asking client itself was given (issue 22):

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { Dialect } from '../ports.ts';
+import type { Dialect } from '../ports/index.ts';
 
 /**
  * The revocation list's bound across accounts (domain/revocation/revocation-bound.ts) needs to know

@@ -1,5 +1,5 @@
 import { type Kysely, type Migration, Migrator } from 'kysely';
-import type { Dialect } from '../ports.ts';
+import type { Dialect } from '../ports/index.ts';
 import * as foundation from './001-foundation.ts';
 import * as protocol from './002-protocol.ts';
 import * as sessionMethod from './003-session-method.ts';

@@ -3,7 +3,7 @@
  * grant's compare-and-set (one use spent, the refresh token replaced) and the `pass.issued` record,
  * committed together. Concurrent issuances share a commit (Store.commitPassIssuance). Times are epoch ms.
  */
-import type { GrantRecord } from '../ports.ts';
+import type { GrantRecord } from './grants.ts';
 
 export interface PassIssuance {
   /** The grant the caller's agent holds at the site (read before; the compare-and-set checks it again). */

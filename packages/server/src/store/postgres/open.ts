@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { Kysely, PostgresDialect } from 'kysely';
-import type { Store } from '../ports.ts';
+import type { Store } from '../ports/index.ts';
 import type { Database } from '../schema.ts';
 import { kyselyStore } from '../kysely-store.ts';
 import { migrate } from '../migrations/index.ts';

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { Selectable } from 'kysely';
-import type { AgentRecord, AgentsRepo, GrantRecord, GrantsRepo, PassIssuanceBatch, PassIssuanceOutcome } from '../ports.ts';
+import type { AgentRecord, AgentsRepo, GrantRecord, GrantsRepo, PassIssuanceBatch, PassIssuanceOutcome } from '../ports/index.ts';
 import { batched } from '../../batching.ts';
 import type { AgentsTable, GrantsTable } from '../schema.ts';
 import { grantFromRow } from '../repos/grants.ts';

@@ -1,5 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
-import type { ActivityQuery } from '../ports.ts';
+import type { ActivityQuery } from '../ports/index.ts';
 
 /**
  * How a page of the activity trail is read, for each combination of its filters (migration 013).

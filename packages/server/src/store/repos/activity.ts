@@ -1,5 +1,5 @@
 import { sql, type Selectable } from 'kysely';
-import type { ActivityQuery, ActivityRepo, Dialect } from '../ports.ts';
+import type { ActivityQuery, ActivityRepo, Dialect } from '../ports/index.ts';
 import type { ActivityTable } from '../schema.ts';
 import type { Db } from './db.ts';
 import { nextValue } from './counters.ts';

@@ -1,4 +1,4 @@
-import type { AgentStatusesRepo } from '../ports.ts';
+import type { AgentStatusesRepo } from '../ports/index.ts';
 import type { Db } from './db.ts';
 
 export function agentStatusesRepo(db: Db): AgentStatusesRepo {

@@ -1,6 +1,6 @@
 import { sql, type Selectable } from 'kysely';
 import { listedSince } from '../../domain/revocation/revocation-window.ts';
-import type { AgentFlag, AgentRecord, AgentStanding, AgentStatus, AgentsRepo, GrantStanding, GrantStatus, RevokedAgentReason, RevokedAgentRow } from '../ports.ts';
+import type { AgentFlag, AgentRecord, AgentStanding, AgentStatus, AgentsRepo, GrantStanding, GrantStatus, RevokedAgentReason, RevokedAgentRow } from '../ports/index.ts';
 import type { AgentsTable } from '../schema.ts';
 import { type Db, numOrNull } from './db.ts';
 import { prepared } from './prepared.ts';

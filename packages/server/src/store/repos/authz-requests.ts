@@ -1,5 +1,5 @@
 import { sql, type Selectable } from 'kysely';
-import type { AuthzRequestRecord, AuthzRequestsRepo, OidcRequestContext, RequestKind, RequestStatus } from '../ports.ts';
+import type { AuthzRequestRecord, AuthzRequestsRepo, OidcRequestContext, RequestKind, RequestStatus } from '../ports/index.ts';
 import type { AuthzRequestsTable } from '../schema.ts';
 import { type Db, affected, numOrNull, purgeInChunks } from './db.ts';
 

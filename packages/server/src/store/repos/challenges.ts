@@ -1,4 +1,4 @@
-import type { ChallengePurpose, ChallengesRepo } from '../ports.ts';
+import type { ChallengePurpose, ChallengesRepo } from '../ports/index.ts';
 import { type Db, affected } from './db.ts';
 
 export function challengesRepo(db: Db): ChallengesRepo {

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { CountersRepo } from '../ports.ts';
+import type { CountersRepo } from '../ports/index.ts';
 import type { Db } from './db.ts';
 
 /** Atomically increments the counter `name` (starting at 1) and returns the new value. */

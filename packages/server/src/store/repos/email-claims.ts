@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import type { EmailClaimRecord, EmailClaimsRepo } from '../ports.ts';
+import type { EmailClaimRecord, EmailClaimsRepo } from '../ports/index.ts';
 import type { EmailClaimsTable } from '../schema.ts';
 import { type Db, affected, numOrNull } from './db.ts';
 

@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import type { EmailTokenPurpose, EmailTokenRecord, EmailTokensRepo } from '../ports.ts';
+import type { EmailTokenPurpose, EmailTokenRecord, EmailTokensRepo } from '../ports/index.ts';
 import type { EmailTokensTable } from '../schema.ts';
 import { type Db, affected, numOrNull } from './db.ts';
 

@@ -1,6 +1,6 @@
 import { sql, type Selectable } from 'kysely';
 import { listedSince } from '../../domain/revocation/revocation-window.ts';
-import type { GrantRecord, GrantStatus, GrantsRepo } from '../ports.ts';
+import type { GrantRecord, GrantStatus, GrantsRepo } from '../ports/index.ts';
 import type { GrantsTable } from '../schema.ts';
 import { type Db, affected, numOrNull } from './db.ts';
 import { prepared } from './prepared.ts';

@@ -1,4 +1,4 @@
-import type { LeasesRepo } from '../ports.ts';
+import type { LeasesRepo } from '../ports/index.ts';
 import { type Db, affected } from './db.ts';
 
 export function leasesRepo(db: Db): LeasesRepo {

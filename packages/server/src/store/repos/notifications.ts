@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import type { NotificationRecord, NotificationType, NotificationsRepo } from '../ports.ts';
+import type { NotificationRecord, NotificationType, NotificationsRepo } from '../ports/index.ts';
 import type { NotificationsTable } from '../schema.ts';
 import { type Db, affected, numOrNull, purgeInChunks } from './db.ts';
 

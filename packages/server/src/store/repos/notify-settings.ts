@@ -1,4 +1,4 @@
-import type { NotifySettingsRepo } from '../ports.ts';
+import type { NotifySettingsRepo } from '../ports/index.ts';
 import { type Db, fromBool, toBool } from './db.ts';
 
 export function notifySettingsRepo(db: Db): NotifySettingsRepo {

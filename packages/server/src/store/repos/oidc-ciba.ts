@@ -1,5 +1,5 @@
 import { sql, type Selectable } from 'kysely';
-import type { OidcCibaRecord, OidcCibaRepo } from '../ports.ts';
+import type { OidcCibaRecord, OidcCibaRepo } from '../ports/index.ts';
 import type { OidcCibaTable } from '../schema.ts';
 import { type Db, affected, numOrNull } from './db.ts';
 

@@ -1,5 +1,5 @@
 import type { Selectable, Updateable } from 'kysely';
-import type { OidcClientChanges, OidcClientRecord, OidcClientsRepo } from '../ports.ts';
+import type { OidcClientChanges, OidcClientRecord, OidcClientsRepo } from '../ports/index.ts';
 import type { OidcClientsTable } from '../schema.ts';
 import { type Db, affected, fromBool, numOrNull, toBool } from './db.ts';
 

@@ -1,5 +1,5 @@
 import { sql, type Selectable } from 'kysely';
-import type { OidcSignInRecord, OidcSignInsRepo } from '../ports.ts';
+import type { OidcSignInRecord, OidcSignInsRepo } from '../ports/index.ts';
 import type { OidcSignInsTable } from '../schema.ts';
 import { type Db, affected, numOrNull } from './db.ts';
 

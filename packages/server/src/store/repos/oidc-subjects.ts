@@ -1,4 +1,4 @@
-import type { OidcSubjectsRepo } from '../ports.ts';
+import type { OidcSubjectsRepo } from '../ports/index.ts';
 import { type Db, affected } from './db.ts';
 
 export function oidcSubjectsRepo(db: Db): OidcSubjectsRepo {

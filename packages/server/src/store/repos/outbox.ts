@@ -1,5 +1,5 @@
 import { sql, type Selectable } from 'kysely';
-import type { Dialect, NewOutboxMessage, OutboxMessage, OutboxRepo } from '../ports.ts';
+import type { Dialect, NewOutboxMessage, OutboxMessage, OutboxRepo } from '../ports/index.ts';
 import type { OutboxTable } from '../schema.ts';
 import { type Db, SQLITE_PURGE_CHUNK, affected, numOrNull, purgeInChunks } from './db.ts';
 

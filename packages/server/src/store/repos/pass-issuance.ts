@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Dialect, PassIssuance, PassIssuanceBatch, PassIssuanceOutcome } from '../ports.ts';
+import type { Dialect, PassIssuance, PassIssuanceBatch, PassIssuanceOutcome } from '../ports/index.ts';
 import type { Database } from '../schema.ts';
 import { activityRepo } from './activity.ts';
 import { countersRepo } from './counters.ts';

@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import type { PasskeyRecord, PasskeysRepo } from '../ports.ts';
+import type { PasskeyRecord, PasskeysRepo } from '../ports/index.ts';
 import type { PasskeysTable } from '../schema.ts';
 import { type Db, affected, numOrNull } from './db.ts';
 

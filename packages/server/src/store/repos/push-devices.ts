@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import type { PushDeviceKind, PushDeviceRecord, PushDevicesRepo } from '../ports.ts';
+import type { PushDeviceKind, PushDeviceRecord, PushDevicesRepo } from '../ports/index.ts';
 import type { PushDevicesTable } from '../schema.ts';
 import { type Db, affected, numOrNull } from './db.ts';
 

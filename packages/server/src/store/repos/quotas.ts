@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Dialect, QuotaCount, QuotasRepo } from '../ports.ts';
+import type { Dialect, QuotaCount, QuotasRepo } from '../ports/index.ts';
 import type { Db } from './db.ts';
 
 /**

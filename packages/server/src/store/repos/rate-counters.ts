@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { RateCountersRepo } from '../ports.ts';
+import type { RateCountersRepo } from '../ports/index.ts';
 import { type Db, affected, purgeInChunks } from './db.ts';
 
 /** `purgeChunk`: expired rows deleted per statement at most (SQLITE_PURGE_CHUNK); all at once when absent. */

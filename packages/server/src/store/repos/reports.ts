@@ -1,4 +1,4 @@
-import type { ReportKind, ReportsRepo } from '../ports.ts';
+import type { ReportKind, ReportsRepo } from '../ports/index.ts';
 import type { Db } from './db.ts';
 
 export function reportsRepo(db: Db): ReportsRepo {

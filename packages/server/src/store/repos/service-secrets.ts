@@ -1,4 +1,4 @@
-import type { ServiceSecretsRepo } from '../ports.ts';
+import type { ServiceSecretsRepo } from '../ports/index.ts';
 import { type Db, fromBool, toBool } from './db.ts';
 
 export function serviceSecretsRepo(db: Db): ServiceSecretsRepo {

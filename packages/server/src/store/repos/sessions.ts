@@ -1,4 +1,4 @@
-import type { SessionMethod, SessionsRepo } from '../ports.ts';
+import type { SessionMethod, SessionsRepo } from '../ports/index.ts';
 import { type Db, affected } from './db.ts';
 
 export function sessionsRepo(db: Db): SessionsRepo {

@@ -1,4 +1,4 @@
-import type { SigningKeysRepo } from '../ports.ts';
+import type { SigningKeysRepo } from '../ports/index.ts';
 import { type Db, fromBool, toBool, numOrNull } from './db.ts';
 
 export function signingKeysRepo(db: Db): SigningKeysRepo {

@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import type { UserRecord, UsersRepo } from '../ports.ts';
+import type { UserRecord, UsersRepo } from '../ports/index.ts';
 import type { UsersTable } from '../schema.ts';
 import { type Db, affected, fromBool, toBool } from './db.ts';
 

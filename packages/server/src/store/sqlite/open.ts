@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
-import type { Store } from '../ports.ts';
+import type { Store } from '../ports/index.ts';
 import type { Database } from '../schema.ts';
 import { kyselyStore } from '../kysely-store.ts';
 import { migrate } from '../migrations/index.ts';

@@ -1,7 +1,7 @@
 import type { Worker } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
 import type { Selectable } from 'kysely';
-import type { AgentsRepo, GrantsRepo, PassIssuanceBatch } from '../ports.ts';
+import type { AgentsRepo, GrantsRepo, PassIssuanceBatch } from '../ports/index.ts';
 import type { AgentsTable, GrantsTable } from '../schema.ts';
 import { agentFromRow } from '../repos/agents.ts';
 import { grantFromRow } from '../repos/grants.ts';

@@ -1,6 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Selectable } from 'kysely';
-import type { PassIssuance, PassIssuanceOutcome } from '../ports.ts';
+import type { PassIssuance, PassIssuanceOutcome } from '../ports/index.ts';
 import type { GrantsTable } from '../schema.ts';
 import { grantFromRow } from '../repos/grants.ts';
 import { ownerSeqCounter } from '../repos/activity.ts';

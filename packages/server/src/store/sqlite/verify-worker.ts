@@ -1,6 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { StandingRow } from '../repos/agents.ts';
-import type { SingleUseItem } from '../ports.ts';
+import type { SingleUseItem } from '../ports/index.ts';
 import { CONSUME, READ_STANDING } from './hot-statements.ts';
 import { type CommitReply, type CommitThreadInput, commitConnection, serveCommits } from './commit-thread.ts';
 

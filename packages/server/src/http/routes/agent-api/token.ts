@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
-import { isoOrNull } from '../../../domain/clock.ts';
+import { isoOrNull } from '../../../clock.ts';
 import { withErrors } from '../../schemas/common.ts';
 import { agentBodyChecks } from '../../body-checks.ts';
 

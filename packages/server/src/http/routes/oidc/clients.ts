@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
-import { iso, isoOrNull } from '../../../domain/clock.ts';
+import { iso, isoOrNull } from '../../../clock.ts';
 import { type ClientView, VERIFICATIONS_PER_HOUR, checkOut } from '../../../domain/oidc/clients.ts';
 import { IdParam, Timestamp, withErrors } from '../../schemas/common.ts';
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { UserRecord } from '../../../store/ports.ts';
+import type { UserRecord } from '../../../store/ports/index.ts';
 import type { Services } from '../../../services.ts';
 import { SignedInOut, UserOut, signedInOut, userOut as userOutOf } from './user-out.ts';
 import { Email, ReadableLine, withErrors } from '../../schemas/common.ts';

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
-import { iso } from '../../../domain/clock.ts';
+import { iso } from '../../../clock.ts';
 import { AgentParams } from '../../schemas/agents.ts';
 import { Timestamp, withErrors } from '../../schemas/common.ts';
 import { STATUS_SITES_KEPT } from '../../../domain/agents/agent-status.ts';

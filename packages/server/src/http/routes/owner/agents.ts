@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { AgentRecord } from '../../../store/ports.ts';
+import type { AgentRecord } from '../../../store/ports/index.ts';
 import type { Services } from '../../../services.ts';
-import { iso } from '../../../domain/clock.ts';
+import { iso } from '../../../clock.ts';
 import { AgentFlag, AgentParams } from '../../schemas/agents.ts';
 import { ReadableLine, Timestamp, withErrors } from '../../schemas/common.ts';
 import { AGENT_LIMITS } from '../../../domain/agents/agents.ts';

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
 import type { DeviceView } from '../../../domain/devices/devices.ts';
-import { iso, isoOrNull } from '../../../domain/clock.ts';
+import { iso, isoOrNull } from '../../../clock.ts';
 import { IdParam, Timestamp, withErrors } from '../../schemas/common.ts';
 import { MAX_PUSH_DEVICES } from '../../../domain/devices/devices.ts';
 

@@ -2,9 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
-import { iso, isoOrNull } from '../../../domain/clock.ts';
+import { iso, isoOrNull } from '../../../clock.ts';
 import { INBOX_DAYS, INBOX_PAGE, type InboxItem } from '../../../domain/notifications/inbox.ts';
-import type { NotificationMarks, NotifySettingsRecord } from '../../../store/ports.ts';
+import type { NotificationMarks, NotifySettingsRecord } from '../../../store/ports/index.ts';
 import { Timestamp, withErrors } from '../../schemas/common.ts';
 
 const NotificationOut = Type.Object({

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { agentPairCommand } from '@mandate/protocol/agent-command';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
-import { iso } from '../../../domain/clock.ts';
+import { iso } from '../../../clock.ts';
 import { PAIRING } from '../../../domain/agents/pairing.ts';
 import { ReadableLine, Timestamp, withErrors } from '../../schemas/common.ts';
 

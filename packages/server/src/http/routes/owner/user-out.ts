@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { Accounts, SignedIn } from '../../../domain/accounts/accounts.ts';
 import { maskPhone } from '../../../domain/accounts/accounts.ts';
-import { iso } from '../../../domain/clock.ts';
-import type { UserRecord } from '../../../store/ports.ts';
+import { iso } from '../../../clock.ts';
+import type { UserRecord } from '../../../store/ports/index.ts';
 import { Timestamp } from '../../schemas/common.ts';
 
 /** The owner as the owner sees it: what /api/me and every sign-in answer carry. */

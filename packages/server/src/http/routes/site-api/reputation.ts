@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
 import { REPORT_KINDS } from '../../../domain/reputation/score.ts';
-import type { ReportKind } from '../../../store/ports.ts';
+import type { ReportKind } from '../../../store/ports/index.ts';
 import { AgentFlag, AgentParams } from '../../schemas/agents.ts';
 import { withErrors } from '../../schemas/common.ts';
 

@@ -1,0 +1,76 @@
+import type { GrantRecord } from './grants.ts';
+
+/** Agents, and what cloud verify and the revocation list read of them. Times are epoch ms. */
+
+export type AgentStatus = 'active' | 'removed';
+
+export type AgentFlag = 'ok' | 'suspicious' | 'revoked';
+
+export interface AgentRecord {
+  id: string;
+  userId: string;
+  name: string;
+  publicJwk: { kty: 'EC'; crv: 'P-256'; x: string; y: string };
+  jkt: string;
+  status: AgentStatus;
+  flag: AgentFlag;
+  /** The revocation sequence at which the current non-ok flag or removal took effect. */
+  flagRevSeq: number | null;
+  createdAt: number;
+  removedAt: number | null;
+  /** When a `revoked` flag was last lifted (to ok or suspicious), and the rev_seq of that block. */
+  unblockedAt: number | null;
+  unblockedRevSeq: number | null;
+}
+
+/**
+ * An agent as the revocation list reads it (AgentsRepo.listRevoked), with its owner and when its
+ * current non-ok flag was set (null while `ok`, or when unknown): the list's bound across accounts
+ * (domain/revocation/revocation-bound.ts) drops blocks older than the window, fairly per owner.
+ */
+export type RevokedAgentRow = Pick<AgentRecord, 'id' | 'userId' | 'status' | 'flag' | 'flagRevSeq' | 'removedAt' | 'unblockedAt' | 'unblockedRevSeq'> & { flaggedAt: number | null };
+
+/** What AgentsRepo.update writes: `flaggedAt` is only read by the revocation list, so AgentRecord does not carry it. */
+export type AgentPatch = Partial<Pick<AgentRecord, 'status' | 'flag' | 'flagRevSeq' | 'removedAt' | 'name' | 'unblockedAt' | 'unblockedRevSeq'> & { flaggedAt: number | null }>;
+
+/** Why an agent is on the revocation list; each reason is read from an index of its own. */
+export type RevokedAgentReason = 'flagged' | 'removed' | 'unblocked';
+
+/** One page of AgentsRepo.listRevoked: at most `limit` rows of `reason` after the row `after`. */
+export interface RevokedAgentPage {
+  reason: RevokedAgentReason;
+  after?: RevokedAgentRow;
+  limit: number;
+}
+
+export interface AgentsRepo {
+  create(agent: AgentRecord): Promise<void>;
+  byId(id: string): Promise<AgentRecord | undefined>;
+  listForUser(userId: string, includeRemoved?: boolean): Promise<AgentRecord[]>;
+  update(id: string, patch: AgentPatch): Promise<void>;
+  /**
+   * The agent part of the revocation list at `now` (decisions §25), for three reasons: live agents
+   * with a non-ok flag (`flagged`, by id), and agents removed (`removed`, by removedAt, id) or
+   * unblocked (`unblocked`, by unblockedAt, id) less than LISTED_FOR_MS (600 s + 120 s,
+   * domain/revocation/revocation-window.ts) before `now`. With `page`, at most `page.limit` rows of
+   * `page.reason` after the row `page.after` (keyset paging: a long list is read in steps); without,
+   * all three, each agent once.
+   */
+  listRevoked(now: number, page?: RevokedAgentPage): Promise<RevokedAgentRow[]>;
+  /**
+   * The agent and, when it belongs to that agent, the grant `grantId`, read together in one query
+   * (cloud verify's revocation read, once per request). `grant` is undefined when there is no such
+   * grant or it is another agent's.
+   */
+  withGrant(agentId: string, grantId: string): Promise<AgentWithGrant | undefined>;
+  /** `withGrant` for many pairs in ONE query; answers in the order asked. */
+  withGrants(pairs: readonly { agentId: string; grantId: string }[]): Promise<(AgentWithGrant | undefined)[]>;
+}
+
+export type AgentWithGrant = { agent: AgentStanding; grant: GrantStanding | undefined };
+
+/** What cloud verify needs to know about a pass's agent (no key: the pass is already verified). */
+export type AgentStanding = Pick<AgentRecord, 'id' | 'name' | 'status' | 'flag'>;
+
+/** What cloud verify needs to know about a pass's grant. */
+export type GrantStanding = Pick<GrantRecord, 'id' | 'agentId' | 'site' | 'status'>;

@@ -1,0 +1,17 @@
+/** Fixed-window rate counters and named sequences. Times are epoch ms. */
+
+export interface RateCountersRepo {
+  /** Atomically adds one to the counter of `key` in the fixed window holding `now`; returns the new count. */
+  hit(key: string, windowMs: number, now: number): Promise<{ count: number; resetAt: number }>;
+  /** Atomically takes back one `hit` made at `at` (same window), never below zero: an attempt that turned out not to count. */
+  release(key: string, windowMs: number, at: number): Promise<void>;
+  /** Forgets every window of `key`. */
+  clear(key: string): Promise<void>;
+  purgeExpired(now: number): Promise<number>;
+}
+
+export interface CountersRepo {
+  /** Atomically increments and returns the new value (starts at 1). */
+  next(name: string): Promise<number>;
+  current(name: string): Promise<number>;
+}

@@ -1,0 +1,65 @@
+/** Grants: an owner's approval of one agent at one site. Times are epoch ms. */
+
+export type GrantStatus = 'active' | 'revoked' | 'superseded';
+
+export interface GrantRecord {
+  id: string;
+  userId: string;
+  agentId: string;
+  site: string;
+  scopes: string[];
+  userInfo: string[];
+  status: GrantStatus;
+  createdAt: number;
+  expiresAt: number | null;
+  usesLeft: number | null;
+  /** SHA-256 of the one current refresh token. */
+  refreshHash: string | null;
+  passesIssued: number;
+  revokedAt: number | null;
+  revSeq: number | null;
+  /** When a newer approval superseded it; null while it is active or revoked. */
+  supersededAt: number | null;
+}
+
+/** A revoked grant as the revocation list reads it (GrantsRepo.listRevoked). */
+export type RevokedGrantRow = Pick<GrantRecord, 'id' | 'agentId' | 'site' | 'revSeq'> & { revokedAt: number };
+
+/** One page of GrantsRepo.listRevoked: at most `limit` rows after the key `after` (revokedAt, id). */
+export interface RevokedGrantPage {
+  after?: { revokedAt: number; id: string };
+  limit: number;
+}
+
+export interface GrantsRepo {
+  create(grant: GrantRecord): Promise<void>;
+  byId(id: string): Promise<GrantRecord | undefined>;
+  /** The newest active grant of an agent at a site (it may have expired or run out of uses). */
+  activeFor(agentId: string, site: string): Promise<GrantRecord | undefined>;
+  listActiveForUser(userId: string): Promise<GrantRecord[]>;
+  listForAgent(agentId: string): Promise<GrantRecord[]>;
+  /** Active -> revoked at `revSeq`; false when it was not active. */
+  revoke(id: string, now: number, revSeq: number): Promise<boolean>;
+  revokeAllForAgent(agentId: string, now: number, revSeq: number): Promise<number>;
+  /** Active or revoked grants of an agent at a site -> superseded at `now` (a fresh approval replaces them). */
+  supersede(agentId: string, site: string, now: number): Promise<number>;
+  /**
+   * Issues one pass in one atomic statement: the grant must be active, unexpired at `now`, with uses
+   * left (one is used), and, when `expectedRefreshHash` is given, hold exactly that refresh token.
+   * The refresh token is replaced by `newRefreshHash`. Of concurrent callers presenting the same
+   * refresh token exactly one succeeds. Returns the updated grant, or undefined.
+   */
+  issuePass(id: string, args: { now: number; newRefreshHash: string; expectedRefreshHash?: string }): Promise<GrantRecord | undefined>;
+  /**
+   * Replaces the grant's user-info fields, only if they are still `expected` (compare-and-set, so
+   * two narrowings at once cannot bring back a field the other removed). Returns false otherwise.
+   */
+  setUserInfo(id: string, userInfo: string[], expected: string[]): Promise<boolean>;
+  /**
+   * The grant part of the revocation list at `now` (decisions §25): grants revoked less than
+   * LISTED_FOR_MS (600 s + 120 s, domain/revocation/revocation-window.ts) before `now`, also those
+   * superseded since, ordered by (revokedAt, id). With `page`, at most `page.limit` of them, after
+   * the key `page.after` (keyset paging: a long list is read in steps).
+   */
+  listRevoked(now: number, page?: RevokedGrantPage): Promise<RevokedGrantRow[]>;
+}

@@ -1,0 +1,50 @@
+import type { OidcRequestContext } from './oidc.ts';
+
+/** Access and step-up requests (the `txn_id` of the interface). Times are epoch ms. */
+
+export type RequestKind = 'initial' | 'stepup';
+
+export type RequestStatus = 'pending' | 'approved' | 'denied' | 'expired' | 'consumed';
+
+/** An access request (`initial`) or a step-up request (`stepup`): the `txn_id` of the interface. */
+export interface AuthzRequestRecord {
+  id: string;
+  kind: RequestKind;
+  agentId: string;
+  userId: string;
+  site: string;
+  scopes: string[];
+  userInfo: string[];
+  action: string | null;
+  status: RequestStatus;
+  createdAt: number;
+  expiresAt: number;
+  decidedAt: number | null;
+  grantId: string | null;
+  /** Set when the OIDC provider filed the request for a sign-in: what the owner's card shows. */
+  oidc: OidcRequestContext | null;
+}
+
+export interface AuthzRequestsRepo {
+  /** Inserts; returns false when an access request for that agent and site is already pending. */
+  create(request: AuthzRequestRecord): Promise<boolean>;
+  byId(id: string): Promise<AuthzRequestRecord | undefined>;
+  /** Marks pending requests past their expiry as `expired` (all, or those of one agent and site); answers those it marked. */
+  expireStale(now: number, scope?: { agentId: string; site: string }): Promise<AuthzRequestRecord[]>;
+  /** Open (pending, unexpired) requests for the owner's agents, newest first; at most `limit` when given. */
+  listPendingForUser(userId: string, now: number, limit?: number): Promise<AuthzRequestRecord[]>;
+  /**
+   * Compare-and-set of the status: moves the request to `to` only if its status is one of `from`
+   * (and, when `from` includes `pending`, only if it has not expired). Of concurrent callers exactly
+   * one gets the updated record; the others get undefined.
+   */
+  transition(id: string, from: RequestStatus[], to: RequestStatus, now: number, patch?: { grantId?: string }): Promise<AuthzRequestRecord | undefined>;
+  /** Ends every pending request of an agent (it was removed or revoked); returns how many. */
+  cancelPendingForAgent(agentId: string, now: number): Promise<number>;
+  /**
+   * Deletes requests that are no longer pending (answered, expired, consumed) and expired before
+   * `before`; a pending row is never deleted, even past its expiry (it is first marked expired, with
+   * its activity record). Answers how many went.
+   */
+  purgeEnded(before: number): Promise<number>;
+}
