@@ -10,7 +10,7 @@ const PAGES = [
   { path: '/for-shops', title: 'for sites', markers: ['POST /api/v1/verify', 'insufficient_scope', 'stepup_required', 'Cheap checks come first', 'Cloud mode', 'Local mode', 'X-Service-Stepup'], links: [] },
   { path: '/docs', title: 'Documentation', markers: ['For agent developers', 'For sites', 'Reference', 'Operations', '/openapi.json'], links: ['/llms.txt'] },
   { path: '/docs/agents', title: 'agent developers', markers: ['POST /api/v1/authz-requests', 'POST /api/v1/token', 'POST /api/v1/stepup', 'X-Agent-JWT', 'DPoP', 'Numbers to know'], links: ['/docs/agents/quickstart'] },
-  { path: '/legal/privacy', title: 'Privacy', markers: ['argon2id', 'IP address', 'passkey', 'activity trail', 'Data export and account deletion from the app are planned', BASE_URL], links: ['/app'] },
+  { path: '/legal/privacy', title: 'Privacy', markers: ['argon2id', 'IP address', 'passkey', 'activity trail', 'Download my data', 'Delete account', BASE_URL], links: ['/app'] },
   { path: '/legal/terms', title: 'Terms', markers: ['step-up', 'revoke', 'without warranty', BASE_URL], links: ['/legal/privacy'] },
 ] as const;
 
@@ -41,6 +41,8 @@ describe('public pages', () => {
       for (const link of [...page.links, '/legal/privacy', '/legal/terms', '/docs']) assert.ok(links.includes(link), `${page.path} lacks a link to ${link}`);
       assert.deepEqual(inlineCode(res.body), []);
       assert.doesNotMatch(text, /lorem ipsum|TODO|placeholder/i);
+      // The legal pages describe what the software does today, never a promise of what it will do.
+      if (page.path.startsWith('/legal/')) assert.doesNotMatch(text, /\bplanned\b|not (built|verified) yet/i);
     });
   }
 

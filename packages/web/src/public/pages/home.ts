@@ -90,18 +90,20 @@ export function homePage(ctx: SiteContext): string {
           <li>Agent reputation from site reports, agent status, notes to the owner, the activity trail</li>
           <li>Requests pushed to the owner's phone and browsers (web push; Android through FCM), a notification inbox, quiet hours</li>
           ${sdks ? html`<li>SDKs for agents and for sites</li>` : ''}
+          <li>Sign-in for sites with OpenID Connect (and CIBA), with back-channel logout</li>
+          <li>Account recovery with a verified phone and recovery codes; password reset by a mailed link</li>
+          <li>Sign-in and approval with a linked identity provider (Google, Microsoft or any OpenID Connect issuer)</li>
+          <li>Data export and account deletion from the app</li>
           <li>SQLite for one machine, PostgreSQL for many nodes</li>
         </ul>
       </div>
       <div>
         <h3>Planned</h3>
         <ul>
-          <li>SMS codes and account recovery</li>
-          <li>Sign-in with an identity provider</li>
           <li>Operator accounts that run agents for many people</li>
-          <li>OIDC-style sign-in endpoints for sites</li>
           <li>Pre-approved plans for scheduled tasks, and take-overs of sites without Mandate</li>
-          <li>Data export and account deletion from the app</li>
+          <li>Web Bot Auth keys, site tools and a WordPress plugin</li>
+          <li>MCP for agents and for MCP servers</li>
         </ul>
       </div>
     </div>
