@@ -1,10 +1,13 @@
-import { KeyObject } from 'node:crypto';
+import { type KeyObject, createPublicKey } from 'node:crypto';
 import { importJWK } from 'jose';
 import type { CryptoKey } from 'jose';
 import type { EcP256PublicJwk } from './jwk.ts';
 import { jwkThumbprint, parsePublicP256Jwk } from './jwk.ts';
 
-/** `key` for jose, `keyObject` (the same key) for the DPoP signature check (es256.ts). */
+/**
+ * `key` for jose, `keyObject` (the same key) for the DPoP signature check (es256.ts). The KeyObject is
+ * made from the JWK, not from `key`: KeyObject.from of a non-extractable CryptoKey is deprecated (DEP0204).
+ */
 export type ProofKey = { jwk: EcP256PublicJwk; key: CryptoKey; keyObject: KeyObject; jkt: string };
 
 /** Agents are few and send many proofs with the same key; remembering the last keys is enough. */
@@ -28,7 +31,7 @@ export async function proofKey(headerJwk: unknown): Promise<ProofKey> {
   }
   const key = await importJWK(jwk, 'ES256');
   if (key instanceof Uint8Array) throw new TypeError('an EC key imports as a CryptoKey');
-  const entry: ProofKey = { jwk, key, keyObject: KeyObject.from(key), jkt: await jwkThumbprint(jwk) };
+  const entry: ProofKey = { jwk, key, keyObject: createPublicKey({ key: jwk, format: 'jwk' }), jkt: await jwkThumbprint(jwk) };
   cache.set(id, entry);
   if (cache.size > MAX_ENTRIES) cache.delete(cache.keys().next().value as string);
   return entry;

@@ -1,4 +1,4 @@
-import { KeyObject, createSign } from 'node:crypto';
+import { type KeyObject, createSign } from 'node:crypto';
 
 /** Bytes hashed per step: a few ms of SHA-256, then the event loop may run other work. */
 const HASH_STEP_BYTES = 1 << 20;
@@ -11,7 +11,7 @@ const HASH_STEP_BYTES = 1 << 20;
  * never copied into one buffer; only the final signature over the digest is computed in one go
  * (well under a ms). The JWS comes back in pieces too, to be sent as they are.
  */
-export async function signEncodedPayload(privateKey: CryptoKey, header: { kid: string; typ: string }, encodedPayload: readonly Uint8Array[]): Promise<Buffer[]> {
+export async function signEncodedPayload(privateKey: KeyObject, header: { kid: string; typ: string }, encodedPayload: readonly Uint8Array[]): Promise<Buffer[]> {
   const head = Buffer.from(`${Buffer.from(JSON.stringify({ alg: 'ES256', kid: header.kid, typ: header.typ })).toString('base64url')}.`, 'ascii');
   const signer = createSign('sha256').update(head);
   let sinceBreath = 0;
@@ -24,6 +24,6 @@ export async function signEncodedPayload(privateKey: CryptoKey, header: { kid: s
     }
   }
   // IEEE P1363 (r || s) is the JWS form of an ES256 signature.
-  const signature = signer.sign({ key: KeyObject.from(privateKey), dsaEncoding: 'ieee-p1363' });
+  const signature = signer.sign({ key: privateKey, dsaEncoding: 'ieee-p1363' });
   return [head, ...encodedPayload.map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength)), Buffer.from(`.${signature.toString('base64url')}`, 'ascii')];
 }

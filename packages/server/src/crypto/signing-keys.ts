@@ -11,7 +11,6 @@ interface LoadedKey {
   kid: string;
   publicJwk: JWK;
   record: SigningKeyRecord;
-  privateKey?: CryptoKey;
   /** The same private key for node:crypto's one-shot sign (es256-jwt.ts), which tokens are signed with. */
   signingKey?: KeyObject;
   publicKey?: CryptoKey;
@@ -115,8 +114,8 @@ export class SigningKeys {
    */
   async signEncoded(typ: string, encodedPayload: readonly Uint8Array[]): Promise<Buffer[]> {
     const key = await this.current();
-    key.privateKey ??= (await importJWK(this.privateJwk(key.record), 'ES256')) as CryptoKey;
-    return signEncodedPayload(key.privateKey, { kid: key.kid, typ }, encodedPayload);
+    key.signingKey ??= createPrivateKey({ key: this.privateJwk(key.record) as JsonWebKey, format: 'jwk' });
+    return signEncodedPayload(key.signingKey, { kid: key.kid, typ }, encodedPayload);
   }
 
   /** The published key set: current keys and retired ones still inside their grace window. */
@@ -176,7 +175,7 @@ export class SigningKeys {
     const old = new Map(this.keys.map((k) => [k.kid, k]));
     this.keys = records.map((record) => {
       const prev = old.get(record.kid);
-      return { kid: record.kid, publicJwk: record.publicJwk as JWK, record, privateKey: prev?.privateKey, signingKey: prev?.signingKey, publicKey: prev?.publicKey };
+      return { kid: record.kid, publicJwk: record.publicJwk as JWK, record, signingKey: prev?.signingKey, publicKey: prev?.publicKey };
     });
     this.loadedAt = this.clock.now();
   }
