@@ -182,6 +182,11 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const token = await t.app.inject({ method: 'POST', url: '/api/v1/token', payload: { agent_id: agent.id, site: 'shop.example', agent_jwt: await agent.jwt() } });
       assert.ok(token.statusCode >= 400 && token.statusCode < 500, `token endpoint: ${token.statusCode}`);
       await assert.rejects(oidc.refreshTokenGrant(config, tokens.refresh_token ?? ''));
+      const again = oidc.buildAuthorizationUrl(config, { redirect_uri: redirectUri, scope: 'openid profile', code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()), code_challenge_method: 'S256' });
+      const againHeader = await createAgentJwt(agent.privateKey, agent.id, { iat: seconds(t.clock.now()), lifetimeSec: 60, jti: randomBytes(12).toString('base64url'), htu: again.href });
+      const refusedSignIn = await fetch(again, { redirect: 'manual', headers: { 'x-service-agent': againHeader } });
+      const where = new URL(refusedSignIn.headers.get('location') ?? 'http://none.invalid/');
+      assert.equal(where.searchParams.get('code'), null, `OIDC signs the removed agent in no more: ${refusedSignIn.status} ${where.href}`);
       assert.equal((await store.oidcSignIns.listLiveForUser(owner.user.id, t.clock.now())).length, 0);
 
       // Grants and requests.
