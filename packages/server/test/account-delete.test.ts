@@ -67,7 +67,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const pass = (await getPass(t, agent, 'shop.example')).access_token;
       expectStatus(await postAccessRequest(t, idle, { site: 'books.example' }), 200);
       const { store } = t.services;
-      await store.pushDevices.upsert({ id: newId('dv'), userId: owner.user.id, kind: 'fcm', address: `fcm-${randomBytes(8).toString('hex')}`, p256dh: null, auth: null, name: 'Phone', createdAt: t.clock.now(), lastUsedAt: null });
+      await store.pushDevices.upsert({ id: newId('dev'), userId: owner.user.id, kind: 'fcm', address: `fcm-${randomBytes(8).toString('hex')}`, p256dh: null, auth: null, name: 'Phone', createdAt: t.clock.now(), lastUsedAt: null });
       await store.notifySettings.put({ userId: owner.user.id, approvals: true, notes: false, sessionNotices: true, quietHours: null, updatedAt: t.clock.now() });
       await t.services.notifier.security(owner.user.id, 'Hello', 'a notice with free text');
       expectStatus(await t.app.inject({ method: 'POST', url: '/api/email/send', headers: owner.auth, payload: {} }), 200);
