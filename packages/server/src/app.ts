@@ -38,7 +38,9 @@ import { OidcClients } from './domain/oidc/clients.ts';
 import { Pairing } from './domain/agents/pairing.ts';
 import { OidcProvider } from './domain/oidc/provider.ts';
 import { loadOidcSecret } from './crypto/oidc-secret.ts';
-import { endOidcStanding } from './domain/oidc/sign-in-end.ts';
+import { endOidcStanding, endSignIn } from './domain/oidc/sign-in-end.ts';
+import { AccountDeletion } from './domain/privacy/account-deletion.ts';
+import { standardErasureSteps } from './domain/privacy/erasure-steps.ts';
 import { guardedFetch } from './outbound/guarded-fetch.ts';
 import { pushHostPolicy } from './outbound/push-hosts.ts';
 import { OutboxMailer } from './domain/mail/mailer.ts';
@@ -141,7 +143,14 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   grants.onRevoked(async (repos, grant, now) => void (await endOidcStanding(repos, oidcSecret, { agentId: grant.agentId, site: grant.site }, now)));
   agents.onStopped(async (repos, agent) => void (await endOidcStanding(repos, oidcSecret, { agentId: agent.id }, clock.now())));
   const pairing = new Pairing(store.challenges, clock, limiter, agents);
-  const services: Services = { sdkTarballs: new SdkTarballs(), metrics, emailVerification, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
+  // Account deletion (decisions §16): one erasure step per concept, all in one transaction; the
+  // back-channel logouts its agent and sign-in steps queue go out once it commits.
+  const accountDeletion = new AccountDeletion({
+    store, clock, accounts,
+    steps: standardErasureSteps({ agents, endSignIn: (repos, sid, now) => endSignIn(repos, oidcSecret, sid, now) }),
+    afterCommit: () => outbox.wake(),
+  });
+  const services: Services = { accountDeletion, sdkTarballs: new SdkTarballs(), metrics, emailVerification, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
 
   const app = Fastify({
     logger: opts.logger ?? {

@@ -31,9 +31,12 @@ import type { AddressTakeover } from './domain/accounts/address-takeover.ts';
 import type { FirstPasskeyNotice } from './domain/passkeys/first-passkey.ts';
 import type { Metrics } from './metrics/metrics.ts';
 import type { SdkTarballs } from './downloads/sdk-tarballs.ts';
+import type { AccountDeletion } from './domain/privacy/account-deletion.ts';
 
 /** Everything the routes may call, built once in app.ts. */
 export interface Services {
+  /** POST /api/account/delete: its erasure steps, one per concept (domain/privacy); `addStep` is the seam for new ones. */
+  accountDeletion: AccountDeletion;
   /** The agent and site SDK tarballs the build made, served at /download/agent and /download/site. */
   sdkTarballs: SdkTarballs;
   /** Prometheus metrics, counted by the routes (metrics/metrics.ts). */

@@ -43,6 +43,11 @@ describe('logs', () => {
       assert.equal(verified.json().valid, true);
       await app.inject({ url: `/api/v1/agent-status?agent_id=${agentId}`, headers: { 'x-agent-jwt': agentJwt } });
       await app.inject({ method: 'POST', url: '/api/logout', headers: auth });
+      // Account deletion takes the password too: neither a wrong one nor the right one is logged.
+      const other = { authorization: `Bearer ${(relogin.json() as { session_token: string }).session_token}` };
+      assert.equal((await app.inject({ method: 'POST', url: '/api/account/delete', headers: other, payload: { confirm: 'log@example.com', password: 'wrong-delete-pw-4242' } })).statusCode, 403);
+      secrets.push('wrong-delete-pw-4242');
+      assert.equal((await app.inject({ method: 'POST', url: '/api/account/delete', headers: other, payload: { confirm: 'log@example.com', password } })).statusCode, 200);
     } finally {
       await app.close();
       await store.close();

@@ -35,6 +35,12 @@ export interface CurrentSession {
 
 export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
 
+/**
+ * Whether the account has a password. Every sign-up sets one today; an account made without one (a
+ * linked identity provider) or erased (account deletion) has an empty hash, which no password matches.
+ */
+export const hasPassword = (user: Pick<UserRecord, 'passwordHash'>): boolean => user.passwordHash !== '';
+
 /** A new account's record: unverified address, no phone. */
 export function newUserRecord(o: { email: string; passwordHash: string; displayName: string; createdAt: number }): UserRecord {
   return { id: newId('u'), ...o, phone: null, phoneVerified: false, emailVerified: false };
@@ -85,6 +91,18 @@ export class Accounts {
     if (!(await verifyPassword(user?.passwordHash, input.password)) || !user) throw unauthorized(INVALID_LOGIN);
     await attempt.succeeded();
     return this.startSession(user, 'password');
+  }
+
+  /**
+   * The signed-in owner's password, checked as sign-in checks it and counted by the same throttle
+   * (per account, address and both): a stolen session guesses no faster here than at sign-in, and
+   * strangers still cannot lock the owner out. Throws 429 when throttled; false for a wrong password.
+   */
+  async confirmPassword(user: UserRecord, password: string, clientAddress: string): Promise<boolean> {
+    const attempt = await this.loginThrottle.admit(user.email, clientAddress);
+    if (!hasPassword(user) || !(await verifyPassword(user.passwordHash, password))) return false;
+    await attempt.succeeded();
+    return true;
   }
 
   /** A new random session id at every sign-in (no fixation), remembering how the owner signed in. */

@@ -103,14 +103,28 @@ export class Agents {
   /** Removal: the agent is tombstoned, the revocation sequence advances, hooks end what it held. */
   async remove(userId: string, agentId: string, ip: string | null = null): Promise<void> {
     await this.owned(userId, agentId);
-    await this.store.transaction(async (repos) => {
-      const revSeq = await new RevocationSequence(repos.counters).advance();
-      const removedAt = this.clock.now();
-      await repos.agents.update(agentId, { status: 'removed', removedAt, flagRevSeq: revSeq });
-      const agent = await repos.agents.byId(agentId);
-      if (agent) for (const hook of this.stoppedHooks) await hook(repos, agent, revSeq);
-    });
+    await this.store.transaction((repos) => this.tombstone(repos, agentId));
     await this.activity.record({ userId, action: 'agent.removed', agentId, ip });
+  }
+
+  /**
+   * Account deletion (domain/privacy): every agent of the owner not yet removed is removed as by
+   * `remove`, in the caller's transaction (`repos`): tombstoned at a new `rev_seq`, and the stopped
+   * hooks end its requests, grants and OIDC sign-ins. Answers the ids removed.
+   */
+  async removeAllWithin(repos: Repos, userId: string): Promise<string[]> {
+    const live = await repos.agents.listForUser(userId);
+    for (const agent of live) await this.tombstone(repos, agent.id);
+    return live.map((a) => a.id);
+  }
+
+  /** The agent is tombstoned, the revocation sequence advances, hooks end what it held. */
+  private async tombstone(repos: Repos, agentId: string): Promise<void> {
+    const revSeq = await new RevocationSequence(repos.counters).advance();
+    const removedAt = this.clock.now();
+    await repos.agents.update(agentId, { status: 'removed', removedAt, flagRevSeq: revSeq });
+    const agent = await repos.agents.byId(agentId);
+    if (agent) for (const hook of this.stoppedHooks) await hook(repos, agent, revSeq);
   }
 
   /**

@@ -34,6 +34,12 @@ export interface UsersRepo {
    * holds the address or its holder verified it. One conditional UPDATE: of racing callers one wins.
    */
   releaseUnverified(email: string, placeholder: string): Promise<string | undefined>;
+  /**
+   * Account deletion: the profile is blanked in place (the row stays, so ids in anonymised records
+   * point nowhere personal): email becomes `placeholder` (unverified), display name empty, password
+   * hash empty (no password matches it), phone gone. False when no such account.
+   */
+  erase(id: string, placeholder: string): Promise<boolean>;
 }
 
 export type SessionMethod = 'password' | 'passkey';

@@ -30,4 +30,9 @@ export interface ActivityRepo {
   add(record: Omit<ActivityRecord, 'seq'>): Promise<number>;
   /** Newest first. */
   list(userId: string, query: ActivityQuery): Promise<ActivityRecord[]>;
+  /**
+   * Account deletion: every record of the owner keeps `seq`, `action`, `createdAt`, agent and site
+   * ids, and loses its IP address and free-text detail (`ip` null, `detail` {}). Answers how many.
+   */
+  anonymiseForUser(userId: string): Promise<number>;
 }

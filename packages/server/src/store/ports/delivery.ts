@@ -40,6 +40,8 @@ export interface PushDevicesRepo {
   deleteWebPush(userId: string, endpoint: string | null): Promise<PushDeviceRecord[]>;
   /** Removes a device whatever its owner (its push service said it is gone). */
   deleteById(id: string): Promise<boolean>;
+  /** Removes every device of `userId`, whatever its kind (account deletion); answers how many. */
+  deleteForUser(userId: string): Promise<number>;
   /** A push was accepted: `lastUsedAt`, and the device is no longer failing or damped. */
   touch(id: string, at: number): Promise<void>;
   /**
@@ -77,6 +79,8 @@ export interface NotificationsRepo {
   /** Marks the owner's unread notifications read; answers how many changed. */
   markRead(userId: string, marks: NotificationMarks, at: number): Promise<number>;
   purgeOlderThan(before: number): Promise<number>;
+  /** Deletes every notification of `userId`, read or not (account deletion); answers how many. */
+  deleteForUser(userId: string): Promise<number>;
 }
 
 export interface QuietHours {
@@ -99,6 +103,8 @@ export interface NotifySettingsRecord {
 export interface NotifySettingsRepo {
   get(userId: string): Promise<NotifySettingsRecord | undefined>;
   put(settings: NotifySettingsRecord): Promise<void>;
+  /** Forgets the owner's settings (account deletion). */
+  deleteForUser(userId: string): Promise<void>;
 }
 
 export interface OutboxMessage {
@@ -174,6 +180,12 @@ export interface OutboxRepo {
   purgeEnded(before: number): Promise<number>;
   /** Messages neither sent nor failed (due, claimed, or waiting for a retry): the metrics' backlog. */
   countPending(): Promise<number>;
+  /**
+   * Account deletion: deletes the owner's messages not yet sent (due, claimed or waiting for a
+   * retry; a claimed one's `finish` then answers false), except those on `keepChannels` (the
+   * back-channel logouts the deletion itself queued). Answers how many.
+   */
+  deletePendingForUser(userId: string, keepChannels: readonly string[]): Promise<number>;
 }
 
 export interface ServiceSecretRecord {

@@ -37,4 +37,6 @@ export interface EmailTokensRepo {
   revokeForUser(userId: string, purpose: EmailTokenPurpose, now: number): Promise<number>;
   /** Deletes links that expired before `before` (used or not). */
   purgeExpired(before: number): Promise<number>;
+  /** Deletes every link of the account, used or not (account deletion); answers how many. */
+  deleteForUser(userId: string): Promise<number>;
 }

@@ -25,6 +25,8 @@ export interface PasskeysRepo {
   delete(userId: string, id: string): Promise<boolean>;
   /** Removes every passkey of `userId` created at or after `since`; answers the ids removed. */
   deleteCreatedSince(userId: string, since: number): Promise<string[]>;
+  /** Removes every passkey of `userId` (account deletion); answers how many. */
+  deleteForUser(userId: string): Promise<number>;
 }
 
 export type ChallengePurpose = 'register' | 'login' | 'txn' | 'pairing';

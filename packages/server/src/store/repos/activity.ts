@@ -1,7 +1,7 @@
 import { sql, type Selectable } from 'kysely';
 import type { ActivityQuery, ActivityRepo, Dialect } from '../ports/index.ts';
 import type { ActivityTable } from '../schema.ts';
-import type { Db } from './db.ts';
+import { type Db, affected } from './db.ts';
 import { nextValue } from './counters.ts';
 import { activityRead } from './activity-filter-index.ts';
 
@@ -64,6 +64,11 @@ export function activityRepo(db: Db, dialect: Dialect): ActivityRepo {
         ip: r.ip,
         createdAt: Number(r.created_at),
       }));
+    },
+    async anonymiseForUser(userId) {
+      // One UPDATE through the owner's index: owner_seq, action, times and agent/site ids stay, so
+      // the bare sequence of events survives; who did it from where, and what they wrote, do not.
+      return affected(await db.updateTable('activity').set({ ip: null, detail: '{}' }).where('user_id', '=', userId).executeTakeFirst());
     },
   };
 }

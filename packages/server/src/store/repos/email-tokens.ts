@@ -58,5 +58,8 @@ export function emailTokensRepo(db: Db): EmailTokensRepo {
     async purgeExpired(before) {
       return affected(await db.deleteFrom('email_tokens').where('expires_at', '<', before).executeTakeFirst());
     },
+    async deleteForUser(userId) {
+      return affected(await db.deleteFrom('email_tokens').where('user_id', '=', userId).executeTakeFirst());
+    },
   };
 }

@@ -59,5 +59,8 @@ export function notificationsRepo(db: Db, purgeChunk?: number): NotificationsRep
           : db.deleteFrom('notifications').where('seq', 'in', db.selectFrom('notifications').select('seq').where('created_at', '<', before).limit(limit));
         return affected(await q.executeTakeFirst());
       }),
+    async deleteForUser(userId) {
+      return affected(await db.deleteFrom('notifications').where('user_id', '=', userId).executeTakeFirst());
+    },
   };
 }

@@ -23,5 +23,8 @@ export function notifySettingsRepo(db: Db): NotifySettingsRepo {
       const { user_id: _key, ...update } = row;
       await db.insertInto('notify_settings').values(row).onConflict((oc) => oc.column('user_id').doUpdateSet(update)).execute();
     },
+    async deleteForUser(userId) {
+      await db.deleteFrom('notify_settings').where('user_id', '=', userId).execute();
+    },
   };
 }

@@ -211,5 +211,10 @@ export function outboxRepo(db: Db, dialect: Dialect): OutboxRepo {
       }
       return total;
     },
+    async deletePendingForUser(userId, keepChannels) {
+      let q = db.deleteFrom('outbox').where('user_id', '=', userId).where('sent_at', 'is', null).where('failed_at', 'is', null);
+      if (keepChannels.length > 0) q = q.where('channel', 'not in', [...keepChannels]);
+      return affected(await q.executeTakeFirst());
+    },
   };
 }

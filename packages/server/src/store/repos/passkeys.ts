@@ -61,5 +61,8 @@ export function passkeysRepo(db: Db): PasskeysRepo {
       const rows = await db.deleteFrom('passkeys').where('user_id', '=', userId).where('created_at', '>=', since).returning('id').execute();
       return rows.map((r) => r.id).sort();
     },
+    async deleteForUser(userId) {
+      return affected(await db.deleteFrom('passkeys').where('user_id', '=', userId).executeTakeFirst());
+    },
   };
 }

@@ -54,6 +54,9 @@ export function pushDevicesRepo(db: Db): PushDevicesRepo {
     async deleteById(id) {
       return affected(await db.deleteFrom('push_devices').where('id', '=', id).executeTakeFirst()) === 1;
     },
+    async deleteForUser(userId) {
+      return affected(await db.deleteFrom('push_devices').where('user_id', '=', userId).executeTakeFirst());
+    },
     async touch(id, at) {
       await db.updateTable('push_devices').set({ last_used_at: at, failures: 0, damped_until: null }).where('id', '=', id).execute();
     },

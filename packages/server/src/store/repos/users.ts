@@ -86,5 +86,13 @@ export function usersRepo(db: Db): UsersRepo {
       const r = await db.updateTable('users').set({ email: placeholder, email_verified_at: null }).where('email', '=', email).where('email_verified_at', 'is', null).returning('id').executeTakeFirst();
       return r?.id;
     },
+    async erase(id, placeholder) {
+      const r = await db
+        .updateTable('users')
+        .set({ email: placeholder, email_verified_at: null, display_name: '', password_hash: '', phone: null, phone_verified: fromBool(false) })
+        .where('id', '=', id)
+        .executeTakeFirst();
+      return affected(r) === 1;
+    },
   };
 }

@@ -18,6 +18,7 @@ import { resetAgentForm, setAgentFormEmail, setUpAgentForm } from './views/agent
 import { loadAgents, onAgentsLoaded, resetAgents } from './views/agents.ts';
 import { showUnread } from './views/bell.ts';
 import { resetEmailAccount, setUpEmailAccount } from './views/email-account.ts';
+import { resetAccountDelete, setUpAccountDelete } from './views/account-delete.ts';
 import { resetEmailBanner, setUpEmailBanner } from './views/email-banner.ts';
 import { resetEmailState, setEmailState } from './views/email-state.ts';
 import { loadDevices } from './views/devices.ts';
@@ -112,6 +113,7 @@ function signedOut(reason?: string): void {
   resetEmailState();
   resetEmailBanner();
   resetEmailAccount();
+  resetAccountDelete();
   resetInbox();
   resetSites();
   lastUnread = undefined;
@@ -214,6 +216,7 @@ setUpActivity();
 setUpAccount(signOut);
 setUpEmailBanner();
 setUpEmailAccount();
+setUpAccountDelete();
 setUpInbox();
 setUpSites();
 startRouter();

@@ -1,0 +1,62 @@
+/**
+ * The erasure steps of the concepts the service has today, in the order they run (decisions §16,
+ * interface.md "account" row). Agents go first: removing them runs the agent-stopped hooks (requests
+ * cancelled, grants revoked, OIDC sign-ins ended with back-channel logouts) at new `rev_seq`s; the
+ * steps after them sweep up anything those hooks did not reach, then delete what the owner holds.
+ * `profile` is last: it replaces the email, which earlier steps may still look things up by.
+ */
+import { randomToken, sha256Hex } from '../../crypto/random.ts';
+import type { Agents } from '../agents/agents.ts';
+import { BACKCHANNEL_CHANNEL } from '../oidc/logout.ts';
+import { RevocationSequence } from '../revocation/rev-seq.ts';
+import type { Repos } from '../../store/ports/index.ts';
+import { type ErasureStep, erasureStep } from './erasure.ts';
+
+/** Where an erased account's email goes: `.invalid` never resolves (RFC 2606); the random part is never told. */
+export const ERASED_DOMAIN = 'invalid';
+export const erasedEmail = (): string => `deleted-${sha256Hex(randomToken()).slice(0, 32)}@${ERASED_DOMAIN}`;
+
+/** The step that must stay last (AccountDeletion.addStep inserts before it). */
+export const PROFILE_STEP = 'profile';
+
+export interface StandardStepDeps {
+  agents: Pick<Agents, 'removeAllWithin'>;
+  /** Ends one OIDC sign-in and queues its back-channel logout in `repos` (oidc/sign-in-end.ts endSignIn). */
+  endSignIn: (repos: Repos, sid: string, now: number) => Promise<boolean>;
+}
+
+export function standardErasureSteps(deps: StandardStepDeps): ErasureStep[] {
+  return [
+    // Tombstoned, so cloud verify, the revocation list, the token endpoint and OIDC refuse them at once.
+    erasureStep('agents', (c) => deps.agents.removeAllWithin(c.repos, c.user.id)),
+    // An agent removed earlier left no live grant; anything still live is revoked at one new rev_seq.
+    erasureStep('grants', async ({ repos, user, now }) => {
+      const live = await repos.grants.listActiveForUser(user.id);
+      if (live.length === 0) return;
+      const revSeq = await new RevocationSequence(repos.counters).advance();
+      for (const g of live) await repos.grants.revoke(g.id, now, revSeq);
+    }),
+    erasureStep('requests', async ({ repos, user, now }) => {
+      const open = await repos.authzRequests.listPendingForUser(user.id, now);
+      for (const agentId of new Set(open.map((r) => r.agentId))) await repos.authzRequests.cancelPendingForAgent(agentId, now);
+    }),
+    erasureStep('oidc-sign-ins', async ({ repos, user, now }) => {
+      for (const s of await repos.oidcSignIns.listLiveForUser(user.id, now)) await deps.endSignIn(repos, s.sid, now);
+    }),
+    erasureStep('sessions', (c) => c.repos.sessions.deleteForUser(c.user.id)),
+    erasureStep('passkeys', (c) => c.repos.passkeys.deleteForUser(c.user.id)),
+    erasureStep('devices', (c) => c.repos.pushDevices.deleteForUser(c.user.id)),
+    erasureStep('email-links', (c) => c.repos.emailTokens.deleteForUser(c.user.id)),
+    erasureStep('notify-settings', (c) => c.repos.notifySettings.deleteForUser(c.user.id)),
+    erasureStep('notifications', (c) => c.repos.notifications.deleteForUser(c.user.id)),
+    // After the agents step: the pushes its hooks queued go too; the logouts it queued stay.
+    erasureStep('outbox', (c) => c.repos.outbox.deletePendingForUser(c.user.id, [BACKCHANNEL_CHANNEL])),
+    // The bare sequence stays, closed by one record that says the account was deleted.
+    erasureStep('activity', async ({ repos, user, now }) => {
+      await repos.activity.anonymiseForUser(user.id);
+      await repos.activity.add({ userId: user.id, agentId: null, site: null, action: 'account.deleted', detail: {}, ip: null, createdAt: now });
+    }),
+    // Email (to a placeholder, so the address can sign up again), display name, password hash, phone.
+    erasureStep(PROFILE_STEP, (c) => c.repos.users.erase(c.user.id, erasedEmail())),
+  ];
+}
