@@ -60,7 +60,7 @@ describe(PAGE, () => {
     await t.services.passwordReset.settled();
     const token = await lastLinkToken(t, owner.user.id, 'password_reset', '/api/password/reset');
     const reset = parseRequest(block('request', 'reset').text);
-    const body = { ...(reset.body as Record<string, string>), token };
+    const body: Record<string, string> = { ...(reset.body as Record<string, string>), token };
     const done = await t.app.inject({ method: reset.method as 'POST', url: reset.url, headers: reset.headers, remoteAddress: remoteAddress(), payload: body });
     expectStatus(done, 200);
     assert.deepEqual(json(done), JSON.parse(block('answer', 'reset').text));
