@@ -1,5 +1,14 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { randomBytes } from 'node:crypto';
+import { buildApp } from '../src/app.ts';
+import { parseConfig } from '../src/config/config.ts';
+import { openSqliteStore } from '../src/store/sqlite/open.ts';
+import { startSmtpStandIn, type SmtpStandIn } from './helpers/stand-ins/smtp.ts';
 import { FixedClock } from '../src/clock.ts';
 import { sha256Hex } from '../src/crypto/random.ts';
 import { FORGOT_ANSWER, FORGOT_PER_ACCOUNT, FORGOT_PER_CLIENT, RESET_PATH } from '../src/domain/accounts/password-reset.ts';
@@ -12,6 +21,7 @@ import { lastLinkToken, mailsOf, verifyEmail } from './helpers/email-links.ts';
 // newest link only, racing callers), what it ends and keeps, and the bounds on asking and guessing.
 
 const HOUR = 3_600_000;
+const FROM = 'Mandate Test <mailer@mandate.test>';
 const NEW_PASSWORD = 'a brand new password';
 
 for (const backend of ['sqlite', 'postgres'] as const) {
@@ -234,3 +244,53 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     });
   });
 }
+
+describe('forgotten password over SMTP, logs at trace level', () => {
+  let smtp: SmtpStandIn;
+  before(async () => {
+    smtp = await startSmtpStandIn({ from: FROM });
+    smtp.expectBaseUrl('http://localhost:8080');
+  });
+  after(() => smtp.close());
+
+  it('the link arrives by SMTP; neither its token nor the new password ever reaches the log', async () => {
+    const lines: string[] = [];
+    const logStream = new Writable({ write(chunk, _enc, done) { lines.push(String(chunk)); done(); } });
+    const dir = mkdtempSync(join(tmpdir(), 'mandate-reset-logs-'));
+    const store = await openSqliteStore(dir);
+    const { app, services } = await buildApp({ config: parseConfig({ DATA_DIR: dir, LOG_LEVEL: 'trace', SMTP_URL: smtp.url, MAIL_FROM: FROM, BASE_URL: 'http://localhost:8080' }), store, logStream });
+    const newPassword = 'pw-new-after-reset-5f4e3d';
+    const secrets: string[] = [newPassword];
+    try {
+      const email = `reset-logs-${randomBytes(4).toString('hex')}@example.com`;
+      const auth = { authorization: `Bearer ${(await app.inject({ method: 'POST', url: '/api/users', payload: { email, password: 'pw-before-reset-1234' } })).json().session_token as string}` };
+      await app.inject({ method: 'POST', url: '/api/email/send', headers: auth, payload: {} });
+      await services.outbox.drain();
+      const verify = new URL((await smtp.mailTo(email)).links.find((l) => l.includes('/api/email/verify')) ?? 'x:').searchParams.get('token') ?? '';
+      assert.equal((await app.inject({ method: 'POST', url: '/api/email/verify', payload: { token: verify } })).statusCode, 200);
+
+      assert.equal((await app.inject({ method: 'POST', url: '/api/password/forgot', payload: { email } })).statusCode, 200);
+      await services.passwordReset.settled();
+      await services.outbox.drain();
+      const mail = await smtp.mailTo(email, { index: 1 });
+      assert.equal(mail.subject, 'Choose a new password for Mandate');
+      const token = new URL(mail.links.find((l) => l.includes(RESET_PATH)) ?? 'x:').searchParams.get('token') ?? '';
+      assert.match(token, /^[A-Za-z0-9_-]{43}$/);
+      secrets.push(token);
+      await app.inject({ url: `${RESET_PATH}?token=${token}`, headers: { accept: 'text/html' } });
+      const done = await app.inject({ method: 'POST', url: RESET_PATH, headers: { accept: 'text/html', 'content-type': 'application/x-www-form-urlencoded' }, payload: `token=${token}&new_password=${newPassword}` });
+      assert.equal(done.statusCode, 200);
+      await app.inject({ method: 'POST', url: RESET_PATH, payload: { token, new_password: newPassword } });
+      assert.equal((await app.inject({ method: 'POST', url: '/api/login', payload: { email, password: newPassword } })).statusCode, 200);
+      await services.outbox.drain();
+    } finally {
+      await app.close();
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+    assert.deepEqual(smtp.problems, []);
+    const log = lines.join('');
+    assert.match(log, /\[redacted\]/, 'the token of the page view is redacted from the request log');
+    for (const secret of secrets) assert.equal(log.includes(secret), false, `a secret reached the log: ${secret.slice(0, 8)}...`);
+  });
+});
