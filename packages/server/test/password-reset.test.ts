@@ -13,7 +13,8 @@ import { FixedClock } from '../src/clock.ts';
 import { sha256Hex } from '../src/crypto/random.ts';
 import { FORGOT_ANSWER, FORGOT_PER_ACCOUNT, FORGOT_PER_CLIENT, RESET_PATH } from '../src/domain/accounts/password-reset.ts';
 import { expectStatus, json, remoteAddress, signUp, testApp, type TestApp } from './helpers/app.ts';
-import { addPasskey, withPasskeySession } from './helpers/approvals.ts';
+import { accessRequest, addPasskey, approve, respond, withPasskeySession } from './helpers/approvals.ts';
+import { createAgent } from './helpers/agents.ts';
 import { lastLinkToken, mailsOf, verifyEmail } from './helpers/email-links.ts';
 
 // Forgotten password (issue 23, item 4), in process on both stores: the same answer whatever the
@@ -151,11 +152,19 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       expectStatus(await login(owner.email, NEW_PASSWORD), 200);
     });
 
-    it('a passkey still signs the owner in after a reset', async () => {
+    it('after a reset the passkey still signs in and approves; the new password alone cannot approve', async () => {
       const owner = await verifiedOwner();
       const authenticator = await addPasskey(t, owner);
+      const agent = await createAgent(t, owner, 'Shopper');
       expectStatus(await reset(await linkFor(owner)), 200);
       await withPasskeySession(t, { ...owner, authenticator });
+      const signedIn = await login(owner.email, NEW_PASSWORD);
+      expectStatus(signedIn, 200);
+      const withPassword = { ...owner, authenticator, auth: { authorization: `Bearer ${json<{ session_token: string }>(signedIn).session_token}` } };
+      const txnId = await accessRequest(t, agent);
+      const bare = await respond(t, withPassword, txnId, { approve: true });
+      assert.ok(bare.statusCode >= 400 && bare.statusCode < 500, `approving without a passkey: ${bare.statusCode}`);
+      expectStatus(await approve(t, withPassword, txnId), 200);
     });
 
     it('expires after 1 hour', async () => {
