@@ -95,6 +95,8 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       assert.equal(res.headers['content-disposition'], `attachment; filename="mandate-export-${day}.json"`);
       assert.match(String(res.headers['content-type']), /^application\/json/);
       assert.equal(res.headers['cache-control'], 'no-store');
+      assert.equal(res.headers['content-length'], undefined, 'streamed: no length known before the end');
+      assert.equal(res.headers['transfer-encoding'], 'chunked');
       const doc = JSON.parse(res.body) as Record<string, unknown>;
       assert.equal(doc.format, 'mandate-export');
       assert.deepEqual(doc.sections, SECTIONS);
