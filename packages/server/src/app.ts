@@ -44,6 +44,9 @@ import { standardErasureSteps } from './domain/privacy/erasure-steps.ts';
 import { guardedFetch } from './outbound/guarded-fetch.ts';
 import { pushHostPolicy } from './outbound/push-hosts.ts';
 import { OutboxMailer } from './domain/mail/mailer.ts';
+import { PasswordReset } from './domain/accounts/password-reset.ts';
+import { DataExport } from './domain/privacy/export.ts';
+import { EXPORT_SECTIONS } from './domain/privacy/export-sections.ts';
 import { EmailVerification } from './domain/accounts/email-verification.ts';
 import { FirstPasskeyNotice } from './domain/passkeys/first-passkey.ts';
 import { installErrorHandling } from './http/errors.ts';
@@ -113,6 +116,9 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   const emailVerification = new EmailVerification({ store, clock, limiter, mailer, baseUrl: config.baseUrl });
   const addressTakeover = new AddressTakeover({ store, clock, limiter, mailer, baseUrl: config.baseUrl, newUser: newUserRecord });
   accounts.useAddressTakeover(addressTakeover);
+  // Off-path failures (the forgot mail is written after the answer) go to the app's log, built below.
+  const passwordReset = new PasswordReset({ store, clock, limiter, mailer, notices: notifier, baseUrl: config.baseUrl, onError: (err) => app.log.error({ err }, 'a password-reset link could not be stored or queued') });
+  const dataExport = new DataExport({ store, clock, limiter, baseUrl: config.baseUrl, role: (u) => accounts.role(u) }, EXPORT_SECTIONS);
   const grants = new Grants(store, clock, activity);
   const firstPasskey = new FirstPasskeyNotice({ store, clock, limiter, mailer, notices: notifier, grants, baseUrl: config.baseUrl });
   passkeys.onFirstRegistered((p) => firstPasskey.notify(p));
@@ -150,7 +156,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
     steps: standardErasureSteps({ agents, endSignIn: (repos, sid, now) => endSignIn(repos, oidcSecret, sid, now) }),
     afterCommit: () => outbox.wake(),
   });
-  const services: Services = { accountDeletion, sdkTarballs: new SdkTarballs(), metrics, emailVerification, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
+  const services: Services = { accountDeletion, sdkTarballs: new SdkTarballs(), metrics, emailVerification, passwordReset, dataExport, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
 
   const app = Fastify({
     logger: opts.logger ?? {
@@ -180,6 +186,8 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   outbox.attachLog(app.log);
   outbox.start();
   app.addHook('preClose', () => outbox.stop());
+  // Links being mailed when the app stops are finished while the store is open.
+  app.addHook('preClose', () => passwordReset.settled());
   app.setValidatorCompiler(validatorCompiler);
   installJsonBody(app);
   installNulGuard(app);

@@ -30,6 +30,8 @@ import type { EmailVerification } from './domain/accounts/email-verification.ts'
 import type { AddressTakeover } from './domain/accounts/address-takeover.ts';
 import type { FirstPasskeyNotice } from './domain/passkeys/first-passkey.ts';
 import type { Metrics } from './metrics/metrics.ts';
+import type { PasswordReset } from './domain/accounts/password-reset.ts';
+import type { DataExport } from './domain/privacy/export.ts';
 import type { SdkTarballs } from './downloads/sdk-tarballs.ts';
 import type { AccountDeletion } from './domain/privacy/account-deletion.ts';
 
@@ -43,6 +45,10 @@ export interface Services {
   metrics: Metrics;
   /** Email verification links and changes of address (domain/accounts/email-verification.ts). */
   emailVerification: EmailVerification;
+  /** Forgotten password: the mailed link and the reset (domain/accounts/password-reset.ts). */
+  passwordReset: PasswordReset;
+  /** GET /api/export: the data export, a list of named sections (domain/privacy/export.ts). */
+  dataExport: DataExport;
   /** Taking an address from an account that never verified it (issue 22). */
   addressTakeover: AddressTakeover;
   /** The notice, and undo link, for an account's first passkey (domain/passkeys/first-passkey.ts). */

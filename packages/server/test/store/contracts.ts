@@ -1,4 +1,5 @@
 import { storeContract } from './contract.ts';
+import { accountDataContract } from './contract-account-data.ts';
 import { deliveryContract } from './contract-delivery.ts';
 import { emailContract } from './contract-email.ts';
 import { keyRevokeContract } from './contract-key-revoke.ts';
@@ -22,6 +23,7 @@ const CONTRACTS: readonly ((name: string, open: OpenStore) => void)[] = [
   metricsContract,
   takeoverContract,
   erasureContract,
+  accountDataContract,
 ];
 
 export function storeContracts(name: string, open: OpenStore): void {

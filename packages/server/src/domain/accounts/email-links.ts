@@ -1,6 +1,7 @@
 /**
  * The secret links Mandate mails (decisions §25): 32 random bytes, base64url, in the link only; the
- * store keeps their SHA-256, bound to the account and the address mailed. Single-use, 24 hours.
+ * store keeps their SHA-256, bound to the account and the address mailed. Single-use, 24 hours
+ * (a password-reset link: 1 hour).
  */
 import { randomToken, sha256Hex } from '../../crypto/random.ts';
 import type { EmailTokenPurpose, Repos } from '../../store/ports/index.ts';
@@ -29,10 +30,11 @@ export const linkKey = (token: string): string | undefined => (TOKEN.test(token)
 export async function issueLink(
   repos: Repos,
   now: number,
-  o: { purpose: EmailTokenPurpose; userId: string; email: string; subject: string | null },
+  o: { purpose: EmailTokenPurpose; userId: string; email: string; subject: string | null; lifetimeMs?: number },
 ): Promise<{ token: string; expiresAt: number }> {
   const token = randomToken(32);
-  const expiresAt = now + LINK_LIFETIME_MS;
+  // 24 hours unless the purpose asks for less (a password-reset link lasts 1 hour).
+  const expiresAt = now + (o.lifetimeMs ?? LINK_LIFETIME_MS);
   await repos.emailTokens.create({ tokenHash: sha256Hex(token), purpose: o.purpose, userId: o.userId, email: o.email, subject: o.subject, createdAt: now, expiresAt });
   return { token, expiresAt };
 }

@@ -13,7 +13,7 @@ import type { Clock } from '../../clock.ts';
 export const MAIL_CHANNEL = 'email';
 
 /** What a mail is about (the outbox `kind`). */
-export type MailKind = 'email_verify' | 'passkey_added' | 'email_changed' | 'email_claim';
+export type MailKind = 'email_verify' | 'passkey_added' | 'email_changed' | 'email_claim' | 'password_reset';
 
 export interface Mail {
   to: string;

@@ -4,7 +4,8 @@
  */
 
 /** What a mailed link does. */
-export type EmailTokenPurpose = 'verify_email' | 'undo_passkey';
+/** `reset_password`: choose a new password (domain/accounts/password-reset.ts), 1 hour. */
+export type EmailTokenPurpose = 'verify_email' | 'undo_passkey' | 'reset_password';
 
 export interface EmailTokenRecord {
   /** SHA-256 (hex) of the token; the token itself is only in the mail. */

@@ -39,6 +39,11 @@ export interface AuthzRequestsRepo {
    * one gets the updated record; the others get undefined.
    */
   transition(id: string, from: RequestStatus[], to: RequestStatus, now: number, patch?: { grantId?: string }): Promise<AuthzRequestRecord | undefined>;
+  /**
+   * Every request of the owner's agents, whatever its status, `limit` at a time in id order after
+   * `afterId` ('' for the first page): the data export reads them page by page.
+   */
+  pageForUser(userId: string, afterId: string, limit: number): Promise<AuthzRequestRecord[]>;
   /** Ends every pending request of an agent (it was removed or revoked); returns how many. */
   cancelPendingForAgent(agentId: string, now: number): Promise<number>;
   /**

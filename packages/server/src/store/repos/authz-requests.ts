@@ -53,6 +53,10 @@ export function authzRequestsRepo(db: Db, purgeChunk?: number): AuthzRequestsRep
       const r = await db.selectFrom('authz_requests').selectAll().where('id', '=', id).executeTakeFirst();
       return r && toRecord(r);
     },
+    async pageForUser(userId, afterId, limit) {
+      const rows = await db.selectFrom('authz_requests').selectAll().where('user_id', '=', userId).where('id', '>', afterId).orderBy('id').limit(limit).execute();
+      return rows.map(toRecord);
+    },
     async expireStale(now, scope) {
       let q = db.updateTable('authz_requests').set({ status: 'expired' }).where('status', '=', 'pending').where('expires_at', '<=', now);
       if (scope) q = q.where('agent_id', '=', scope.agentId).where('site', '=', scope.site);

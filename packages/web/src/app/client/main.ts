@@ -27,6 +27,8 @@ import { loadNotifySettings } from './views/notify-settings.ts';
 import { focusRequest, renderPending, resetRequests, setHasAgents, showPasskeyNotices, startRequestClock, stopRequestClock } from './views/requests.ts';
 import { loadSites, resetSites, setUpSites } from './views/sites.ts';
 import { offerPasskeyAutofill, setUpSignIn } from './views/sign-in.ts';
+import { setUpForgotPassword } from './views/forgot-password.ts';
+import { setUpDataExport } from './views/data-export.ts';
 import { checkPlatformAuthenticator, stopPasskeyAutofill } from './webauthn.ts';
 
 const POLL_MS = 3000;
@@ -211,6 +213,8 @@ onShown('notifications', () => quietly(reload('notifications')));
 onShown('sites', () => quietly(reload('sites')));
 
 setUpSignIn(enter);
+setUpForgotPassword();
+setUpDataExport();
 setUpAgentForm();
 setUpActivity();
 setUpAccount(signOut);

@@ -18,15 +18,18 @@ export interface LinkPage {
   title: string;
   /** Paragraphs of plain text. */
   lines: string[];
-  /** A button that POSTs `token` to `action` (form-encoded); with `password`, a password field labelled so. */
-  form?: { action: string; token: string; label: string; password?: string };
+  /**
+   * A button that POSTs `token` to `action` (form-encoded); with `password`, a password field labelled
+   * so; with `newPassword`, a field `new_password` for choosing one (at least `minLength` characters).
+   */
+  form?: { action: string; token: string; label: string; password?: string; newPassword?: { label: string; minLength: number } };
   /** Links to go on with (e.g. the app). */
   links?: { href: string; label: string }[];
 }
 
 export function renderLinkPage(page: LinkPage): string {
   const form = page.form
-    ? `<form method="post" action="${esc(page.form.action)}"><input type="hidden" name="token" value="${esc(page.form.token)}">${page.form.password === undefined ? '' : `<p><label>${esc(page.form.password)}<br><input type="password" name="password" required maxlength="1024" autocomplete="current-password"></label></p>`}<p class="actions"><button type="submit" class="button" style="font: inherit; cursor: pointer">${esc(page.form.label)}</button></p></form>`
+    ? `<form method="post" action="${esc(page.form.action)}"><input type="hidden" name="token" value="${esc(page.form.token)}">${page.form.password === undefined ? '' : `<p><label>${esc(page.form.password)}<br><input type="password" name="password" required maxlength="1024" autocomplete="current-password"></label></p>`}${page.form.newPassword === undefined ? '' : `<p><label>${esc(page.form.newPassword.label)}<br><input type="password" name="new_password" required minlength="${page.form.newPassword.minLength}" maxlength="1024" autocomplete="new-password"></label></p>`}<p class="actions"><button type="submit" class="button" style="font: inherit; cursor: pointer">${esc(page.form.label)}</button></p></form>`
     : '';
   const links = page.links?.length ? `<p class="actions">${page.links.map((l, i) => `<a class="button${i ? ' secondary' : ''}" href="${esc(l.href)}">${esc(l.label)}</a>`).join(' ')}</p>` : '';
   return `<!doctype html>

@@ -28,6 +28,8 @@ export const ACTION_FILTERS: readonly [string, string][] = [
   ['email.changed', 'Email address changed'],
   ['email.claimed', 'Email address proven at sign-up'],
   ['email.taken_over', 'Email address taken by its holder'],
+  ['password.reset_requested', 'Password link asked for'],
+  ['password.reset', 'Password changed by a mailed link'],
 ];
 
 const quoted = (v: unknown): string => (typeof v === 'string' ? `"${v}"` : '');
@@ -78,6 +80,8 @@ export function activityText(a: ActivityItem): [title: string, extra: string] {
     case 'email.verified': return [`You verified your email address${str(d.email) ? ` ${str(d.email)}` : ''}`, ''];
     case 'email.changed': return [`You changed your email address${str(d.to) ? ` to ${str(d.to)}` : ''}`, str(d.from) ? `from ${str(d.from)}; it needs verifying again` : 'it needs verifying again'];
     case 'email.claimed': return [`You proved your email address${str(d.email) ? ` ${str(d.email)}` : ''} and your account was created`, d.taken_from_unverified_account === true ? 'another account that never verified it lost it' : ''];
+    case 'password.reset_requested': return ['A link to choose a new password was mailed to you', 'valid 1 hour; not you? ignore the mail: nothing changes without it'];
+    case 'password.reset': return [`Your password was changed with the link mailed to${str(d.email) ? ` ${str(d.email)}` : ' you'}`, 'every device was signed out'];
     case 'email.taken_over': return [`Your email address${str(d.email) ? ` ${str(d.email)}` : ''} was taken by its holder`, 'you never verified it; they proved it is theirs. Set an address of your own under Account'];
     default: return [`${a.action}${a.agent_id ? ` · ${who}` : ''}${at}`, ''];
   }

@@ -1,0 +1,139 @@
+/**
+ * The sections of the data export (export.ts), one small function each, in the order they appear.
+ * Each picks its fields one by one: no hash (password, session, refresh token, client secret), no
+ * secret (push subscription keys, FCM tokens, push endpoints, link tokens), nothing of another person.
+ * Sections for things this service does not hold yet (plans, connections, operator records) are
+ * empty lists, so the document's shape is stable as they arrive.
+ */
+import { type ExportContext, type ExportSection, iso, paged } from './export.ts';
+
+const PAGE = 200;
+
+const list = (name: string, read: (ctx: ExportContext) => AsyncIterable<unknown>): ExportSection => ({ name, kind: 'list', read });
+const value = (name: string, read: (ctx: ExportContext) => Promise<unknown>): ExportSection => ({ name, kind: 'value', read });
+/** A section for data the service does not hold yet: an empty list. */
+const notYet = (name: string): ExportSection => list(name, async function* () {});
+
+export const profileSection = value('profile', async ({ user, role }) => ({
+  id: user.id,
+  email: user.email,
+  email_verified: user.emailVerified,
+  display_name: user.displayName,
+  phone: user.phone,
+  phone_verified: user.phoneVerified,
+  role,
+  has_password: user.passwordHash !== '',
+  created_at: iso(user.createdAt),
+}));
+
+export const notificationSettingsSection = value('notification_settings', async ({ user, store }) => {
+  const s = await store.notifySettings.get(user.id);
+  return s ? { approvals: s.approvals, notes: s.notes, session_notices: s.sessionNotices, quiet_hours: s.quietHours, updated_at: iso(s.updatedAt) } : null;
+});
+
+export const passkeysSection = list('passkeys', async function* ({ user, store }) {
+  for (const p of await store.passkeys.listForUser(user.id)) {
+    yield { id: p.id, name: p.name, transports: p.transports, created_at: iso(p.createdAt), last_used_at: iso(p.lastUsedAt) };
+  }
+});
+
+/** Push devices without their address (a web-push endpoint is a capability; an FCM token a secret) or keys. */
+export const devicesSection = list('devices', async function* ({ user, store }) {
+  for (const d of await store.pushDevices.listForUser(user.id)) {
+    let service: string | null = d.kind === 'fcm' ? 'fcm' : null;
+    if (d.kind === 'webpush') {
+      try {
+        service = new URL(d.address).host;
+      } catch {
+        service = null;
+      }
+    }
+    yield { id: d.id, kind: d.kind, name: d.name, push_service: service, created_at: iso(d.createdAt), last_used_at: iso(d.lastUsedAt) };
+  }
+});
+
+/** Agents with their public keys, removed ones too. */
+export const agentsSection = list('agents', async function* ({ user, store }) {
+  for (const a of await store.agents.listForUser(user.id, true)) {
+    yield { id: a.id, name: a.name, status: a.status, flag: a.flag, public_jwk: a.publicJwk, created_at: iso(a.createdAt), removed_at: iso(a.removedAt) };
+  }
+});
+
+/** Every grant of the owner's agents, revoked and superseded ones too; never the refresh token's hash. */
+export const grantsSection = list('grants', async function* ({ user, store }) {
+  for (const a of await store.agents.listForUser(user.id, true)) {
+    for (const g of await store.grants.listForAgent(a.id)) {
+      if (g.userId !== user.id) continue;
+      yield {
+        id: g.id, agent_id: g.agentId, site: g.site, scopes: g.scopes, user_info: g.userInfo, status: g.status, created_at: iso(g.createdAt), expires_at: iso(g.expiresAt),
+        uses_left: g.usesLeft, passes_issued: g.passesIssued, revoked_at: iso(g.revokedAt), superseded_at: iso(g.supersededAt),
+      };
+    }
+  }
+});
+
+export const requestsSection = list('requests', async function* ({ user, store }) {
+  const rows = paged((after: string | undefined) => store.authzRequests.pageForUser(user.id, after ?? '', PAGE), (r) => r.id, PAGE);
+  for await (const r of rows) {
+    yield {
+      id: r.id, kind: r.kind, agent_id: r.agentId, site: r.site, scopes: r.scopes, user_info: r.userInfo, action: r.action, status: r.status,
+      created_at: iso(r.createdAt), expires_at: iso(r.expiresAt), decided_at: iso(r.decidedAt), grant_id: r.grantId,
+      oidc: r.oidc && { client_id: r.oidc.clientId, client_name: r.oidc.clientName, verified: r.oidc.verified, flow: r.oidc.flow, binding_message: r.oidc.bindingMessage },
+    };
+  }
+});
+
+export const notificationsSection = list('notifications', async function* ({ user, store }) {
+  const rows = paged((before: number | undefined) => store.notifications.list(user.id, { before: before ?? 0, limit: PAGE, since: 0 }), (n) => n.seq, PAGE);
+  for await (const n of rows) {
+    yield { id: n.id, type: n.type, title: n.title, body: n.body, created_at: iso(n.createdAt), read_at: iso(n.readAt), txn_id: n.txnId, takeover_id: n.takeoverId };
+  }
+});
+
+/** The owner's audit trail, newest first, page by page. */
+export const activitySection = list('activity', async function* ({ user, store }) {
+  const rows = paged((before: number | undefined) => store.activity.list(user.id, { before: before ?? 0, limit: PAGE }), (r) => r.seq, PAGE);
+  for await (const r of rows) {
+    yield { seq: r.seq, action: r.action, agent_id: r.agentId, site: r.site, detail: r.detail, ip: r.ip, created_at: iso(r.createdAt) };
+  }
+});
+
+/** Live OIDC sign-ins of the owner's agents, as the app shows them: no sid, no refresh hash, no key thumbprint. */
+export const oidcSignInsSection = list('oidc_sign_ins', async function* ({ user, store, now }) {
+  const names = new Map<string, string>();
+  for (const s of await store.oidcSignIns.listLiveForUser(user.id, now)) {
+    if (!names.has(s.clientId)) names.set(s.clientId, (await store.oidcClients.byId(s.clientId))?.name ?? 'a site (client removed)');
+    yield {
+      client_id: s.clientId, client_name: names.get(s.clientId), agent_id: s.agentId, grant_id: s.grantId, site: s.site, scopes: s.scopes, amr: s.amr,
+      auth_time: iso(s.authTime * 1000), dpop_bound: s.dpopJkt !== null, created_at: iso(s.createdAt), expires_at: iso(s.expiresAt),
+    };
+  }
+});
+
+/** The sites (OIDC clients) the owner registered, without their secret's hash. */
+export const oidcClientsSection = list('oidc_clients', async function* ({ user, store }) {
+  for (const c of await store.oidcClients.listForUser(user.id)) {
+    yield {
+      id: c.id, name: c.name, redirect_uris: c.redirectUris, backchannel_logout_uri: c.backchannelLogoutUri, is_public: c.isPublic,
+      secret_set_at: iso(c.secretSetAt), verified_origins: c.verifiedOrigins, verified_at: iso(c.verifiedAt), created_at: iso(c.createdAt), updated_at: iso(c.updatedAt),
+    };
+  }
+});
+
+/** Every section this service has, in order. Other features add theirs with DataExport.add. */
+export const EXPORT_SECTIONS: readonly ExportSection[] = [
+  profileSection,
+  notificationSettingsSection,
+  passkeysSection,
+  devicesSection,
+  agentsSection,
+  grantsSection,
+  requestsSection,
+  notificationsSection,
+  activitySection,
+  oidcSignInsSection,
+  oidcClientsSection,
+  notYet('plans'),
+  notYet('connections'),
+  notYet('operators'),
+];
