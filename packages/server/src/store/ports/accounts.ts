@@ -36,7 +36,11 @@ export interface UsersRepo {
   releaseUnverified(email: string, placeholder: string): Promise<string | undefined>;
 }
 
-export type SessionMethod = 'password' | 'passkey';
+/**
+ * How a session was made. `recovery`: by account recovery (SMS code and recovery code, decisions §14);
+ * such a session may add a passkey (the account has none left) but approves nothing without one.
+ */
+export type SessionMethod = 'password' | 'passkey' | 'recovery';
 
 export interface SessionRecord {
   tokenHash: string;
