@@ -44,6 +44,9 @@ import { pushHostPolicy } from './outbound/push-hosts.ts';
 import { OutboxMailer } from './domain/mail/mailer.ts';
 import { EmailVerification } from './domain/accounts/email-verification.ts';
 import { FirstPasskeyNotice } from './domain/passkeys/first-passkey.ts';
+import { OutboxSms } from './domain/sms/sms-queue.ts';
+import { Phone } from './domain/phone/phone.ts';
+import { Recovery } from './domain/recovery/recovery.ts';
 import { installErrorHandling } from './http/errors.ts';
 import { installJsonBody, installNulGuard } from './http/json-body.ts';
 import { installSecurityHeaders } from './http/security-headers.ts';
@@ -109,6 +112,10 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   // Mail (decisions §25) goes through the same outbox; its stored copy is sealed under KEY_ENCRYPTION_KEY when set.
   const mailer = new OutboxMailer(store, clock, encryption, () => outbox.wake());
   const emailVerification = new EmailVerification({ store, clock, limiter, mailer, baseUrl: config.baseUrl });
+  // SMS (decisions §14) goes through the outbox too, sealed at rest like mail: each holds a one-time code.
+  const sms = new OutboxSms(store, clock, encryption, () => outbox.wake());
+  const phone = new Phone({ store, clock, limiter, sms, notices: notifier });
+  const recovery = new Recovery({ store, clock, limiter, sms, notices: notifier, accounts });
   const addressTakeover = new AddressTakeover({ store, clock, limiter, mailer, baseUrl: config.baseUrl, newUser: newUserRecord });
   accounts.useAddressTakeover(addressTakeover);
   const grants = new Grants(store, clock, activity);
@@ -141,7 +148,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   grants.onRevoked(async (repos, grant, now) => void (await endOidcStanding(repos, oidcSecret, { agentId: grant.agentId, site: grant.site }, now)));
   agents.onStopped(async (repos, agent) => void (await endOidcStanding(repos, oidcSecret, { agentId: agent.id }, clock.now())));
   const pairing = new Pairing(store.challenges, clock, limiter, agents);
-  const services: Services = { sdkTarballs: new SdkTarballs(), metrics, emailVerification, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
+  const services: Services = { sdkTarballs: new SdkTarballs(), metrics, phone, recovery, emailVerification, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
 
   const app = Fastify({
     logger: opts.logger ?? {

@@ -30,6 +30,8 @@ import type { EmailVerification } from './domain/accounts/email-verification.ts'
 import type { AddressTakeover } from './domain/accounts/address-takeover.ts';
 import type { FirstPasskeyNotice } from './domain/passkeys/first-passkey.ts';
 import type { Metrics } from './metrics/metrics.ts';
+import type { Phone } from './domain/phone/phone.ts';
+import type { Recovery } from './domain/recovery/recovery.ts';
 import type { SdkTarballs } from './downloads/sdk-tarballs.ts';
 
 /** Everything the routes may call, built once in app.ts. */
@@ -38,6 +40,10 @@ export interface Services {
   sdkTarballs: SdkTarballs;
   /** Prometheus metrics, counted by the routes (metrics/metrics.ts). */
   metrics: Metrics;
+  /** The owner's phone: SMS codes, verification, unlinking (domain/phone/phone.ts). */
+  phone: Phone;
+  /** Recovery codes and account recovery by SMS (domain/recovery/recovery.ts). */
+  recovery: Recovery;
   /** Email verification links and changes of address (domain/accounts/email-verification.ts). */
   emailVerification: EmailVerification;
   /** Taking an address from an account that never verified it (issue 22). */
