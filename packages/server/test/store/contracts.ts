@@ -7,6 +7,7 @@ import { metricsContract } from './contract-metrics.ts';
 import { oidcContract } from './contract-oidc.ts';
 import { quotasContract } from './contract-quotas.ts';
 import { takeoverContract } from './contract-takeover.ts';
+import { phoneContract } from './contract-phone.ts';
 import type { OpenStore } from './use-store.ts';
 
 /** Every contract suite each store must pass (sqlite.test.ts and postgres.test.ts run them all). */
@@ -20,6 +21,7 @@ const CONTRACTS: readonly ((name: string, open: OpenStore) => void)[] = [
   keyRevokeContract,
   metricsContract,
   takeoverContract,
+  phoneContract,
 ];
 
 export function storeContracts(name: string, open: OpenStore): void {
