@@ -26,6 +26,9 @@ import { loadNotifySettings } from './views/notify-settings.ts';
 import { focusRequest, renderPending, resetRequests, setHasAgents, showPasskeyNotices, startRequestClock, stopRequestClock } from './views/requests.ts';
 import { loadSites, resetSites, setUpSites } from './views/sites.ts';
 import { offerPasskeyAutofill, setUpSignIn } from './views/sign-in.ts';
+import { resetPhoneAccount, setUpPhoneAccount, showPhone } from './views/phone-account.ts';
+import { resetRecoveryCodes, setUpRecoveryCodes } from './views/recovery-codes.ts';
+import { resetRecover, setUpRecover } from './views/recover.ts';
 import { checkPlatformAuthenticator, stopPasskeyAutofill } from './webauthn.ts';
 
 const POLL_MS = 3000;
@@ -53,6 +56,7 @@ function loadMe(): Promise<void> {
         passkeysChanged();
       }
       showWhoami(me);
+      showPhone({ phone: me.phone ?? null, phone_verified: me.phone_verified ?? false });
       renderPending(me.pending, fetchedAt);
       renderGrants(me.grants);
       setSiteSuggestions(me.grants.map((g) => g.site));
@@ -114,6 +118,9 @@ function signedOut(reason?: string): void {
   resetEmailAccount();
   resetInbox();
   resetSites();
+  resetPhoneAccount();
+  resetRecoveryCodes();
+  resetRecover();
   lastUnread = undefined;
   document.title = 'Mandate';
   if (reason) show(reason, 'error');
@@ -216,6 +223,9 @@ setUpEmailBanner();
 setUpEmailAccount();
 setUpInbox();
 setUpSites();
+setUpPhoneAccount();
+setUpRecoveryCodes();
+setUpRecover(enter);
 startRouter();
 setUpPwa();
 void checkPlatformAuthenticator();
