@@ -322,6 +322,15 @@ function suite(backend: 'sqlite' | 'postgres'): void {
       expectStatus(await complete({ email: owner.email, sms_code: sms2, recovery_code: codes[1], new_password: 'another new password' }), 401);
     });
 
+    it('racing completions with the right answers: exactly one recovers; the recovery code is used once', async () => {
+      const { owner, phone, codes } = await prepared();
+      expectStatus(await start(owner.email, phone), 200);
+      const sms = await smsCodeFor(phone);
+      const answers = await Promise.all(Array.from({ length: 4 }, (_, i) => complete({ email: owner.email, sms_code: sms, recovery_code: codes[5], new_password: `a brand new password ${i}` })));
+      assert.deepEqual(answers.map((a) => a.statusCode).sort(), [200, 401, 401, 401]);
+      assert.equal(await t.services.store.recoveryCodes.countUnused(owner.user.id), 9);
+    });
+
     it('a recovery session cannot approve; it may register a new passkey, and that passkey approves', async () => {
       const { owner, phone, codes } = await prepared();
       const agent = await createAgent(t, owner as Owner, 'After recovery');

@@ -14,7 +14,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { codeHash, randomBase32, randomDigits, sameHash } from '../../crypto/one-time-codes.ts';
 import { hashPassword } from '../../crypto/password.ts';
-import type { Store } from '../../store/ports/index.ts';
+import type { Repos, Store } from '../../store/ports/index.ts';
 import type { Clock } from '../../clock.ts';
 import type { RateLimiter } from '../rate-limit.ts';
 import { checkClient } from '../client-limit.ts';
@@ -60,8 +60,22 @@ export interface RecoveryDeps {
   startFloorMs?: number;
 }
 
+/** Runs inside a completed recovery's transaction (see `onCompleted`). */
+export type RecoveryHook = (repos: Repos, userId: string, now: number) => Promise<void>;
+
 export class Recovery {
+  private readonly completedHooks: RecoveryHook[] = [];
+
   constructor(private readonly d: RecoveryDeps) {}
+
+  /**
+   * Work that must happen with a recovery, in its transaction (a failure rolls the recovery back):
+   * the seam for other ways in that approve or sign in (linked identity providers, say), which a
+   * recovery should end as it ends sessions and passkeys.
+   */
+  onCompleted(hook: RecoveryHook): void {
+    this.completedHooks.push(hook);
+  }
 
   /**
    * POST /api/recovery/codes: 10 new codes, shown once; the old set stops working. Once the account
@@ -152,6 +166,7 @@ export class Recovery {
       await repos.sessions.deleteForUser(user.id);
       const passkeys = await repos.passkeys.deleteCreatedSince(user.id, 0);
       await repos.phoneCodes.revokeForUser(user.id, 'recovery', now);
+      for (const hook of this.completedHooks) await hook(repos, user.id, now);
       const codesLeft = await repos.recoveryCodes.countUnused(user.id);
       await repos.activity.add({ userId: user.id, agentId: null, site: null, action: 'recovery.completed', detail: { passkeys_removed: passkeys.length, recovery_codes_left: codesLeft }, ip, createdAt: now });
       return passkeys.length;
