@@ -5,10 +5,7 @@
 import type { SmsProvider } from './sms-port.ts';
 import { twilioProvider } from './sms-twilio.ts';
 
-// Settings are each provider's own; the registry only carries them from config to sender.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const SMS_PROVIDERS: Readonly<Record<string, SmsProvider<any>>> = {
+// Settings are each provider's own: the registry only carries them, opaque, from config to sender.
+export const SMS_PROVIDERS: Readonly<Record<string, SmsProvider<unknown>>> = {
   twilio: twilioProvider,
 };
-
-export const smsProviderNames = (): string[] => Object.keys(SMS_PROVIDERS);
