@@ -96,6 +96,7 @@ test('lost passkey: phone and recovery codes in Account, then "Lost your passkey
   await p.locator('#signed-out').waitFor({ state: 'visible' });
   await p.click('#recover-open');
   await p.locator('#recover').waitFor({ state: 'visible' });
+  await expectNoSidewaysScroll(p, 'the recovery screen');
   await p.fill('#recover-email', email);
   await p.fill('#recover-phone', '+1 201 555 0142');
   texts = textsSoFar();
@@ -129,6 +130,14 @@ test('lost passkey: phone and recovery codes in Account, then "Lost your passkey
   await card.locator('.outcome.ok').waitFor();
   const polled = await call<{ status: string }>(server, 'GET', `/api/v1/authz-requests/${asked.body.txn_id}`, undefined, { 'x-agent-jwt': await createAgentJwt(key.privateKey, agentId) });
   assert.equal(polled.body.status, 'approved');
+  await expectNoError(p);
+
+  // Removing the phone: asked once, then gone from the card.
+  await goTo(p, 'account');
+  await p.click('#phone-remove');
+  await p.locator('#phone-remove-row .confirm-yes').click();
+  await p.locator('#phone-badge').waitFor({ state: 'hidden' });
+  assert.equal(await p.locator('#phone-number').textContent(), 'No phone yet');
   await expectNoError(p);
   assert.deepEqual(fresh.problems, []);
   await fresh.context.close();
