@@ -116,6 +116,7 @@ export class Recovery {
     const expiresAt = now + PHONE_CODE.lifetimeSec * 1000;
     const hash = codeHash(id, code);
     await store.transaction(async (repos) => {
+      // The same statements on both paths: unmatched, the revocation names an account that cannot exist (the new row's id).
       await repos.phoneCodes.revokeForUser(matched?.id ?? id, 'recovery', now);
       // A start that matched nothing is written too, with no account and no tries: it can never complete.
       await repos.phoneCodes.create({ id, userId: matched?.id ?? null, purpose: 'recovery', phone, codeHash: hash, attemptsLeft: matched ? PHONE_CODE.attempts : 0, createdAt: now, expiresAt });
