@@ -49,6 +49,9 @@ import { DataExport } from './domain/privacy/export.ts';
 import { EXPORT_SECTIONS } from './domain/privacy/export-sections.ts';
 import { EmailVerification } from './domain/accounts/email-verification.ts';
 import { FirstPasskeyNotice } from './domain/passkeys/first-passkey.ts';
+import { OutboxSms } from './domain/sms/sms-queue.ts';
+import { Phone } from './domain/phone/phone.ts';
+import { Recovery } from './domain/recovery/recovery.ts';
 import { installErrorHandling } from './http/errors.ts';
 import { installJsonBody, installNulGuard } from './http/json-body.ts';
 import { installSecurityHeaders } from './http/security-headers.ts';
@@ -114,6 +117,10 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   // Mail (decisions §25) goes through the same outbox; its stored copy is sealed under KEY_ENCRYPTION_KEY when set.
   const mailer = new OutboxMailer(store, clock, encryption, () => outbox.wake());
   const emailVerification = new EmailVerification({ store, clock, limiter, mailer, baseUrl: config.baseUrl });
+  // SMS (decisions §14) goes through the outbox too, sealed at rest like mail: each holds a one-time code.
+  const sms = new OutboxSms(store, clock, encryption, () => outbox.wake());
+  const phone = new Phone({ store, clock, limiter, sms, notices: notifier });
+  const recovery = new Recovery({ store, clock, limiter, sms, notices: notifier, accounts });
   const addressTakeover = new AddressTakeover({ store, clock, limiter, mailer, baseUrl: config.baseUrl, newUser: newUserRecord });
   accounts.useAddressTakeover(addressTakeover);
   // Off-path failures (the forgot mail is written after the answer) go to the app's log, built below.
@@ -156,7 +163,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
     steps: standardErasureSteps({ agents, endSignIn: (repos, sid, now) => endSignIn(repos, oidcSecret, sid, now) }),
     afterCommit: () => outbox.wake(),
   });
-  const services: Services = { accountDeletion, sdkTarballs: new SdkTarballs(), metrics, emailVerification, passwordReset, dataExport, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
+  const services: Services = { accountDeletion, phone, recovery, sdkTarballs: new SdkTarballs(), metrics, emailVerification, passwordReset, dataExport, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
 
   const app = Fastify({
     logger: opts.logger ?? {

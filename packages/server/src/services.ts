@@ -32,6 +32,8 @@ import type { FirstPasskeyNotice } from './domain/passkeys/first-passkey.ts';
 import type { Metrics } from './metrics/metrics.ts';
 import type { PasswordReset } from './domain/accounts/password-reset.ts';
 import type { DataExport } from './domain/privacy/export.ts';
+import type { Phone } from './domain/phone/phone.ts';
+import type { Recovery } from './domain/recovery/recovery.ts';
 import type { SdkTarballs } from './downloads/sdk-tarballs.ts';
 import type { AccountDeletion } from './domain/privacy/account-deletion.ts';
 
@@ -43,6 +45,10 @@ export interface Services {
   sdkTarballs: SdkTarballs;
   /** Prometheus metrics, counted by the routes (metrics/metrics.ts). */
   metrics: Metrics;
+  /** The owner's phone: SMS codes, verification, unlinking (domain/phone/phone.ts). */
+  phone: Phone;
+  /** Recovery codes and account recovery by SMS (domain/recovery/recovery.ts). */
+  recovery: Recovery;
   /** Email verification links and changes of address (domain/accounts/email-verification.ts). */
   emailVerification: EmailVerification;
   /** Forgotten password: the mailed link and the reset (domain/accounts/password-reset.ts). */

@@ -234,6 +234,37 @@ function suite(backend: 'sqlite' | 'postgres'): void {
       });
     });
 
+    describe('phone under the owner\'s approval', () => {
+      it('scope phone: released only while the phone is verified (phone_number_verified true); after DELETE /api/phone, userinfo and the next ID token carry none', async () => {
+        t.clock.set(Date.now());
+        const phone = '+12015550177';
+        expectStatus(await t.app.inject({ method: 'POST', url: '/api/phone/send', headers: owner.auth, payload: { phone } }), 200);
+        // No SMS_PROVIDER here: the text is in the outbox (and the log), as in development.
+        const [sms] = await t.services.store.outbox.list({ userId: owner.user.id, kind: 'phone_code' });
+        const code = /(\d{6})/.exec(String(sms?.payload.text))?.[1] ?? '';
+        expectStatus(await t.app.inject({ method: 'POST', url: '/api/phone/verify', headers: owner.auth, payload: { phone, code } }), 200);
+        const caller = await createAgent(t, owner, 'Caller');
+        const s = await start(rp, { scope: 'openid phone', who: caller });
+        const wait = new URL(s.location);
+        const txn = wait.pathname.split('/')[4] ?? '';
+        const pending = json<{ pending: { id: string; user_info: string[] }[] }>(await t.app.inject({ url: '/api/me', headers: owner.auth })).pending;
+        assert.deepEqual(pending.find((p) => p.id === txn)?.user_info, ['user:phone']);
+        expectStatus(await approve(t, owner, txn), 200);
+        const status = await (await fetch(`${base}/oidc/authorize/wait/${txn}/status${wait.search}`)).json() as { redirect: string };
+        const tokens = await redeem(rp, { ...s, location: status.redirect });
+        assert.equal(tokens.scope, 'openid phone');
+        assert.deepEqual([tokens.claims()?.phone_number, tokens.claims()?.phone_number_verified], [phone, true]);
+        const sub = tokens.claims()?.sub ?? '';
+        assert.equal((await oidc.fetchUserInfo(rp.config, tokens.access_token, sub)).phone_number, phone);
+
+        expectStatus(await t.app.inject({ method: 'DELETE', url: '/api/phone', headers: owner.auth }), 200);
+        const info = await oidc.fetchUserInfo(rp.config, tokens.access_token, sub);
+        assert.deepEqual([info.phone_number, info.phone_number_verified], [undefined, undefined], 'userinfo: gone at once');
+        const next = await oidc.refreshTokenGrant(rp.config, tokens.refresh_token ?? '');
+        assert.deepEqual([next.claims()?.phone_number, next.claims()?.phone_number_verified], [undefined, undefined], 'the next ID token carries no phone');
+      });
+    });
+
     describe('CIBA', () => {
       it('bc-authorize → authorization_pending, slow_down (+5 s each), the owner sees the binding message as written, then the tokens once', async () => {
         t.clock.set(Date.now());

@@ -4,6 +4,7 @@ import { isAgentPackageName } from '@mandate/protocol/agent-command';
 import { CONFIG_KEYS, type ConfigKey } from './keys.ts';
 import { parseTrustProxy, type TrustProxy } from './trust-proxy.ts';
 import { DEFAULT_PUSH_SERVICE_HOSTS, isPushHostPattern } from '../outbound/push-hosts.ts';
+import { SMS_PROVIDERS } from '../delivery/sms-providers.ts';
 
 /** The service's whole configuration, typed and validated once at start. */
 export interface Config {
@@ -45,6 +46,11 @@ export interface Config {
   outboxClaimSec: number;
   /** Outgoing mail (decisions §25): SMTP through nodemailer; smtpUrl null: mail goes to the log and the outbox only. */
   mail: { smtpUrl: string | null; from: string };
+  /**
+   * Text messages (decisions §14): SMS_PROVIDER and that provider's settings (delivery/sms-providers.ts);
+   * null: each SMS goes to the log and the outbox only (development).
+   */
+  sms: { provider: string; settings: unknown } | null;
   /** Prometheus GET /metrics on a port of its own (docs/operations/metrics.md); null: off. */
   metrics: { port: number; host: string } | null;
 }
@@ -170,6 +176,7 @@ export function parseConfig(env: Env): Config {
     outboxPollMs: int('OUTBOX_POLL_MS', 2000, 50, 600_000),
     outboxClaimSec: int('OUTBOX_CLAIM_SECONDS', 60, 10, 3600),
     mail: mailSettings(get('SMTP_URL'), get('MAIL_FROM'), baseUrl, problems),
+    sms: smsSettings(get, problems),
     metrics: get('METRICS_PORT') === undefined ? null : { port: int('METRICS_PORT', 0, 1, 65535), host: get('METRICS_HOST') ?? '127.0.0.1' },
   };
   if (problems.length) throw new ConfigError(problems);
@@ -283,4 +290,24 @@ function mailSettings(smtpUrl: string | undefined, from: string | undefined, bas
   const sender = from ?? `Mandate <no-reply@${host}>`;
   if (!/@[^@\s>]+/.test(sender)) problems.push(`MAIL_FROM must hold an email address, got "${sender}"`);
   return { smtpUrl: smtpUrl ?? null, from: sender };
+}
+
+/**
+ * SMS_PROVIDER names a provider of the registry; its variables are then all required (refused at
+ * start otherwise, not at the first code hours later). A provider's variable without SMS_PROVIDER
+ * naming it is refused too: it would silently do nothing.
+ */
+function smsSettings(get: (k: ConfigKey) => string | undefined, problems: string[]): Config['sms'] {
+  const name = get('SMS_PROVIDER');
+  for (const [other, provider] of Object.entries(SMS_PROVIDERS)) {
+    if (other === name) continue;
+    for (const k of provider.keys) if (get(k) !== undefined) problems.push(`${k} is set but SMS_PROVIDER is not ${other}: set SMS_PROVIDER=${other} to send text messages through it`);
+  }
+  if (name === undefined || name === '') return null;
+  const provider = SMS_PROVIDERS[name];
+  if (!provider) {
+    problems.push(`SMS_PROVIDER must be one of ${Object.keys(SMS_PROVIDERS).join(', ')} (or unset: text messages go to the log), got "${name}"`);
+    return null;
+  }
+  return { provider: name, settings: provider.settings(get, problems) };
 }

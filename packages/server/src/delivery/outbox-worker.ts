@@ -7,6 +7,8 @@ import type { KeyEncryption } from '../crypto/key-encryption.ts';
 import { MAIL_CHANNEL, openMail } from '../domain/mail/mailer.ts';
 import type { MailTransport } from './mail.ts';
 import { dampMs } from './damping.ts';
+import { SMS_CHANNEL, openSms } from '../domain/sms/sms-queue.ts';
+import type { SmsResult, SmsSender } from './sms-port.ts';
 
 /** The transports that are configured; null (or absent): that channel cannot send (its messages fail, logged). */
 export interface Transports {
@@ -19,8 +21,13 @@ export interface Transports {
    * (recipient, subject and text, links included) and counts as sent.
    */
   email?: MailTransport | null;
-  /** Opens mail sealed under KEY_ENCRYPTION_KEY (domain/mail/mailer.ts). */
+  /** Opens mail and SMS sealed under KEY_ENCRYPTION_KEY (domain/mail/mailer.ts, domain/sms/sms-queue.ts). */
   mailKeys?: KeyEncryption | null;
+  /**
+   * Text messages through SMS_PROVIDER. Null or absent: development mode, each SMS (number and text,
+   * its one-time code included) is written to the log and counts as sent; it stays in the outbox.
+   */
+  sms?: SmsSender | null;
 }
 
 export interface WorkerLog {
@@ -120,6 +127,7 @@ export class OutboxWorker {
   attachLog(log: WorkerLog): void {
     this.log = log;
     if (!this.deps.transports.email) log.warn({}, 'mail: SMTP_URL is not set: mail (verification and undo links) is written to this log instead of sent (development only)');
+    if (!this.deps.transports.sms) log.warn({}, 'sms: SMS_PROVIDER is not set: text messages (phone and recovery codes) are written to this log instead of sent (development only)');
   }
 
   start(): void {
@@ -201,6 +209,7 @@ export class OutboxWorker {
   private send(m: OutboxMessage): Promise<void> {
     if (m.channel === BACKCHANNEL_CHANNEL) return this.sendBackchannel(m);
     if (m.channel === MAIL_CHANNEL) return this.sendMail(m);
+    if (m.channel === SMS_CHANNEL) return this.sendSms(m);
     return this.sendPush(m);
   }
 
@@ -235,6 +244,41 @@ export class OutboxWorker {
     const details = { outboxId: m.id, kind: m.kind, attempts: m.attempts, ...('detail' in result ? { detail: result.detail } : {}) };
     if ('sentAt' in next) this.log.info(details, 'outbox: mail sent');
     else this.log.warn(details, 'failedAt' in next ? 'outbox: mail refused; not retried' : 'outbox: mail not sent; will retry');
+    return end(next);
+  }
+
+  /**
+   * One try of an SMS (decisions §14), as a mail: sent, refused for good by the provider (failed),
+   * or due again after the backoff (or the provider's Retry-After) until the code expires. The text
+   * holds a one-time code and is never logged, except without a provider (development), where the
+   * log is the only way to read it, as for mail without SMTP.
+   */
+  private async sendSms(m: OutboxMessage): Promise<void> {
+    const { clock, transports } = this.deps;
+    const end = (e: OutboxEnd) => this.finish(m, e);
+    const sms = openSms(m.payload, transports.mailKeys ?? null);
+    if ('error' in sms) {
+      this.log.warn({ outboxId: m.id, kind: m.kind, detail: sms.error }, 'outbox: SMS cannot be read; not sent');
+      return end({ failedAt: clock.now(), error: sms.error });
+    }
+    if (m.expiresAt !== null && clock.now() >= m.expiresAt) return end({ failedAt: clock.now(), error: 'expired before it could be delivered' });
+    if (!transports.sms) {
+      this.log.warn({ outboxId: m.id, kind: m.kind, to: sms.to, text: sms.text }, 'SMS not sent (SMS_PROVIDER is not set; development only): here it is');
+      return end({ sentAt: clock.now() });
+    }
+    let result: SmsResult;
+    try {
+      result = await transports.sms.send(sms);
+    } catch (err) {
+      result = { outcome: 'retry', detail: err instanceof Error ? err.message : 'SMS transport error' };
+    }
+    const at = clock.now();
+    const next: OutboxEnd = result.outcome === 'sent' ? { sentAt: at }
+      : result.outcome === 'retry' ? retryOrGiveUp(m, result, at)
+      : { failedAt: at, error: result.detail };
+    const details = { outboxId: m.id, kind: m.kind, attempts: m.attempts, ...('detail' in result ? { detail: result.detail } : {}) };
+    if ('sentAt' in next) this.log.info(details, 'outbox: SMS sent');
+    else this.log.warn(details, 'failedAt' in next ? 'outbox: SMS refused; not retried' : 'outbox: SMS not sent; will retry');
     return end(next);
   }
 

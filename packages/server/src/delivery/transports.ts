@@ -11,6 +11,7 @@ import type { Transports } from './outbox-worker.ts';
 import { type VapidKeys, webPushTransport } from './web-push.ts';
 import { KeyEncryption } from '../crypto/key-encryption.ts';
 import { smtpMailTransport } from './mail.ts';
+import { SMS_PROVIDERS } from './sms-providers.ts';
 
 /**
  * The transports of this configuration. Web push and back-channel logout always work (their
@@ -42,5 +43,9 @@ export async function buildTransports(config: Config, vapid: VapidKeys, clock: C
   // without one, the outbox worker writes each mail to the log (development).
   const email = config.mail.smtpUrl ? smtpMailTransport({ smtpUrl: config.mail.smtpUrl, from: config.mail.from }) : null;
   const mailKeys = config.keyEncryptionKey ? new KeyEncryption(config.keyEncryptionKey) : null;
-  return { webpush, fcm, backchannel, email, mailKeys };
+  // SMS goes to the operator's own provider (SMS_PROVIDER; see sms-twilio.ts for why not through the
+  // outbound guard); without one, the outbox worker writes each SMS to the log (development).
+  const provider = config.sms ? SMS_PROVIDERS[config.sms.provider] : undefined;
+  const sms = config.sms && provider ? provider.sender(config.sms.settings, { clock }) : null;
+  return { webpush, fcm, backchannel, email, mailKeys, sms };
 }

@@ -59,6 +59,8 @@ export async function purgeExpired(store: Store, clock: Clock): Promise<Record<s
     oidcCiba: await store.oidcCiba.purgeExpired(now - CIBA_KEEP_MS),
     emailTokens: await store.emailTokens.purgeExpired(now - EMAIL_LINK_KEEP_MS),
     emailClaims: await store.emailClaims.purgeExpired(now - EMAIL_LINK_KEEP_MS),
+    // SMS codes (phone, recovery) last 10 minutes; kept a day after for diagnosis, like mailed links.
+    phoneCodes: await store.phoneCodes.purgeExpired(now - EMAIL_LINK_KEEP_MS),
   };
 }
 

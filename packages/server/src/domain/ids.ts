@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 
-export type IdPrefix = 'u' | 'ag' | 't' | 'gr' | 'p' | 'op' | 'cn' | 'dev' | 'n' | 'c' | 'tk';
+export type IdPrefix = 'u' | 'ag' | 't' | 'gr' | 'p' | 'op' | 'cn' | 'dev' | 'n' | 'c' | 'tk' | 'pc';
 
 const ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567';
 

@@ -32,6 +32,8 @@ export interface Database {
   oidc_ciba: OidcCibaTable;
   email_tokens: EmailTokensTable;
   email_claims: EmailClaimsTable;
+  phone_codes: PhoneCodesTable;
+  recovery_codes: RecoveryCodesTable;
 }
 
 export interface UsersTable {
@@ -51,7 +53,7 @@ export interface SessionsTable {
   user_id: string;
   created_at: number;
   expires_at: number;
-  /** 'password' | 'passkey' (migration 003). */
+  /** 'password' | 'passkey' (migration 003) | 'recovery' (issue 23). */
   method: string;
 }
 
@@ -344,5 +346,26 @@ export interface EmailClaimsTable {
   display_name: string;
   created_at: number;
   expires_at: number;
+  used_at: number | null;
+}
+
+/** SMS codes: verifying a phone, starting a recovery (migration 019). */
+export interface PhoneCodesTable {
+  id: string;
+  user_id: string | null;
+  purpose: string;
+  phone: string;
+  code_hash: string;
+  attempts_left: number;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+/** One-time recovery codes, hashed (migration 019). */
+export interface RecoveryCodesTable {
+  code_hash: string;
+  user_id: string;
+  created_at: number;
   used_at: number | null;
 }

@@ -9,6 +9,7 @@ import { oidcContract } from './contract-oidc.ts';
 import { quotasContract } from './contract-quotas.ts';
 import { takeoverContract } from './contract-takeover.ts';
 import { erasureContract } from './contract-erasure.ts';
+import { phoneContract } from './contract-phone.ts';
 import type { OpenStore } from './use-store.ts';
 
 /** Every contract suite each store must pass (sqlite.test.ts and postgres.test.ts run them all). */
@@ -24,6 +25,7 @@ const CONTRACTS: readonly ((name: string, open: OpenStore) => void)[] = [
   takeoverContract,
   erasureContract,
   accountDataContract,
+  phoneContract,
 ];
 
 export function storeContracts(name: string, open: OpenStore): void {

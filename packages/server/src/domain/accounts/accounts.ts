@@ -145,8 +145,5 @@ export class Accounts {
   }
 }
 
-/** The phone as shown back to its owner: only the last two digits. */
-export function maskPhone(phone: string | null): string | null {
-  if (!phone) return null;
-  return `${'•'.repeat(Math.max(0, phone.length - 2))}${phone.slice(-2)}`;
-}
+/** The phone as shown back to its owner: see phone/phone-number.ts. */
+export { maskPhone } from '../phone/phone-number.ts';

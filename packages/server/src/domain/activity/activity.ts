@@ -24,7 +24,14 @@ export type ActivityAction =
   | 'agent.note'
   | 'agent.status'
   | 'report.received'
-  | 'oidc.sign_in';
+  | 'oidc.sign_in'
+  | 'phone.code_sent'
+  | 'phone.verified'
+  | 'phone.removed'
+  | 'recovery.codes_generated'
+  | 'recovery.started'
+  | 'recovery.completed'
+  | 'recovery.attempts_exhausted';
 
 export interface ActivityEvent {
   userId: string;

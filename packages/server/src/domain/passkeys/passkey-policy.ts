@@ -10,7 +10,9 @@ const NEXT_STEP =
  * session could enrol a passkey, a phished password would be enough to approve agents (enrol the
  * attacker's key, then approve with it) and to lock the owner out (remove theirs). So once the owner
  * has a passkey, changing the set takes a session made by signing in with one of them. While they
- * have none, any session may add the first: there is nothing stronger to ask for yet.
+ * have none, any session may add the first: there is nothing stronger to ask for yet. That is how a
+ * `recovery` session (account recovery removed every passkey, recovery.ts) adds the new one; it
+ * approves nothing before then, since approving needs an assertion by one of the owner's passkeys.
  */
 export function mayManagePasskeys(method: SessionMethod, registeredPasskeys: number): boolean {
   return registeredPasskeys === 0 || method === 'passkey';

@@ -45,6 +45,9 @@ export function standardErasureSteps(deps: StandardStepDeps): ErasureStep[] {
     }),
     erasureStep('sessions', (c) => c.repos.sessions.deleteForUser(c.user.id)),
     erasureStep('passkeys', (c) => c.repos.passkeys.deleteForUser(c.user.id)),
+    // Phone verification and recovery-start codes, then the one-time recovery codes (decisions §14).
+    erasureStep('phone-codes', (c) => c.repos.phoneCodes.deleteForUser(c.user.id)),
+    erasureStep('recovery-codes', (c) => c.repos.recoveryCodes.deleteForUser(c.user.id)),
     erasureStep('devices', (c) => c.repos.pushDevices.deleteForUser(c.user.id)),
     erasureStep('email-links', (c) => c.repos.emailTokens.deleteForUser(c.user.id)),
     erasureStep('notify-settings', (c) => c.repos.notifySettings.deleteForUser(c.user.id)),

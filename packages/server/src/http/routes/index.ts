@@ -33,13 +33,15 @@ import { pairingCodeRoutes } from './owner/pairing.ts';
 import { agentPairRoutes } from './agent-api/pairing.ts';
 import { emailRoutes } from './owner/email.ts';
 import { emailClaimRoutes } from './owner/email-claim.ts';
+import { phoneRoutes } from './owner/phone.ts';
+import { recoveryRoutes } from './owner/recovery.ts';
 import { accountDeleteRoutes } from './owner/account-delete.ts';
 import { passwordRoutes } from './owner/password.ts';
 import { exportRoutes } from './owner/export.ts';
 
 /** Every route module, registered in one place. */
 export async function registerRoutes(app: FastifyInstance, s: Services): Promise<void> {
-  for (const routes of [metaRoutes, accountRoutes, agentRoutes, pairingCodeRoutes, agentPairRoutes, passkeyRoutes, jwksRoutes, tokenRoutes, verifyRoutes, stepupVerifyRoutes, revocationRoutes, siteAgentStatusRoutes, reputationRoutes, reportRoutes, agentStatusRoutes, agentNotifyRoutes, activityRoutes, agentStatusListRoutes, authzRequestRoutes, stepupRequestRoutes, approvalRoutes, grantRoutes, userInfoRoutes, deviceRoutes, pushRoutes, notificationRoutes, swReportRoutes, oidcClientRoutes, oidcProviderRoutes, adminKeyRoutes, emailRoutes, emailClaimRoutes, passwordRoutes, exportRoutes, accountDeleteRoutes, pageRoutes]) {
+  for (const routes of [metaRoutes, accountRoutes, agentRoutes, pairingCodeRoutes, agentPairRoutes, passkeyRoutes, jwksRoutes, tokenRoutes, verifyRoutes, stepupVerifyRoutes, revocationRoutes, siteAgentStatusRoutes, reputationRoutes, reportRoutes, agentStatusRoutes, agentNotifyRoutes, activityRoutes, agentStatusListRoutes, authzRequestRoutes, stepupRequestRoutes, approvalRoutes, grantRoutes, userInfoRoutes, deviceRoutes, pushRoutes, notificationRoutes, swReportRoutes, oidcClientRoutes, oidcProviderRoutes, adminKeyRoutes, emailRoutes, emailClaimRoutes, passwordRoutes, exportRoutes, phoneRoutes, recoveryRoutes, accountDeleteRoutes, pageRoutes]) {
     await routes(app, s);
   }
 }

@@ -42,7 +42,11 @@ export interface UsersRepo {
   erase(id: string, placeholder: string): Promise<boolean>;
 }
 
-export type SessionMethod = 'password' | 'passkey';
+/**
+ * How a session was made. `recovery`: by account recovery (SMS code and recovery code, decisions §14);
+ * such a session may add a passkey (the account has none left) but approves nothing without one.
+ */
+export type SessionMethod = 'password' | 'passkey' | 'recovery';
 
 export interface SessionRecord {
   tokenHash: string;

@@ -20,4 +20,5 @@ export type * from './oidc.ts';
 export type * from './quotas.ts';
 export type * from './email.ts';
 export type * from './claims.ts';
+export type * from './phone.ts';
 export type * from './passes.ts';

@@ -31,4 +31,4 @@ export function sessionsRepo(db: Db): SessionsRepo {
 }
 
 /** Anything but a recorded passkey sign-in counts as a password session: the weaker one. */
-const sessionMethod = (m: string): SessionMethod => (m === 'passkey' ? 'passkey' : 'password');
+const sessionMethod = (m: string): SessionMethod => (m === 'passkey' || m === 'recovery' ? m : 'password');

@@ -5,7 +5,8 @@
 // made, until GET /api/me says so itself (`session_method`), and which accounts have a passkey in
 // this browser (noted when one is made here or answers from this device's own authenticator).
 
-export type SignInMethod = 'password' | 'passkey';
+/** `recovery`: signed in by account recovery (SMS code and recovery code); the account has no passkey left. */
+export type SignInMethod = 'password' | 'passkey' | 'recovery';
 
 /** Where a passkey approval can happen, as far as the app can tell before trying. */
 export type ApprovePlace =
@@ -46,7 +47,7 @@ export function approvePlace(f: DeviceFacts): ApprovePlace {
 
 /** May this session add or remove passkeys (passkey-policy.ts on the server): the first one, or with a passkey session. */
 export const mayManagePasskeys = (passkeys: number | null, method: SignInMethod | null): boolean =>
-  passkeys === null || passkeys === 0 || method !== 'password';
+  passkeys === null || passkeys === 0 || (method !== 'password' && method !== 'recovery');
 
 const METHOD_KEY = 'mandate.sign-in';
 const HERE_KEY = 'mandate.passkey-here';
@@ -74,7 +75,7 @@ export function rememberSignIn(method: SignInMethod): void {
 
 export function signInMethod(): SignInMethod | null {
   const m = read(METHOD_KEY);
-  return m === 'password' || m === 'passkey' ? m : null;
+  return m === 'password' || m === 'passkey' || m === 'recovery' ? m : null;
 }
 
 export const forgetSignIn = (): void => write(METHOD_KEY, null);

@@ -29,6 +29,9 @@ import { loadSites, resetSites, setUpSites } from './views/sites.ts';
 import { offerPasskeyAutofill, setUpSignIn } from './views/sign-in.ts';
 import { setUpForgotPassword } from './views/forgot-password.ts';
 import { setUpDataExport } from './views/data-export.ts';
+import { resetPhoneAccount, setUpPhoneAccount, showPhone } from './views/phone-account.ts';
+import { resetRecoveryCodes, setUpRecoveryCodes } from './views/recovery-codes.ts';
+import { resetRecover, setUpRecover } from './views/recover.ts';
 import { checkPlatformAuthenticator, stopPasskeyAutofill } from './webauthn.ts';
 
 const POLL_MS = 3000;
@@ -56,6 +59,7 @@ function loadMe(): Promise<void> {
         passkeysChanged();
       }
       showWhoami(me);
+      showPhone({ phone: me.phone ?? null, phone_verified: me.phone_verified ?? false });
       renderPending(me.pending, fetchedAt);
       renderGrants(me.grants);
       setSiteSuggestions(me.grants.map((g) => g.site));
@@ -118,6 +122,9 @@ function signedOut(reason?: string): void {
   resetAccountDelete();
   resetInbox();
   resetSites();
+  resetPhoneAccount();
+  resetRecoveryCodes();
+  resetRecover();
   lastUnread = undefined;
   document.title = 'Mandate';
   if (reason) show(reason, 'error');
@@ -223,6 +230,9 @@ setUpEmailAccount();
 setUpAccountDelete();
 setUpInbox();
 setUpSites();
+setUpPhoneAccount();
+setUpRecoveryCodes();
+setUpRecover(enter);
 startRouter();
 setUpPwa();
 void checkPlatformAuthenticator();

@@ -10,8 +10,8 @@ export const UserOut = Type.Object({
   id: Type.String(),
   email: Type.String(),
   display_name: Type.String(),
-  phone: Type.Union([Type.String(), Type.Null()], { description: 'masked' }),
-  phone_verified: Type.Boolean(),
+  phone: Type.Union([Type.String(), Type.Null()], { description: 'the verified phone, masked: country code and last four digits, e.g. `+1 ••• ••• 0123`; null when none (POST /api/phone/send, then /api/phone/verify)' }),
+  phone_verified: Type.Boolean({ description: 'a phone is verified: `user:phone` can be offered to sites, and account recovery by SMS works' }),
   role: Type.Union([Type.Literal('user'), Type.Literal('admin')]),
   created_at: Timestamp,
 });

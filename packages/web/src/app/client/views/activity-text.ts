@@ -30,6 +30,13 @@ export const ACTION_FILTERS: readonly [string, string][] = [
   ['email.taken_over', 'Email address taken by its holder'],
   ['password.reset_requested', 'Password link asked for'],
   ['password.reset', 'Password changed by a mailed link'],
+  ['phone.code_sent', 'Phone code texted'],
+  ['phone.verified', 'Phone verified'],
+  ['phone.removed', 'Phone removed'],
+  ['recovery.codes_generated', 'Recovery codes made'],
+  ['recovery.started', 'Account recovery started'],
+  ['recovery.completed', 'Account recovered'],
+  ['recovery.attempts_exhausted', 'Account recovery blocked'],
 ];
 
 const quoted = (v: unknown): string => (typeof v === 'string' ? `"${v}"` : '');
@@ -83,6 +90,14 @@ export function activityText(a: ActivityItem): [title: string, extra: string] {
     case 'password.reset_requested': return ['A link to choose a new password was mailed to you', 'valid 1 hour; not you? ignore the mail: nothing changes without it'];
     case 'password.reset': return [`Your password was changed with the link mailed to${str(d.email) ? ` ${str(d.email)}` : ' you'}`, 'every device was signed out'];
     case 'email.taken_over': return [`Your email address${str(d.email) ? ` ${str(d.email)}` : ''} was taken by its holder`, 'you never verified it; they proved it is theirs. Set an address of your own under Account'];
+    // Phone and recovery (decisions §14, issue 23): the number is masked by the service.
+    case 'phone.code_sent': return [`A code was texted to ${str(d.phone) || 'your phone'}`, 'to verify the number'];
+    case 'phone.verified': return [`You verified your phone ${str(d.phone)}`.trim(), 'it can recover your account and be shared with sites you approve'];
+    case 'phone.removed': return [`You removed your phone ${str(d.phone)}`.trim(), 'it no longer recovers your account or is shared'];
+    case 'recovery.codes_generated': return ['You made new recovery codes', 'the older ones no longer work'];
+    case 'recovery.started': return [`Account recovery started: a code was texted to ${str(d.phone) || 'your phone'}`, 'not you? Your account is safe without a recovery code'];
+    case 'recovery.completed': return ['Your account was recovered', `password changed, every other sign-in ended${typeof d.passkeys_removed === 'number' ? `, ${d.passkeys_removed} passkey${d.passkeys_removed === 1 ? '' : 's'} removed` : ''}`];
+    case 'recovery.attempts_exhausted': return ['Account recovery blocked after 5 wrong codes', 'that recovery no longer works'];
     default: return [`${a.action}${a.agent_id ? ` · ${who}` : ''}${at}`, ''];
   }
 }
