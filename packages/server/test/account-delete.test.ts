@@ -164,6 +164,11 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       assert.ok(activityBefore.some((a) => a.ip !== null), 'some records carry an address');
       assert.equal((await store.authzRequests.listPendingForUser(owner.user.id, t.clock.now())).length, 1);
 
+      // A phone code and a set of recovery codes (decisions §14), which the deletion erases too.
+      const at = t.clock.now();
+      await store.phoneCodes.create({ id: `pc-${randomBytes(6).toString('hex')}`, userId: owner.user.id, purpose: 'verify_phone', phone: '+14155550123', codeHash: 'a'.repeat(64), attemptsLeft: 5, createdAt: at, expiresAt: at + 600_000 });
+      await store.recoveryCodes.replace(owner.user.id, ['b'.repeat(64), 'c'.repeat(64)], at);
+
       const res = await del(owner.auth, { confirm: owner.email, password: owner.password });
       expectStatus(res, 200);
 
@@ -208,6 +213,8 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const link = await t.app.inject({ method: 'POST', url: '/api/email/verify', remoteAddress: remoteAddress(), payload: { token: linkToken } });
       assert.ok(link.statusCode >= 400 && link.statusCode < 500, `the mailed link is dead: ${link.statusCode}`);
       assert.equal(await store.emailTokens.deleteForUser(owner.user.id), 0, 'no mailed link is left');
+      assert.equal(await store.phoneCodes.deleteForUser(owner.user.id), 0, 'no phone code is left');
+      assert.equal(await store.recoveryCodes.deleteForUser(owner.user.id), 0, 'no recovery code is left');
 
       // Profile blanked; the email is free.
       const erased = await store.users.byId(owner.user.id);
