@@ -30,10 +30,13 @@ import type { EmailVerification } from './domain/accounts/email-verification.ts'
 import type { AddressTakeover } from './domain/accounts/address-takeover.ts';
 import type { FirstPasskeyNotice } from './domain/passkeys/first-passkey.ts';
 import type { Metrics } from './metrics/metrics.ts';
+import type { IdentityProviders } from './domain/identity-providers/identity-providers.ts';
 import type { SdkTarballs } from './downloads/sdk-tarballs.ts';
 
 /** Everything the routes may call, built once in app.ts. */
 export interface Services {
+  /** Sign-in, linking and approval with identity providers (domain/identity-providers; decisions §15). */
+  identityProviders: IdentityProviders;
   /** The agent and site SDK tarballs the build made, served at /download/agent and /download/site. */
   sdkTarballs: SdkTarballs;
   /** Prometheus metrics, counted by the routes (metrics/metrics.ts). */

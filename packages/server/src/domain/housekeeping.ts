@@ -59,6 +59,7 @@ export async function purgeExpired(store: Store, clock: Clock): Promise<Record<s
     oidcCiba: await store.oidcCiba.purgeExpired(now - CIBA_KEEP_MS),
     emailTokens: await store.emailTokens.purgeExpired(now - EMAIL_LINK_KEEP_MS),
     emailClaims: await store.emailClaims.purgeExpired(now - EMAIL_LINK_KEEP_MS),
+    oauthStates: await store.oauthStates.purgeExpired(now),
   };
 }
 

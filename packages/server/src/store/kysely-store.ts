@@ -31,6 +31,8 @@ import { oidcCibaRepo } from './repos/oidc-ciba.ts';
 import { quotasRepo } from './repos/quotas.ts';
 import { emailTokensRepo } from './repos/email-tokens.ts';
 import { emailClaimsRepo } from './repos/email-claims.ts';
+import { oauthIdentitiesRepo } from './repos/oauth-identities.ts';
+import { oauthStatesRepo } from './repos/oauth-states.ts';
 import type { HotPath } from './hot-path.ts';
 import type { GrantsRepo, PassIssuanceBatch } from './ports/index.ts';
 import { kyselyPassIssuance } from './repos/pass-issuance.ts';
@@ -66,6 +68,8 @@ function repos(db: Db, dialect: Dialect): Repos {
     quotas: quotasRepo(db, dialect),
     emailTokens: emailTokensRepo(db),
     emailClaims: emailClaimsRepo(db),
+    oauthIdentities: oauthIdentitiesRepo(db),
+    oauthStates: oauthStatesRepo(db),
   };
 }
 

@@ -24,7 +24,10 @@ export type ActivityAction =
   | 'agent.note'
   | 'agent.status'
   | 'report.received'
-  | 'oidc.sign_in';
+  | 'oidc.sign_in'
+  | 'oauth.linked'
+  | 'oauth.unlinked'
+  | 'oauth.sign_in';
 
 export interface ActivityEvent {
   userId: string;

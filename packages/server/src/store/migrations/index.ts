@@ -18,6 +18,7 @@ import * as outboxFairness from './015-outbox-fairness.ts';
 import * as cibaBinding from './016-ciba-binding.ts';
 import * as addressTakeover from './017-address-takeover.ts';
 import * as revocationBound from './018-revocation-bound.ts';
+import * as identityProviders from './021-identity-providers.ts';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -41,6 +42,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '016-ciba-binding': cibaBinding,
   '017-address-takeover': addressTakeover,
   '018-revocation-bound': revocationBound,
+  '021-identity-providers': identityProviders,
 };
 
 /**

@@ -36,7 +36,8 @@ export interface UsersRepo {
   releaseUnverified(email: string, placeholder: string): Promise<string | undefined>;
 }
 
-export type SessionMethod = 'password' | 'passkey';
+/** 'oauth': signed in with a linked identity provider (decisions §15); never a passkey session. */
+export type SessionMethod = 'password' | 'passkey' | 'oauth';
 
 export interface SessionRecord {
   tokenHash: string;

@@ -21,3 +21,4 @@ export type * from './quotas.ts';
 export type * from './email.ts';
 export type * from './claims.ts';
 export type * from './passes.ts';
+export type * from './identity-providers.ts';

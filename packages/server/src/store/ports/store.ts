@@ -14,6 +14,7 @@ import type { OidcCibaRepo, OidcClientsRepo, OidcSignInsRepo, OidcSubjectsRepo }
 import type { QuotasRepo } from './quotas.ts';
 import type { EmailTokensRepo } from './email.ts';
 import type { EmailClaimsRepo } from './claims.ts';
+import type { OAuthIdentitiesRepo, OAuthStatesRepo } from './identity-providers.ts';
 import type { PassIssuance, PassIssuanceOutcome } from './passes.ts';
 
 /**
@@ -50,6 +51,8 @@ export interface Repos {
   quotas: QuotasRepo;
   emailTokens: EmailTokensRepo;
   emailClaims: EmailClaimsRepo;
+  oauthIdentities: OAuthIdentitiesRepo;
+  oauthStates: OAuthStatesRepo;
 }
 
 /** One cloud verification's store work: the pass's agent with its grant, and the proof's jti. */

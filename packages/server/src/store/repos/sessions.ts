@@ -30,5 +30,5 @@ export function sessionsRepo(db: Db): SessionsRepo {
   };
 }
 
-/** Anything but a recorded passkey sign-in counts as a password session: the weaker one. */
-const sessionMethod = (m: string): SessionMethod => (m === 'passkey' ? 'passkey' : 'password');
+/** Anything but a recorded passkey or identity-provider sign-in counts as a password session: the weaker one. */
+const sessionMethod = (m: string): SessionMethod => (m === 'passkey' || m === 'oauth' ? m : 'password');
