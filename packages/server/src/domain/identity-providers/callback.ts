@@ -127,6 +127,14 @@ const clipCode = (code: string): string => code.replace(/[^\x20-\x21\x23-\x5B\x5
 
 /** openid-client's reason, without anything it may quote from the issuer's answer. */
 function issuerProblem(e: unknown): string {
-  if (e instanceof Error) return e.message.slice(0, 160);
-  return 'unexpected answer';
+  if (!(e instanceof Error)) return 'unexpected answer';
+  // openid-client wraps oauth4webapi's error, whose own message says which check failed (the
+  // `iss` parameter, the nonce, audience or auth_time claim) without quoting values, and names a
+  // claim as `cause.claim`: walk down the causes to the innermost one.
+  let inner: Error = e;
+  for (let depth = 0; depth < 4 && inner.cause instanceof Error; depth++) inner = inner.cause;
+  const cause: unknown = inner.cause;
+  const claim = cause && typeof cause === 'object' && 'claim' in cause && typeof cause.claim === 'string' ? ` (${cause.claim})` : '';
+  const detail = inner === e ? e.message : `${e.message}: ${inner.message}`;
+  return `${detail.slice(0, 200)}${claim}`;
 }

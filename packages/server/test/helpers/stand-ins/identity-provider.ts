@@ -33,6 +33,8 @@ export interface IdentityProviderStandIn {
   signInAs(answer: SignInAnswer): void;
   /** The next interactions end with error=access_denied. */
   refuse(): void;
+  /** The next authorization's ID token carries another nonce than the one asked for (a mix-up or injected code). */
+  swapNextNonce(): void;
   /** Settings for OAUTH_<NAME>_* of the service under test. */
   env(name: string, label?: string): Record<string, string>;
   stop(): Promise<void>;
@@ -45,6 +47,7 @@ export async function startIdentityProviderStandIn(opts: { redirectUris: string[
   const rejections: string[] = [];
   const emails = new Map<string, string>();
   let answer: SignInAnswer | 'deny' | null = null;
+  let swapNonce = false;
 
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -119,7 +122,12 @@ export async function startIdentityProviderStandIn(opts: { redirectUris: string[
         res.writeHead(400, { 'content-type': 'text/plain' }).end(problem);
         return;
       }
-      authorizations.push(url.searchParams);
+      authorizations.push(new URLSearchParams(url.searchParams));
+      if (swapNonce) {
+        swapNonce = false;
+        url.searchParams.set('nonce', `swapped-${url.searchParams.get('nonce')}`);
+        req.url = `${url.pathname}${url.search}`;
+      }
     }
     if (/^\/interaction\/[A-Za-z0-9_-]+$/.test(url.pathname)) {
       finishInteraction(req, res).catch((e: unknown) => {
@@ -139,6 +147,7 @@ export async function startIdentityProviderStandIn(opts: { redirectUris: string[
     rejections,
     signInAs: (a) => void (answer = a),
     refuse: () => void (answer = 'deny'),
+    swapNextNonce: () => void (swapNonce = true),
     env: (name, label) => ({
       [`OAUTH_${name.toUpperCase()}_ISSUER`]: issuer,
       [`OAUTH_${name.toUpperCase()}_CLIENT_ID`]: clientId,
