@@ -1,6 +1,7 @@
 import { storeContract } from './contract.ts';
 import { deliveryContract } from './contract-delivery.ts';
 import { emailContract } from './contract-email.ts';
+import { identityProvidersContract } from './contract-identity-providers.ts';
 import { keyRevokeContract } from './contract-key-revoke.ts';
 import { loginThrottleContract } from './contract-login-throttle.ts';
 import { metricsContract } from './contract-metrics.ts';
@@ -20,6 +21,7 @@ const CONTRACTS: readonly ((name: string, open: OpenStore) => void)[] = [
   keyRevokeContract,
   metricsContract,
   takeoverContract,
+  identityProvidersContract,
 ];
 
 export function storeContracts(name: string, open: OpenStore): void {
