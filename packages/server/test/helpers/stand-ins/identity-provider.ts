@@ -35,12 +35,15 @@ export interface IdentityProviderStandIn {
   refuse(): void;
   /** The next authorization's ID token carries another nonce than the one asked for (a mix-up or injected code). */
   swapNextNonce(): void;
+  /** The redirect URIs the client may use, when they were not known at start (the service's port). */
+  allowRedirectUris(uris: string[]): void;
   /** Settings for OAUTH_<NAME>_* of the service under test. */
   env(name: string, label?: string): Record<string, string>;
   stop(): Promise<void>;
 }
 
-export async function startIdentityProviderStandIn(opts: { redirectUris: string[]; clientId?: string; clientSecret?: string }): Promise<IdentityProviderStandIn> {
+export async function startIdentityProviderStandIn(opts: { redirectUris?: string[]; clientId?: string; clientSecret?: string } = {}): Promise<IdentityProviderStandIn> {
+  let redirectUris = opts.redirectUris ?? [];
   const clientId = opts.clientId ?? `client-${Math.random().toString(36).slice(2, 10)}`;
   const clientSecret = opts.clientSecret ?? `secret-${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`;
   const authorizations: URLSearchParams[] = [];
@@ -54,11 +57,11 @@ export async function startIdentityProviderStandIn(opts: { redirectUris: string[
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const jwk = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'jwk' });
 
-  const provider = new Provider(issuer, {
+  const build = () => new Provider(issuer, {
     clients: [{
       client_id: clientId,
       client_secret: clientSecret,
-      redirect_uris: opts.redirectUris,
+      redirect_uris: redirectUris,
       grant_types: ['authorization_code'],
       response_types: ['code'],
       token_endpoint_auth_method: 'client_secret_post',
@@ -74,13 +77,16 @@ export async function startIdentityProviderStandIn(opts: { redirectUris: string[
     cookies: { keys: ['identity-provider-stand-in-not-a-secret'] },
     ttl: { IdToken: 600, AccessToken: 600, Session: 3600, Interaction: 600, Grant: 3600 },
   });
+  let provider = build();
+  let handle = provider.callback();
   // oidc-provider's own errors go to the test's output: a 500 here is a bug of the test, not of Mandate.
-  provider.on('server_error', (_ctx, err) => console.error('identity provider stand-in server_error', err));
+  const watch = (p: Provider) => p.on('server_error', (_ctx, err) => console.error('identity provider stand-in server_error', err));
+  watch(provider);
 
   /** Google refuses these before anything else; so does the stand-in. */
   function checkAuthorization(q: URLSearchParams): string | null {
     if (q.get('client_id') !== clientId) return `unknown client_id ${q.get('client_id')}`;
-    if (!opts.redirectUris.includes(q.get('redirect_uri') ?? '')) return `redirect_uri not registered: ${q.get('redirect_uri')}`;
+    if (!redirectUris.includes(q.get('redirect_uri') ?? '')) return `redirect_uri not registered: ${q.get('redirect_uri')}`;
     if (q.get('response_type') !== 'code') return 'response_type must be code';
     if (q.get('code_challenge_method') !== 'S256' || !/^[A-Za-z0-9_-]{43}$/.test(q.get('code_challenge') ?? '')) return 'PKCE S256 challenge missing';
     if (!q.get('state') || (q.get('state') ?? '').length < 32) return 'state missing or short';
@@ -112,7 +118,6 @@ export async function startIdentityProviderStandIn(opts: { redirectUris: string[
     }, { mergeWithLastSubmission: false });
   }
 
-  const handle = provider.callback();
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', issuer);
     if (req.method === 'GET' && url.pathname === '/auth') {
@@ -148,6 +153,12 @@ export async function startIdentityProviderStandIn(opts: { redirectUris: string[
     signInAs: (a) => void (answer = a),
     refuse: () => void (answer = 'deny'),
     swapNextNonce: () => void (swapNonce = true),
+    allowRedirectUris: (uris) => {
+      redirectUris = uris;
+      provider = build();
+      watch(provider);
+      handle = provider.callback();
+    },
     env: (name, label) => ({
       [`OAUTH_${name.toUpperCase()}_ISSUER`]: issuer,
       [`OAUTH_${name.toUpperCase()}_CLIENT_ID`]: clientId,

@@ -70,7 +70,7 @@ export interface Me {
   /** Unread rows of the notifications inbox (the bell). */
   unread_notifications?: number;
   /** How this session was made, when the service says so (otherwise the app remembers it: device.ts). */
-  session_method?: 'password' | 'passkey';
+  session_method?: 'password' | 'passkey' | 'oauth';
 }
 
 /** POST /api/email/send: the link went to `to` and is valid `expires_in` seconds. */
