@@ -28,6 +28,9 @@ export const ACTION_FILTERS: readonly [string, string][] = [
   ['email.changed', 'Email address changed'],
   ['email.claimed', 'Email address proven at sign-up'],
   ['email.taken_over', 'Email address taken by its holder'],
+  ['oauth.linked', 'Sign-in provider linked'],
+  ['oauth.unlinked', 'Sign-in provider unlinked'],
+  ['oauth.sign_in', 'Signed in with a provider'],
 ];
 
 const quoted = (v: unknown): string => (typeof v === 'string' ? `"${v}"` : '');
@@ -50,7 +53,8 @@ export function activityText(a: ActivityItem): [title: string, extra: string] {
     case 'request.created': return [`${who} asked for access${at}`, `${listText(d.scopes)}; about you: ${listText(d.user_info)}`];
     case 'request.approved': {
       const lim = limitsText(d.limits);
-      return [`You approved ${who}${at}`, `${listText(d.scopes)}; about you: ${listText(d.user_info)}${lim ? `; ${lim}` : ''}`];
+      const via = d.via === 'identity_provider' && str(d.provider) ? ` with ${str(d.provider)}` : '';
+      return [`You approved ${who}${at}${via}`, `${listText(d.scopes)}; about you: ${listText(d.user_info)}${lim ? `; ${lim}` : ''}`];
     }
     case 'request.denied': return [`You denied ${who}${at}`, listText(d.scopes)];
     case 'request.expired': return d.kind === 'stepup'
@@ -79,6 +83,10 @@ export function activityText(a: ActivityItem): [title: string, extra: string] {
     case 'email.changed': return [`You changed your email address${str(d.to) ? ` to ${str(d.to)}` : ''}`, str(d.from) ? `from ${str(d.from)}; it needs verifying again` : 'it needs verifying again'];
     case 'email.claimed': return [`You proved your email address${str(d.email) ? ` ${str(d.email)}` : ''} and your account was created`, d.taken_from_unverified_account === true ? 'another account that never verified it lost it' : ''];
     case 'email.taken_over': return [`Your email address${str(d.email) ? ` ${str(d.email)}` : ''} was taken by its holder`, 'you never verified it; they proved it is theirs. Set an address of your own under Account'];
+    // Identity providers (decisions §15): `provider` is the configured name.
+    case 'oauth.linked': return [`You linked ${str(d.provider) || 'a sign-in provider'}`, str(d.email)];
+    case 'oauth.unlinked': return [`You unlinked ${str(d.provider) || 'a sign-in provider'}`, ''];
+    case 'oauth.sign_in': return [`You signed in with ${str(d.provider) || 'a sign-in provider'}`, ''];
     default: return [`${a.action}${a.agent_id ? ` · ${who}` : ''}${at}`, ''];
   }
 }
