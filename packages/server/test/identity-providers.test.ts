@@ -139,6 +139,10 @@ function suite(backend: 'sqlite' | 'postgres'): void {
       assert.equal(landing(await deliver(t, flow.callback, flow)).oauth, 'signed_in');
       assert.equal(landing(await deliver(t, flow.callback, flow)).reason, 'bad_state', 'single-use');
 
+      const raced = await startFlow(t, 'google');
+      const outcomes = (await Promise.all([1, 2, 3].map(() => deliver(t, raced.callback, raced)))).map((r) => landing(r).oauth);
+      assert.deepEqual(outcomes.sort(), ['refused', 'refused', 'signed_in'], 'of racing callbacks with one state, exactly one signs in');
+
       const other = await startFlow(t, 'google');
       assert.equal(landing(await deliver(t, other.callback, other, {}, { path: '/api/oauth/microsoft/callback' })).reason, 'bad_state', 'a Google state at the Microsoft callback');
       assert.equal(landing(await deliver(t, other.callback, other)).reason, 'bad_state', 'and it was used up there');
