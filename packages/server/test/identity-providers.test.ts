@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { FixedClock } from '../src/clock.ts';
 import { expectStatus, json, remoteAddress, signUp, testApp, type TestApp } from './helpers/app.ts';
 import { createAgent, createGrant } from './helpers/agents.ts';
-import { accessRequest, ownerWithPasskey } from './helpers/approvals.ts';
+import { accessRequest, addPasskey, ownerWithPasskey } from './helpers/approvals.ts';
 import { deliver, landing, setCookies, startFlow, walkIssuer } from './helpers/identity-flow.ts';
 import { startIdentityProviderStandIn, type IdentityProviderStandIn } from './helpers/stand-ins/identity-provider.ts';
 
@@ -88,6 +88,17 @@ function suite(backend: 'sqlite' | 'postgres'): void {
       assert.deepEqual([refusal.view, refusal.oauth], ['account', 'refused']);
       assert.match(refusal.detail ?? '', /passkey/, 'an owner with a passkey links only from a passkey session');
       void carol;
+    });
+
+    it('a passkey added while linking raises the bar: a password session cannot finish the link', async () => {
+      const owner = await signUp(t.app);
+      google.signInAs({ sub: sub('kim') });
+      const flow = await startFlow(t, 'google', owner.auth);
+      await addPasskey(t, owner);
+      const out = landing(await deliver(t, flow.callback, flow, owner.auth));
+      assert.deepEqual([out.view, out.oauth], ['account', 'refused']);
+      assert.match(out.detail ?? '', /passkey/);
+      assert.equal((await providers(owner.auth))[0]?.linked, false);
     });
 
     it('refuses an unlinked identity: no account made, none taken over, even with the same email', async () => {

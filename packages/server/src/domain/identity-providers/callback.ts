@@ -1,10 +1,11 @@
 import { sha256Hex } from '../../crypto/random.ts';
 import { AppError } from '../errors.ts';
 import type { SignedIn } from '../accounts/accounts.ts';
-import type { OAuthFlowPurpose, OAuthStateRecord } from '../../store/ports/index.ts';
+import type { OAuthFlowPurpose, OAuthStateRecord, SessionMethod } from '../../store/ports/index.ts';
 import type { OAuthProviderConfig } from '../../config/oauth-providers.ts';
 import { APPROVAL_MAX_AGE_SEC, type IdentityProviderDeps } from './deps.ts';
 import type { VerifiedIdentity } from './issuer-port.ts';
+import { requireIdentityManagement } from './identities.ts';
 
 /** What came back to GET /api/oauth/{provider}/callback. */
 export interface CallbackInput {
@@ -16,8 +17,9 @@ export interface CallbackInput {
   url: URL;
   /** The browser-binding cookie, if the browser sent one. */
   browserToken: string | null;
-  /** The owner this browser is signed in as, if any. */
+  /** The owner this browser is signed in as, if any, and how that session was made. */
   sessionUserId: string | null;
+  sessionMethod: SessionMethod | null;
   ip: string;
 }
 
@@ -90,6 +92,13 @@ async function link(d: IdentityProviderDeps, provider: OAuthProviderConfig, flow
   const userId = flow.userId;
   if (userId === null || input.sessionUserId !== userId) {
     return refused(provider.name, 'link', 'wrong_owner', `This browser is no longer signed in as the account that started linking ${provider.label}. Sign in and start again.`);
+  }
+  // Checked at the start, and again here: a passkey added meanwhile raises the bar.
+  try {
+    await requireIdentityManagement(d, { userId, method: input.sessionMethod ?? 'password' });
+  } catch (e) {
+    if (e instanceof AppError && e.status < 500) return refused(provider.name, 'link', 'wrong_owner', e.detail);
+    throw e;
   }
   const created = await d.store.oauthIdentities.link({ issuer: identity.issuer, subject: identity.subject, userId, provider: provider.name, createdAt: d.clock.now() });
   if (!created) {

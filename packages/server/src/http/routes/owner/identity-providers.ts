@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
+import type { SessionMethod } from '../../../store/ports/index.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { withErrors } from '../../schemas/common.ts';
 import { TxnParams } from '../../schemas/approvals.ts';
@@ -93,18 +94,18 @@ export async function identityProviderRoutes(base: FastifyInstance, s: Services)
     const { code, state, error } = request.query;
     const browserToken = request.cookies[flowCookie] ?? null;
     if (browserToken) reply.clearCookie(flowCookie, cookieOptions);
-    let sessionUserId: string | null = null;
+    let session: { user: { id: string }; method: SessionMethod } | undefined;
     try {
-      sessionUserId = (await s.auth.optional(request))?.user.id ?? null;
+      session = await s.auth.optional(request);
     } catch {
-      sessionUserId = null;
+      session = undefined; // an expired bearer token: signed out
     }
     // openid-client takes the redirect_uri of the token request from this URL: the registered one, with the query as received.
     const url = new URL(redirectUriOf(s.config.baseUrl, provider));
     url.search = new URL(request.url, 'http://callback').search;
     let outcome: CallbackOutcome;
     try {
-      outcome = await s.identityProviders.finish({ provider, code, state, error, url, browserToken, sessionUserId, ip: request.ip });
+      outcome = await s.identityProviders.finish({ provider, code, state, error, url, browserToken, sessionUserId: session?.user.id ?? null, sessionMethod: session?.method ?? null, ip: request.ip });
     } catch (e) {
       request.log.error({ provider, err: e instanceof Error ? e.message : String(e) }, 'identity provider callback failed');
       outcome = { kind: 'refused', provider, purpose: null, reason: 'issuer_error', detail: 'Something went wrong on our side while finishing this sign-in; nothing changed. Try again.' };
