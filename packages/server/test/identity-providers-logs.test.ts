@@ -8,7 +8,9 @@ import { buildApp } from '../src/app.ts';
 import { parseConfig } from '../src/config/config.ts';
 import { openSqliteStore } from '../src/store/sqlite/open.ts';
 import type { Store } from '../src/store/ports/index.ts';
-import { signUp, type TestApp } from './helpers/app.ts';
+import { signUp } from './helpers/app.ts';
+import type { Config } from '../src/config/config.ts';
+import type { Built } from '../src/app.ts';
 import { deliver, landing, setCookies, startFlow } from './helpers/identity-flow.ts';
 import { startIdentityProviderStandIn, type IdentityProviderStandIn } from './helpers/stand-ins/identity-provider.ts';
 
@@ -21,7 +23,7 @@ describe('identity-provider flows in the log', () => {
   let dir: string;
   let store: Store;
   let google: IdentityProviderStandIn;
-  let t: TestApp;
+  let t: Built & { config: Config };
 
   before(async () => {
     google = await startIdentityProviderStandIn({ redirectUris: ['http://localhost:8080/api/oauth/google/callback'] });
@@ -30,7 +32,7 @@ describe('identity-provider flows in the log', () => {
     const config = parseConfig({ BASE_URL: 'http://localhost:8080', DATA_DIR: dir, LOG_LEVEL: 'trace', OUTBOUND_ALLOW_LOOPBACK: 'true', OAUTH_PROVIDERS: 'google', ...google.env('google') });
     const logStream = new Writable({ write(chunk, _enc, done) { lines.push(String(chunk)); done(); } });
     const built = await buildApp({ config, store, logStream });
-    t = { ...built, config, clock: undefined as never, close: async () => undefined };
+    t = { ...built, config };
   });
   after(async () => {
     await t.app.close();

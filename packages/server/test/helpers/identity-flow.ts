@@ -47,7 +47,7 @@ export interface Flow {
 }
 
 /** GET /start (signed in with `auth`: a link; without: a sign-in), then the issuer until it sends the browser back. */
-export async function startFlow(t: TestApp, provider: string, auth: Record<string, string> = {}): Promise<Flow> {
+export async function startFlow(t: Pick<TestApp, 'app' | 'config'>, provider: string, auth: Record<string, string> = {}): Promise<Flow> {
   const res = await t.app.inject({ url: `/api/oauth/${provider}/start`, headers: auth, remoteAddress: remoteAddress() });
   assert.equal(res.statusCode, 302, res.body);
   const location = String(res.headers.location);
@@ -56,7 +56,7 @@ export async function startFlow(t: TestApp, provider: string, auth: Record<strin
 }
 
 /** GET /callback as the browser would send it: with the flow cookie (unless `withCookie` is false) and `auth`. */
-export function deliver(t: TestApp, callback: URL, flow: { cookie: string | null }, auth: Record<string, string> = {}, opts: { withCookie?: boolean; path?: string } = {}): Promise<LightMyRequestResponse> {
+export function deliver(t: Pick<TestApp, 'app'>, callback: URL, flow: { cookie: string | null }, auth: Record<string, string> = {}, opts: { withCookie?: boolean; path?: string } = {}): Promise<LightMyRequestResponse> {
   const headers: Record<string, string> = { ...auth };
   if (opts.withCookie !== false && flow.cookie) headers.cookie = `oauth_flow=${flow.cookie}`;
   return t.app.inject({ url: `${opts.path ?? callback.pathname}${callback.search}`, headers, remoteAddress: remoteAddress() });
