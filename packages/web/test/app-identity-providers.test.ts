@@ -5,7 +5,7 @@ import { launchChromium } from '../../server/test/helpers/browser.ts';
 import { startServer, type ServerProcess } from '../../server/test/helpers/server-process.ts';
 import { call, expectStatus, remoteAccessRequest, remoteAgent, type RemoteOwner } from '../../server/test/helpers/over-http.ts';
 import { startIdentityProviderStandIn, type IdentityProviderStandIn } from '../../server/test/helpers/stand-ins/identity-provider.ts';
-import { PHONE, type OwnerTab, expectNoError, expectNoSidewaysScroll, goTo, openOwnerTab, requestCard, sessionCookie, signUp } from './helpers/owner-app.ts';
+import { PHONE, type OwnerTab, expectNoError, expectNoSidewaysScroll, goTo, openOwnerTab, requestCard, screenshot, sessionCookie, signUp } from './helpers/owner-app.ts';
 
 // Identity providers in the owner app (decisions §15), in Chromium on a phone-sized screen, against
 // the service as its own process and two real OpenID Providers on loopback (stand-ins for Google
@@ -59,6 +59,8 @@ test('link Google in Account, sign out, sign in with Google, approve an access r
   await googleRow.locator('.idp-state', { hasText: 'Linked' }).waitFor();
   assert.equal(await googleRow.locator('button.idp-unlink').isVisible(), true, 'a linked provider offers Unlink');
   assert.equal(new URL(page.url()).hash, '#account', 'the outcome was taken out of the address');
+  await page.locator('#idp-card').scrollIntoViewIfNeeded();
+  await screenshot(page, 'identity-providers-account');
   await expectNoError(page);
 
   // Signed out, the sign-in page offers both providers; Google signs this owner in.
@@ -69,6 +71,8 @@ test('link Google in Account, sign out, sign in with Google, approve an access r
   assert.equal(await signInButton.textContent(), 'Sign in with Google');
   assert.equal(await page.locator('#idp-signin-buttons button[data-provider="microsoft"]').textContent(), 'Sign in with Microsoft');
   await expectNoSidewaysScroll(page, 'sign-in page with providers');
+  await page.locator('#idp-signin').scrollIntoViewIfNeeded();
+  await screenshot(page, 'identity-providers-sign-in');
   await signInButton.click();
   await page.locator('#signed-in').waitFor({ state: 'visible', timeout: 15_000 });
   await message(tab, 'Signed in with Google');
@@ -86,6 +90,8 @@ test('link Google in Account, sign out, sign in with Google, approve an access r
   assert.equal(await viaGoogle.textContent(), 'Approve with Google');
   assert.equal(await card.locator('button.idp-approve-button[data-provider="microsoft"]').count(), 0, 'Microsoft is not linked');
   await expectNoSidewaysScroll(page, 'a request card with Approve with Google');
+  await viaGoogle.scrollIntoViewIfNeeded();
+  await screenshot(page, 'identity-providers-approve');
   const asked = google.authorizations.length;
   await viaGoogle.click();
   await message(tab, 'Approved with Google');
