@@ -30,7 +30,11 @@ function suite(backend: 'sqlite' | 'postgres'): void {
       t = await testApp({
         backend,
         clock: new FixedClock(Date.now()),
-        env: { OUTBOUND_ALLOW_LOOPBACK: 'true', OAUTH_PROVIDERS: 'google,microsoft', ...google.env('google'), ...microsoft.env('microsoft', 'Microsoft work account') },
+        env: {
+          OUTBOUND_ALLOW_LOOPBACK: 'true', OAUTH_PROVIDERS: 'google,microsoft,offline', ...google.env('google'), ...microsoft.env('microsoft', 'Microsoft work account'),
+          // An issuer nobody answers at (the discard port): every answer about it must still be a redirect, never a 5xx.
+          OAUTH_OFFLINE_ISSUER: 'http://127.0.0.1:9', OAUTH_OFFLINE_CLIENT_ID: 'c', OAUTH_OFFLINE_CLIENT_SECRET: 's', OAUTH_OFFLINE_LABEL: 'Offline SSO',
+        },
       });
     });
     after(async () => {
@@ -55,10 +59,20 @@ function suite(backend: 'sqlite' | 'postgres'): void {
     const actions = async (auth: Record<string, string>) => json<{ items: { action: string; detail: Record<string, unknown> }[] }>(await t.app.inject({ url: '/api/activity', headers: auth })).items;
 
     it('lists the providers: labels, and linked for the signed-in owner only', async () => {
-      assert.deepEqual(await providers(), [{ name: 'google', label: 'Google', linked: false }, { name: 'microsoft', label: 'Microsoft work account', linked: false }]);
+      assert.deepEqual(await providers(), [{ name: 'google', label: 'Google', linked: false }, { name: 'microsoft', label: 'Microsoft work account', linked: false }, { name: 'offline', label: 'Offline SSO', linked: false }]);
       const owner = await linkedOwner(sub('lister'));
-      assert.deepEqual((await providers(owner.auth)).map((p) => [p.name, p.linked]), [['google', true], ['microsoft', false]]);
-      assert.deepEqual((await providers()).map((p) => p.linked), [false, false], 'signed out: nothing linked');
+      assert.deepEqual((await providers(owner.auth)).map((p) => [p.name, p.linked]), [['google', true], ['microsoft', false], ['offline', false]]);
+      assert.deepEqual((await providers()).map((p) => p.linked), [false, false, false], 'signed out: nothing linked');
+    });
+
+    it('a start that cannot begin lands in the app with the reason: unknown provider, unreachable issuer', async () => {
+      const unknown = landing(await t.app.inject({ url: '/api/oauth/nosuch/start', remoteAddress: remoteAddress() }));
+      assert.deepEqual([unknown.oauth, unknown.reason], ['refused', 'not_started']);
+      assert.match(unknown.detail ?? '', /no identity provider named "nosuch"/);
+      const offline = landing(await t.app.inject({ url: '/api/oauth/offline/start', remoteAddress: remoteAddress() }));
+      assert.deepEqual([offline.oauth, offline.reason], ['refused', 'issuer_error']);
+      assert.match(offline.detail ?? '', /Offline SSO could not be reached/);
+      assert.equal(landing(await t.app.inject({ url: '/api/oauth/offline/callback?code=x&state=y' })).reason, 'bad_state');
     });
 
     it('links an identity, then signs in with it: a new session of method oauth, recorded', async () => {
@@ -112,7 +126,7 @@ function suite(backend: 'sqlite' | 'postgres'): void {
       assert.equal(setCookies(res)['session'], undefined, 'no session');
       const holder = await t.services.store.users.byEmail(owner.email);
       assert.equal(holder?.id, owner.user.id, 'the address still belongs to its account');
-      assert.deepEqual((await providers(owner.auth)).map((p) => p.linked), [false, false], 'nothing was linked to the owner');
+      assert.deepEqual((await providers(owner.auth)).map((p) => p.linked), [false, false, false], 'nothing was linked to the owner');
     });
 
     it('an identity linked to one account cannot be linked to another; one identity per provider per account', async () => {
@@ -123,7 +137,7 @@ function suite(backend: 'sqlite' | 'postgres'): void {
       const flow = await startFlow(t, 'google', second.auth);
       const out = landing(await deliver(t, flow.callback, flow, second.auth));
       assert.deepEqual([out.view, out.reason], ['account', 'linked_elsewhere']);
-      assert.deepEqual((await providers(second.auth)).map((p) => p.linked), [false, false]);
+      assert.deepEqual((await providers(second.auth)).map((p) => p.linked), [false, false, false]);
       assert.equal((await providers(first.auth))[0]?.linked, true);
 
       const again = await t.app.inject({ url: '/api/oauth/google/start', headers: first.auth, remoteAddress: remoteAddress() });

@@ -31,6 +31,8 @@ export type CallbackOutcome =
   | { kind: 'refused'; provider: string; purpose: OAuthFlowPurpose | null; reason: RefusalReason; detail: string; txnId?: string };
 
 export type RefusalReason =
+  /** The start itself was refused (unknown provider, too many starts, linking not allowed, issuer unreachable). */
+  | 'not_started'
   | 'unknown_provider' | 'bad_state' | 'other_browser' | 'access_denied' | 'issuer_error' | 'invalid_response'
   | 'not_linked' | 'linked_elsewhere' | 'provider_taken' | 'wrong_owner' | 'stale_sign_in' | 'not_approved';
 

@@ -7,7 +7,7 @@ import { AppError } from '../../../domain/errors.ts';
 import { withErrors } from '../../schemas/common.ts';
 import { TxnParams } from '../../schemas/approvals.ts';
 import { ApproveLimitsIn } from './approvals.ts';
-import type { CallbackOutcome } from '../../../domain/identity-providers/callback.ts';
+import type { CallbackOutcome, RefusalReason } from '../../../domain/identity-providers/callback.ts';
 import { APPROVAL_MAX_AGE_SEC, FLOW_LIFETIME_MS, START_LIMIT } from '../../../domain/identity-providers/deps.ts';
 import { redirectUriOf } from '../../../domain/identity-providers/issuer-port.ts';
 
@@ -38,7 +38,7 @@ function appLocation(outcome: CallbackOutcome): string {
 
 const START_DESCRIPTION = `Sends the browser (302) to the identity provider, with PKCE (S256), \`state\` and \`nonce\`. Signed in: the identity that comes back is **linked** to this owner (once the owner has a passkey, only a passkey session may link, as for adding a passkey; a provider already linked must be unlinked first). Signed out: the owner the identity is linked to is **signed in** (a session of method \`oauth\`). The flow is bound to this browser by a short-lived cookie and lives ${FLOW_LIFETIME_MS / 60_000} minutes. Always a redirect, never an error status: a refusal (unknown provider, too many starts: ${START_LIMIT.perAddress} per client address per ${START_LIMIT.windowSec / 60} minutes, the issuer unreachable) goes to \`/app#…?oauth=refused&reason=…&detail=…\`. Register \`<BASE_URL>/api/oauth/<name>/callback\` at the provider as the redirect URI (docs/operations/identity-providers.md).`;
 
-const CALLBACK_DESCRIPTION = `Where the identity provider sends the browser back. The \`state\` is consumed at once (single-use, whatever follows) and must belong to this provider and, for a sign-in or link, to this browser; the code is exchanged and the ID token checked (issuer, audience, signature, nonce, PKCE; for an approval \`auth_time\` at most ${APPROVAL_MAX_AGE_SEC / 60} minutes old). An identity that is not linked never creates or takes over an account, whatever its email. Always a 302 into the app: \`/app#requests?oauth=signed_in\`, \`/app#account?oauth=linked\`, \`/app#requests/{txn_id}?oauth=approved\`, or \`?oauth=refused&reason=…&detail=…\` with a readable \`detail\` (reasons: \`bad_state\`, \`other_browser\`, \`access_denied\`, \`issuer_error\`, \`invalid_response\`, \`not_linked\`, \`linked_elsewhere\`, \`provider_taken\`, \`wrong_owner\`, \`stale_sign_in\`, \`not_approved\`, \`unknown_provider\`).`;
+const CALLBACK_DESCRIPTION = `Where the identity provider sends the browser back. The \`state\` is consumed at once (single-use, whatever follows) and must belong to this provider and, for a sign-in or link, to this browser; the code is exchanged and the ID token checked (issuer, audience, signature, nonce, PKCE; for an approval \`auth_time\` at most ${APPROVAL_MAX_AGE_SEC / 60} minutes old). An identity that is not linked never creates or takes over an account, whatever its email. Always a 302 into the app: \`/app#requests?oauth=signed_in\`, \`/app#account?oauth=linked\`, \`/app#requests/{txn_id}?oauth=approved\`, or \`?oauth=refused&reason=…&detail=…\` with a readable \`detail\` (reasons: \`not_started\` (from the start), \`bad_state\`, \`other_browser\`, \`access_denied\`, \`issuer_error\`, \`invalid_response\`, \`not_linked\`, \`linked_elsewhere\`, \`provider_taken\`, \`wrong_owner\`, \`stale_sign_in\`, \`not_approved\`, \`unknown_provider\`).`;
 
 export async function identityProviderRoutes(base: FastifyInstance, s: Services): Promise<void> {
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
@@ -48,8 +48,8 @@ export async function identityProviderRoutes(base: FastifyInstance, s: Services)
   const cookieOptions = { httpOnly: true, sameSite: 'lax', secure, path: '/' } as const;
   const label = (name: string) => s.config.oauthProviders.find((p) => p.name === name)?.label ?? name;
 
-  const refuse = (reply: FastifyReply, provider: string, purpose: 'link' | 'sign_in', detail: string, reason = 'not_started') =>
-    reply.redirect(appLocation({ kind: 'refused', provider, purpose, reason: reason as never, detail }), 302);
+  const refuse = (reply: FastifyReply, provider: string, purpose: 'link' | 'sign_in', detail: string, reason: RefusalReason = 'not_started') =>
+    reply.redirect(appLocation({ kind: 'refused', provider, purpose, reason, detail }), 302);
 
   app.get('/api/oauth/providers', {
     schema: {
