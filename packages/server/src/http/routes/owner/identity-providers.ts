@@ -93,7 +93,6 @@ export async function identityProviderRoutes(base: FastifyInstance, s: Services)
     const { provider } = request.params;
     const { code, state, error } = request.query;
     const browserToken = request.cookies[flowCookie] ?? null;
-    if (browserToken) reply.clearCookie(flowCookie, cookieOptions);
     let session: { user: { id: string }; method: SessionMethod } | undefined;
     try {
       session = await s.auth.optional(request);
@@ -110,6 +109,10 @@ export async function identityProviderRoutes(base: FastifyInstance, s: Services)
       request.log.error({ provider, err: e instanceof Error ? e.message : String(e) }, 'identity provider callback failed');
       outcome = { kind: 'refused', provider, purpose: null, reason: 'issuer_error', detail: 'Something went wrong on our side while finishing this sign-in; nothing changed. Try again.' };
     }
+    // The flow's cookie has done its work once a flow was found; an unknown or used state (an old
+    // callback opened again) leaves it, so a flow started since in this browser can still finish.
+    const stateFound = !(outcome.kind === 'refused' && (outcome.reason === 'bad_state' || outcome.reason === 'unknown_provider'));
+    if (browserToken && stateFound) reply.clearCookie(flowCookie, cookieOptions);
     if (outcome.kind === 'signed_in') s.auth.signIn(reply, outcome.signedIn);
     return reply.redirect(appLocation(outcome), 302);
   });
