@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { FixedClock } from '../src/clock.ts';
 import { expectStatus, json, remoteAddress, signUp, testApp, type TestApp } from './helpers/app.ts';
 import { createAgent, createGrant } from './helpers/agents.ts';
-import { accessRequest, addPasskey, ownerWithPasskey } from './helpers/approvals.ts';
+import { accessRequest, addPasskey, ownerWithPasskey, withPasskeySession } from './helpers/approvals.ts';
 import { deliver, landing, setCookies, startFlow, walkIssuer } from './helpers/identity-flow.ts';
 import { startIdentityProviderStandIn, type IdentityProviderStandIn } from './helpers/stand-ins/identity-provider.ts';
 
@@ -102,6 +102,19 @@ function suite(backend: 'sqlite' | 'postgres'): void {
       assert.deepEqual([refusal.view, refusal.oauth], ['account', 'refused']);
       assert.match(refusal.detail ?? '', /passkey/, 'an owner with a passkey links only from a passkey session');
       void carol;
+    });
+
+    it('an owner with a passkey links from a passkey session; signing in with the provider is no passkey session', async () => {
+      const owner = await withPasskeySession(t, await ownerWithPasskey(t));
+      const lee = sub('lee');
+      google.signInAs({ sub: lee });
+      const link = await startFlow(t, 'google', owner.auth);
+      assert.equal(landing(await deliver(t, link.callback, link, owner.auth)).oauth, 'linked');
+      const signIn = await startFlow(t, 'google');
+      const cookie = `session=${setCookies(await deliver(t, signIn.callback, signIn))['session']}`;
+      expectStatus(await t.app.inject({ url: '/api/webauthn/register/options', headers: { cookie } }), 403);
+      expectStatus(await t.app.inject({ method: 'DELETE', url: '/api/oauth/google', headers: { cookie, origin: BASE } }), 403);
+      expectStatus(await t.app.inject({ method: 'DELETE', url: '/api/oauth/google', headers: owner.auth }), 200);
     });
 
     it('a passkey added while linking raises the bar: a password session cannot finish the link', async () => {
