@@ -67,7 +67,7 @@ function suite(backend: 'sqlite' | 'postgres'): void {
 
     it('a start that cannot begin lands in the app with the reason: unknown provider, unreachable issuer', async () => {
       const unknown = landing(await t.app.inject({ url: '/api/oauth/nosuch/start', remoteAddress: remoteAddress() }));
-      assert.deepEqual([unknown.oauth, unknown.reason], ['refused', 'not_started']);
+      assert.deepEqual([unknown.oauth, unknown.reason], ['refused', 'unknown_provider']);
       assert.match(unknown.detail ?? '', /no identity provider named "nosuch"/);
       const offline = landing(await t.app.inject({ url: '/api/oauth/offline/start', remoteAddress: remoteAddress() }));
       assert.deepEqual([offline.oauth, offline.reason], ['refused', 'issuer_error']);
@@ -100,7 +100,8 @@ function suite(backend: 'sqlite' | 'postgres'): void {
       const passwordLink = await t.app.inject({ url: '/api/oauth/microsoft/start', headers: withPasskey.auth, remoteAddress: remoteAddress() });
       const refusal = landing(passwordLink);
       assert.deepEqual([refusal.view, refusal.oauth], ['account', 'refused']);
-      assert.match(refusal.detail ?? '', /passkey/, 'an owner with a passkey links only from a passkey session');
+      assert.equal(refusal.reason, 'passkey_session_needed', 'an owner with a passkey links only from a passkey session');
+      assert.match(refusal.detail ?? '', /passkey/);
       void carol;
     });
 
@@ -123,7 +124,7 @@ function suite(backend: 'sqlite' | 'postgres'): void {
       const flow = await startFlow(t, 'google', owner.auth);
       await addPasskey(t, owner);
       const out = landing(await deliver(t, flow.callback, flow, owner.auth));
-      assert.deepEqual([out.view, out.oauth], ['account', 'refused']);
+      assert.deepEqual([out.view, out.oauth, out.reason], ['account', 'refused', 'passkey_session_needed']);
       assert.match(out.detail ?? '', /passkey/);
       assert.equal((await providers(owner.auth))[0]?.linked, false);
     });
@@ -154,7 +155,7 @@ function suite(backend: 'sqlite' | 'postgres'): void {
       assert.equal((await providers(first.auth))[0]?.linked, true);
 
       const again = await t.app.inject({ url: '/api/oauth/google/start', headers: first.auth, remoteAddress: remoteAddress() });
-      assert.match(landing(again).detail ?? '', /unlink it first/, 'a second Google account needs the first unlinked');
+      assert.deepEqual([landing(again).reason, landing(again).detail], ['provider_taken', 'a Google account is linked already; unlink it first to link another'], 'a second Google account needs the first unlinked');
     });
 
     it('unlinks: the identity no longer signs in; unlinking again is 404', async () => {

@@ -73,6 +73,11 @@ test('link Google in Account, sign out, sign in with Google, approve an access r
   await expectNoSidewaysScroll(page, 'sign-in page with providers');
   await page.locator('#idp-signin').scrollIntoViewIfNeeded();
   await screenshot(page, 'identity-providers-sign-in');
+  // A Microsoft account nobody linked: refused in the app's own words, still signed out, no account made.
+  microsoft.signInAs({ sub: 'someone-else', email });
+  await page.locator('#idp-signin-buttons button[data-provider="microsoft"]').click();
+  await message(tab, 'This Microsoft account is not linked to a Mandate account');
+  assert.equal(await page.locator('#signed-out').isVisible(), true);
   await signInButton.click();
   await page.locator('#signed-in').waitFor({ state: 'visible', timeout: 15_000 });
   await message(tab, 'Signed in with Google');

@@ -18,3 +18,15 @@ describe('fragments with an identity-provider outcome', () => {
     assert.deepEqual(parseRoute('#requests/t_a b'), { view: 'requests', param: null });
   });
 });
+
+describe('what the app says after a refusal', () => {
+  test('every reason the service documents has its own sentence, naming the provider', async () => {
+    const { refusalText } = await import('../src/app/client/views/identity-return.ts');
+    const reasons = ['unknown_provider', 'rate_limited', 'passkey_session_needed', 'provider_taken', 'session_changed', 'bad_state', 'other_browser', 'access_denied', 'issuer_error', 'invalid_response', 'not_linked', 'linked_elsewhere', 'wrong_owner', 'stale_sign_in', 'not_approved', 'not_started'];
+    const fallback = refusalText('no-such-reason', 'Google');
+    for (const reason of reasons.filter((r) => r !== 'not_started')) assert.notEqual(refusalText(reason, 'Google'), fallback, reason);
+    assert.match(refusalText('access_denied', 'Google'), /^Google answered access_denied/);
+    assert.match(refusalText('access_denied', 'the sign-in provider'), /^The sign-in provider answered/);
+    assert.match(refusalText('not_linked', 'Google'), /not linked to a Mandate account/);
+  });
+});

@@ -30,9 +30,14 @@ export type CallbackOutcome =
   | { kind: 'approved'; provider: string; txnId: string }
   | { kind: 'refused'; provider: string; purpose: OAuthFlowPurpose | null; reason: RefusalReason; detail: string; txnId?: string };
 
+/**
+ * Why a flow was refused. The app words each reason itself and never shows `detail` (which a crafted
+ * link could carry): a stable list, documented in the route.
+ */
 export type RefusalReason =
-  /** The start itself was refused (unknown provider, too many starts, linking not allowed, issuer unreachable). */
+  /** The start itself was refused for another reason (a 4xx of the domain). */
   | 'not_started'
+  | 'rate_limited' | 'passkey_session_needed' | 'session_changed'
   | 'unknown_provider' | 'bad_state' | 'other_browser' | 'access_denied' | 'issuer_error' | 'invalid_response'
   | 'not_linked' | 'linked_elsewhere' | 'provider_taken' | 'wrong_owner' | 'stale_sign_in' | 'not_approved';
 
@@ -92,13 +97,13 @@ async function signIn(d: IdentityProviderDeps, provider: OAuthProviderConfig, id
 async function link(d: IdentityProviderDeps, provider: OAuthProviderConfig, flow: OAuthStateRecord, identity: VerifiedIdentity, input: CallbackInput): Promise<CallbackOutcome> {
   const userId = flow.userId;
   if (userId === null || input.sessionUserId !== userId) {
-    return refused(provider.name, 'link', 'wrong_owner', `This browser is no longer signed in as the account that started linking ${provider.label}. Sign in and start again.`);
+    return refused(provider.name, 'link', 'session_changed', `This browser is no longer signed in as the account that started linking ${provider.label}. Sign in and start again.`);
   }
   // Checked at the start, and again here: a passkey added meanwhile raises the bar.
   try {
     await requireIdentityManagement(d, { userId, method: input.sessionMethod ?? 'password' });
   } catch (e) {
-    if (e instanceof AppError && e.status < 500) return refused(provider.name, 'link', 'wrong_owner', e.detail);
+    if (e instanceof AppError && e.status < 500) return refused(provider.name, 'link', 'passkey_session_needed', e.detail);
     throw e;
   }
   const created = await d.store.oauthIdentities.link({ issuer: identity.issuer, subject: identity.subject, userId, provider: provider.name, createdAt: d.clock.now() });

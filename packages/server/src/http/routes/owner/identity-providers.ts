@@ -24,6 +24,15 @@ const CallbackQuery = Type.Object({
   error: Type.String({ default: '', maxLength: 256 }),
 }, { additionalProperties: true });
 
+/** A start's refusal by its status: the app words each reason (views/identity-return.ts). */
+function startRefusal(status: number): RefusalReason {
+  if (status === 404) return 'unknown_provider';
+  if (status === 429) return 'rate_limited';
+  if (status === 403) return 'passkey_session_needed';
+  if (status === 409) return 'provider_taken';
+  return 'not_started';
+}
+
 /** The app's views each outcome lands on; the outcome rides in the fragment, after `?`, for views/identity-return.ts. */
 function appLocation(outcome: CallbackOutcome): string {
   const q = new URLSearchParams({ oauth: outcome.kind, provider: outcome.provider });
@@ -38,7 +47,7 @@ function appLocation(outcome: CallbackOutcome): string {
 
 const START_DESCRIPTION = `Sends the browser (302) to the identity provider, with PKCE (S256), \`state\` and \`nonce\`. Signed in: the identity that comes back is **linked** to this owner (once the owner has a passkey, only a passkey session may link, as for adding a passkey; a provider already linked must be unlinked first). Signed out: the owner the identity is linked to is **signed in** (a session of method \`oauth\`). The flow is bound to this browser by a short-lived cookie and lives ${FLOW_LIFETIME_MS / 60_000} minutes. Always a redirect, never an error status: a refusal (unknown provider, too many starts: ${START_LIMIT.perAddress} per client address per ${START_LIMIT.windowSec / 60} minutes, the issuer unreachable) goes to \`/app#…?oauth=refused&reason=…&detail=…\`. Register \`<BASE_URL>/api/oauth/<name>/callback\` at the provider as the redirect URI (docs/operations/identity-providers.md).`;
 
-const CALLBACK_DESCRIPTION = `Where the identity provider sends the browser back. The \`state\` is consumed at once (single-use, whatever follows) and must belong to this provider and, for a sign-in or link, to this browser; the code is exchanged and the ID token checked (issuer, audience, signature, nonce, PKCE; for an approval \`auth_time\` at most ${APPROVAL_MAX_AGE_SEC / 60} minutes old). An identity that is not linked never creates or takes over an account, whatever its email. Always a 302 into the app: \`/app#requests?oauth=signed_in\`, \`/app#account?oauth=linked\`, \`/app#requests/{txn_id}?oauth=approved\`, or \`?oauth=refused&reason=…&detail=…\` with a readable \`detail\` (reasons: \`not_started\` (from the start), \`bad_state\`, \`other_browser\`, \`access_denied\`, \`issuer_error\`, \`invalid_response\`, \`not_linked\`, \`linked_elsewhere\`, \`provider_taken\`, \`wrong_owner\`, \`stale_sign_in\`, \`not_approved\`, \`unknown_provider\`).`;
+const CALLBACK_DESCRIPTION = `Where the identity provider sends the browser back. The \`state\` is consumed at once (single-use, whatever follows) and must belong to this provider and, for a sign-in or link, to this browser; the code is exchanged and the ID token checked (issuer, audience, signature, nonce, PKCE; for an approval \`auth_time\` at most ${APPROVAL_MAX_AGE_SEC / 60} minutes old). An identity that is not linked never creates or takes over an account, whatever its email. Always a 302 into the app: \`/app#requests?oauth=signed_in\`, \`/app#account?oauth=linked\`, \`/app#requests/{txn_id}?oauth=approved\`, or \`?oauth=refused&reason=…&detail=…\` with a readable \`detail\` (reasons, which the app words itself, never echoing \`detail\`: from the start \`unknown_provider\`, \`rate_limited\`, \`passkey_session_needed\`, \`provider_taken\`, \`issuer_error\`, \`not_started\`; from the callback \`bad_state\`, \`other_browser\`, \`access_denied\`, \`issuer_error\`, \`invalid_response\`, \`not_linked\`, \`linked_elsewhere\`, \`provider_taken\`, \`session_changed\`, \`passkey_session_needed\`, \`wrong_owner\`, \`stale_sign_in\`, \`not_approved\`, \`unknown_provider\`).`;
 
 export async function identityProviderRoutes(base: FastifyInstance, s: Services): Promise<void> {
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
@@ -80,7 +89,7 @@ export async function identityProviderRoutes(base: FastifyInstance, s: Services)
       if (flow.browserToken) reply.setCookie(flowCookie, flow.browserToken, { ...cookieOptions, maxAge: FLOW_LIFETIME_MS / 1000 });
       return reply.redirect(flow.url, 302);
     } catch (e) {
-      if (e instanceof AppError && e.status < 500) return refuse(reply, provider, purpose, e.detail);
+      if (e instanceof AppError && e.status < 500) return refuse(reply, provider, purpose, e.detail, startRefusal(e.status));
       request.log.warn({ provider, err: e instanceof Error ? e.message : String(e) }, 'identity provider start failed');
       return refuse(reply, provider, purpose, `${label(provider)} could not be reached just now; try again in a moment.`, 'issuer_error');
     }

@@ -24,8 +24,8 @@ export function onProvidersChanged(listener: () => void): void {
   listeners.push(listener);
 }
 
-/** A provider's label, or its name when the list does not have it. */
-export const providerLabel = (name: string): string => providers.find((p) => p.name === name)?.label ?? name;
+/** A configured provider's label; null for a name the service does not have (a crafted address). */
+export const providerLabel = (name: string): string | null => providers.find((p) => p.name === name)?.label ?? null;
 
 /** Where the browser goes to link (signed in) or sign in (signed out) with a provider. */
 const startUrl = (name: string): string => `/api/oauth/${seg(name)}/start`;
