@@ -1,3 +1,5 @@
+import { IdentityProviders } from './domain/identity-providers/identity-providers.ts';
+import { OpenIdIssuers } from './outbound/openid-issuers.ts';
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import cookie from '@fastify/cookie';
@@ -156,6 +158,8 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   grants.onRevoked(async (repos, grant, now) => void (await endOidcStanding(repos, oidcSecret, { agentId: grant.agentId, site: grant.site }, now)));
   agents.onStopped(async (repos, agent) => void (await endOidcStanding(repos, oidcSecret, { agentId: agent.id }, clock.now())));
   const pairing = new Pairing(store.challenges, clock, limiter, agents);
+  // The issuers are the operator's choice (configuration), not a user's: see outbound/openid-issuers.ts.
+  const identityProviders = new IdentityProviders({ store, clock, limiter, accounts, approvals, activity, notifier, issuers: new OpenIdIssuers(config.baseUrl), providers: config.oauthProviders });
   // Account deletion (decisions §16): one erasure step per concept, all in one transaction; the
   // back-channel logouts its agent and sign-in steps queue go out once it commits.
   const accountDeletion = new AccountDeletion({
@@ -163,7 +167,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
     steps: standardErasureSteps({ agents, endSignIn: (repos, sid, now) => endSignIn(repos, oidcSecret, sid, now) }),
     afterCommit: () => outbox.wake(),
   });
-  const services: Services = { accountDeletion, phone, recovery, sdkTarballs: new SdkTarballs(), metrics, emailVerification, passwordReset, dataExport, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
+  const services: Services = { accountDeletion, identityProviders, phone, recovery, sdkTarballs: new SdkTarballs(), metrics, emailVerification, passwordReset, dataExport, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
 
   const app = Fastify({
     logger: opts.logger ?? {
@@ -171,8 +175,9 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
       // Request logs carry method, URL and addresses only; these headers are redacted should a
       // serializer ever include them. Bodies (passwords, tokens) are never logged.
       redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers.dpop', 'req.headers["x-agent-jwt"]', 'req.headers["x-service-stepup"]', 'req.headers["x-authyouragent-stepup"]', 'req.headers["x-service-agent"]', 'req.headers["x-authyouragent-agent"]'],
-      // Fastify's own request fields, with the secret `k` of an OIDC wait address and the `token` of a mailed link left out of the URL.
-      serializers: { req: (r: FastifyRequest) => ({ method: r.method, url: r.url.replace(/([?&](?:k|token)=)[^&]*/g, '$1[redacted]'), host: r.host, remoteAddress: r.ip, remotePort: r.socket?.remotePort }) },
+      // Fastify's own request fields, with the secret `k` of an OIDC wait address, the `token` of a
+      // mailed link and an identity provider's `code` and `state` (the callback) left out of the URL.
+      serializers: { req: (r: FastifyRequest) => ({ method: r.method, url: r.url.replace(/([?&](?:k|token|code|state)=)[^&]*/g, '$1[redacted]'), host: r.host, remoteAddress: r.ip, remotePort: r.socket?.remotePort }) },
       ...(opts.logStream ? { stream: opts.logStream } : {}),
     },
     bodyLimit: config.bodyLimitBytes,

@@ -34,6 +34,7 @@ import type { PasswordReset } from './domain/accounts/password-reset.ts';
 import type { DataExport } from './domain/privacy/export.ts';
 import type { Phone } from './domain/phone/phone.ts';
 import type { Recovery } from './domain/recovery/recovery.ts';
+import type { IdentityProviders } from './domain/identity-providers/identity-providers.ts';
 import type { SdkTarballs } from './downloads/sdk-tarballs.ts';
 import type { AccountDeletion } from './domain/privacy/account-deletion.ts';
 
@@ -41,6 +42,8 @@ import type { AccountDeletion } from './domain/privacy/account-deletion.ts';
 export interface Services {
   /** POST /api/account/delete: its erasure steps, one per concept (domain/privacy); `addStep` is the seam for new ones. */
   accountDeletion: AccountDeletion;
+  /** Sign-in, linking and approval with identity providers (domain/identity-providers; decisions §15). */
+  identityProviders: IdentityProviders;
   /** The agent and site SDK tarballs the build made, served at /download/agent and /download/site. */
   sdkTarballs: SdkTarballs;
   /** Prometheus metrics, counted by the routes (metrics/metrics.ts). */

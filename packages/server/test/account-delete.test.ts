@@ -168,6 +168,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const at = t.clock.now();
       await store.phoneCodes.create({ id: `pc-${randomBytes(6).toString('hex')}`, userId: owner.user.id, purpose: 'verify_phone', phone: '+14155550123', codeHash: 'a'.repeat(64), attemptsLeft: 5, createdAt: at, expiresAt: at + 600_000 });
       await store.recoveryCodes.replace(owner.user.id, ['b'.repeat(64), 'c'.repeat(64)], at);
+      await store.oauthIdentities.link({ issuer: 'https://idp.example', subject: `sub-${owner.user.id}`, userId: owner.user.id, provider: 'google', createdAt: at });
 
       const res = await del(owner.auth, { confirm: owner.email, password: owner.password });
       expectStatus(res, 200);
@@ -215,6 +216,8 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       assert.equal(await store.emailTokens.deleteForUser(owner.user.id), 0, 'no mailed link is left');
       assert.equal(await store.phoneCodes.deleteForUser(owner.user.id), 0, 'no phone code is left');
       assert.equal(await store.recoveryCodes.deleteForUser(owner.user.id), 0, 'no recovery code is left');
+      assert.deepEqual(await store.oauthIdentities.listForUser(owner.user.id), [], 'no linked identity is left');
+      assert.equal(await store.oauthIdentities.byIdentity('https://idp.example', `sub-${owner.user.id}`), undefined);
 
       // Profile blanked; the email is free.
       const erased = await store.users.byId(owner.user.id);

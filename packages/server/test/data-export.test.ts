@@ -15,7 +15,7 @@ import { lastLinkToken, verifyEmail } from './helpers/email-links.ts';
 // mailed links, OIDC clients and sign-ins, a password, a phone) exports every section as valid JSON
 // with none of its secrets or hashes, and nothing of another owner; one export per minute.
 
-const SECTIONS = ['profile', 'notification_settings', 'passkeys', 'devices', 'agents', 'grants', 'requests', 'notifications', 'activity', 'oidc_sign_ins', 'oidc_clients', 'plans', 'connections', 'operators'];
+const SECTIONS = ['profile', 'notification_settings', 'passkeys', 'devices', 'identity_providers', 'agents', 'grants', 'requests', 'notifications', 'activity', 'oidc_sign_ins', 'oidc_clients', 'plans', 'connections', 'operators'];
 
 type Seeded = { owner: Awaited<ReturnType<typeof signUp>>; secrets: string[]; agentIds: string[]; grantId: string };
 
@@ -38,6 +38,19 @@ async function seed(t: TestApp, tag: string): Promise<Seeded> {
   await t.services.passwordReset.settled();
   const resetToken = await lastLinkToken(t, owner.user.id, 'password_reset', '/api/password/reset');
   secrets.push(resetToken, sha256Hex(resetToken));
+
+  // Recovery codes, a phone code, a linked identity and an identity-provider flow under way: only hashes
+  // and flow secrets, none of which may be exported (the identity itself is the owner's and is).
+  const recoveryHash = sha256Hex(`recovery ${tag}`);
+  await store.recoveryCodes.replace(owner.user.id, [recoveryHash], now);
+  const phoneCodeHash = sha256Hex(`phone code ${tag}`);
+  await store.phoneCodes.create({ id: `pc-${tag}-${now}`, userId: owner.user.id, purpose: 'verify_phone', phone: '+33612345678', codeHash: phoneCodeHash, attemptsLeft: 5, createdAt: now, expiresAt: now + 600_000 });
+  await store.oauthIdentities.link({ issuer: 'https://idp.example', subject: `sub-${tag}-${now}`, userId: owner.user.id, provider: 'google', createdAt: now });
+  const stateHash = sha256Hex(`state ${tag}`);
+  const nonce = `nonce-${tag}-value-secret`;
+  const codeVerifier = `verifier-${tag}-${'v'.repeat(40)}`;
+  await store.oauthStates.create({ stateHash, purpose: 'link', provider: 'google', userId: owner.user.id, txnId: null, limits: null, browserHash: sha256Hex(`browser ${tag}`), nonce, codeVerifier, createdAt: now, expiresAt: now + 600_000 });
+  secrets.push(recoveryHash, phoneCodeHash, stateHash, nonce, codeVerifier, sha256Hex(`browser ${tag}`));
 
   // Push devices: a web-push subscription (its endpoint is a capability, its keys secrets) and an FCM token.
   const p256dh = `BP${tag}${'q'.repeat(60)}`;
@@ -111,6 +124,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const count = (name: string) => (doc[name] as unknown[]).length;
       assert.equal(count('passkeys'), 1);
       assert.equal(count('devices'), 2);
+      assert.equal(count('identity_providers'), 1);
       assert.deepEqual((doc.devices as { push_service: string }[]).map((d) => d.push_service).sort(), ['fcm', 'push.example.net']);
       assert.deepEqual((doc.agents as { id: string }[]).map((x) => x.id).sort(), [...a.agentIds].sort());
       assert.ok((doc.agents as { public_jwk: { kty: string } }[]).every((x) => x.public_jwk.kty === 'EC'), 'agents carry their public keys');

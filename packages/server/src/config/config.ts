@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { isAgentPackageName } from '@mandate/protocol/agent-command';
 import { CONFIG_KEYS, type ConfigKey } from './keys.ts';
 import { parseTrustProxy, type TrustProxy } from './trust-proxy.ts';
+import { type OAuthProviderConfig, isOAuthProviderKey, parseOAuthProviders } from './oauth-providers.ts';
 import { DEFAULT_PUSH_SERVICE_HOSTS, isPushHostPattern } from '../outbound/push-hosts.ts';
 import { SMS_PROVIDERS } from '../delivery/sms-providers.ts';
 
@@ -53,6 +54,8 @@ export interface Config {
   sms: { provider: string; settings: unknown } | null;
   /** Prometheus GET /metrics on a port of its own (docs/operations/metrics.md); null: off. */
   metrics: { port: number; host: string } | null;
+  /** Identity providers for sign-in and approval (decisions §15; oauth-providers.ts); empty: none. */
+  oauthProviders: readonly OAuthProviderConfig[];
 }
 
 export class ConfigError extends Error {
@@ -80,7 +83,7 @@ export function loadEnv(cwd = process.cwd(), env: Env = process.env): Env {
     const key = trimmed.slice(0, eq).trim();
     let value = trimmed.slice(eq + 1).trim();
     if (/^(['"]).*\1$/.test(value)) value = value.slice(1, -1);
-    if (!(CONFIG_KEYS as readonly string[]).includes(key)) {
+    if (!(CONFIG_KEYS as readonly string[]).includes(key) && !isOAuthProviderKey(key)) {
       return void problems.push(`.env line ${i + 1}: unknown setting ${key} (known: ${CONFIG_KEYS.join(', ')})`);
     }
     fromFile[key] = value;
@@ -147,6 +150,7 @@ export function parseConfig(env: Env): Config {
   );
   for (const e of adminEmails) if (!e.includes('@')) problems.push(`ADMIN_EMAILS: "${e}" is not an email address`);
 
+  const outboundAllowLoopback = bool('OUTBOUND_ALLOW_LOOPBACK', false);
   const config: Config = {
     port,
     host,
@@ -167,7 +171,7 @@ export function parseConfig(env: Env): Config {
       windowSec: int('LOGIN_WINDOW_SECONDS', 900, 1, 86400),
     },
     housekeepingIntervalSec: int('HOUSEKEEPING_INTERVAL_SECONDS', 600, 1, 86400),
-    outboundAllowLoopback: bool('OUTBOUND_ALLOW_LOOPBACK', false),
+    outboundAllowLoopback,
     vapid: vapidKeys(get('VAPID_PUBLIC_KEY'), get('VAPID_PRIVATE_KEY'), problems),
     vapidSubject: vapidSubject(get('VAPID_SUBJECT'), baseUrl, problems),
     pushServiceHosts: pushServiceHosts(get('PUSH_SERVICE_HOSTS'), problems),
@@ -178,6 +182,7 @@ export function parseConfig(env: Env): Config {
     mail: mailSettings(get('SMTP_URL'), get('MAIL_FROM'), baseUrl, problems),
     sms: smsSettings(get, problems),
     metrics: get('METRICS_PORT') === undefined ? null : { port: int('METRICS_PORT', 0, 1, 65535), host: get('METRICS_HOST') ?? '127.0.0.1' },
+    oauthProviders: parseOAuthProviders(env, outboundAllowLoopback, problems),
   };
   if (problems.length) throw new ConfigError(problems);
   return config;

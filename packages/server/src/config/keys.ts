@@ -1,4 +1,7 @@
-/** Every setting the service reads, documented in README.md and .env.example. */
+/**
+ * Every setting the service reads, documented in README.md and .env.example. Besides these, the
+ * per-provider keys OAUTH_<NAME>_ISSUER, _CLIENT_ID, _CLIENT_SECRET and _LABEL (oauth-providers.ts).
+ */
 export const CONFIG_KEYS = [
   'PORT',
   'HOST',
@@ -40,6 +43,7 @@ export const CONFIG_KEYS = [
   'TWILIO_API_BASE',
   'METRICS_PORT',
   'METRICS_HOST',
+  'OAUTH_PROVIDERS',
 ] as const;
 
 export type ConfigKey = (typeof CONFIG_KEYS)[number];

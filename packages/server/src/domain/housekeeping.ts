@@ -61,6 +61,7 @@ export async function purgeExpired(store: Store, clock: Clock): Promise<Record<s
     emailClaims: await store.emailClaims.purgeExpired(now - EMAIL_LINK_KEEP_MS),
     // SMS codes (phone, recovery) last 10 minutes; kept a day after for diagnosis, like mailed links.
     phoneCodes: await store.phoneCodes.purgeExpired(now - EMAIL_LINK_KEEP_MS),
+    oauthStates: await store.oauthStates.purgeExpired(now),
   };
 }
 

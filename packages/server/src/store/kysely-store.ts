@@ -32,6 +32,8 @@ import { quotasRepo } from './repos/quotas.ts';
 import { emailTokensRepo } from './repos/email-tokens.ts';
 import { emailClaimsRepo } from './repos/email-claims.ts';
 import { phoneCodesRepo, recoveryCodesRepo } from './repos/phone-codes.ts';
+import { oauthIdentitiesRepo } from './repos/oauth-identities.ts';
+import { oauthStatesRepo } from './repos/oauth-states.ts';
 import type { HotPath } from './hot-path.ts';
 import type { GrantsRepo, PassIssuanceBatch } from './ports/index.ts';
 import { kyselyPassIssuance } from './repos/pass-issuance.ts';
@@ -69,6 +71,8 @@ function repos(db: Db, dialect: Dialect): Repos {
     emailClaims: emailClaimsRepo(db),
     phoneCodes: phoneCodesRepo(db),
     recoveryCodes: recoveryCodesRepo(db),
+    oauthIdentities: oauthIdentitiesRepo(db),
+    oauthStates: oauthStatesRepo(db),
   };
 }
 

@@ -34,6 +34,8 @@ export interface Database {
   email_claims: EmailClaimsTable;
   phone_codes: PhoneCodesTable;
   recovery_codes: RecoveryCodesTable;
+  oauth_identities: OAuthIdentitiesTable;
+  oauth_states: OAuthStatesTable;
 }
 
 export interface UsersTable {
@@ -367,5 +369,32 @@ export interface RecoveryCodesTable {
   code_hash: string;
   user_id: string;
   created_at: number;
+  used_at: number | null;
+}
+
+/** Identities at identity providers linked to owner accounts (migration 020): one per (issuer, subject). */
+export interface OAuthIdentitiesTable {
+  issuer: string;
+  subject: string;
+  user_id: string;
+  provider: string;
+  created_at: number;
+}
+
+/** Identity-provider flows under way (migration 020): keyed by the state's SHA-256; single-use by `used_at`. */
+export interface OAuthStatesTable {
+  state_hash: string;
+  purpose: string;
+  provider: string;
+  user_id: string | null;
+  txn_id: string | null;
+  /** JSON of the approval's limits, or null. */
+  limits: string | null;
+  /** SHA-256 of the browser-binding cookie; null for approvals (their callback may come from another browser). */
+  browser_hash: string | null;
+  nonce: string;
+  code_verifier: string;
+  created_at: number;
+  expires_at: number;
   used_at: number | null;
 }

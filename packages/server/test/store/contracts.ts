@@ -2,6 +2,7 @@ import { storeContract } from './contract.ts';
 import { accountDataContract } from './contract-account-data.ts';
 import { deliveryContract } from './contract-delivery.ts';
 import { emailContract } from './contract-email.ts';
+import { identityProvidersContract } from './contract-identity-providers.ts';
 import { keyRevokeContract } from './contract-key-revoke.ts';
 import { loginThrottleContract } from './contract-login-throttle.ts';
 import { metricsContract } from './contract-metrics.ts';
@@ -26,6 +27,7 @@ const CONTRACTS: readonly ((name: string, open: OpenStore) => void)[] = [
   erasureContract,
   accountDataContract,
   phoneContract,
+  identityProvidersContract,
 ];
 
 export function storeContracts(name: string, open: OpenStore): void {

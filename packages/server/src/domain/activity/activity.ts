@@ -31,7 +31,10 @@ export type ActivityAction =
   | 'recovery.codes_generated'
   | 'recovery.started'
   | 'recovery.completed'
-  | 'recovery.attempts_exhausted';
+  | 'recovery.attempts_exhausted'
+  | 'oauth.linked'
+  | 'oauth.unlinked'
+  | 'oauth.sign_in';
 
 export interface ActivityEvent {
   userId: string;

@@ -1,7 +1,7 @@
 import type { RequestStatus } from '../../store/ports/index.ts';
 import { type AccessRequestInput, type CreatedRequest, requestAccess } from './access-requests.ts';
 import type { ApprovalDeps } from './deps.ts';
-import { type TxAck, approvalOptions, decide } from './owner-decisions.ts';
+import { type IdentityProviderProof, type TxAck, approvalOptions, approveByIdentityProvider, checkIdentityProviderApproval, decide } from './owner-decisions.ts';
 import { type PendingItem, pendingForOwner } from './pending.ts';
 import { type PollView, pollRequest } from './polling.ts';
 import { type StepupRequestInput, requestStepup } from './stepup-requests.ts';
@@ -36,6 +36,16 @@ export class Approvals {
   /** POST /api/txn/{txn_id}/response. */
   decide(userId: string, txnId: string, ack: TxAck, ip?: string | null): Promise<{ status: RequestStatus }> {
     return decide(this.d, userId, txnId, ack, ip ?? null);
+  }
+
+  /** POST /api/txn/{txn_id}/oauth/{provider}: may this request be approved by an identity provider? */
+  checkIdentityProviderApproval(userId: string, txnId: string, limits: TxAck['limits']): Promise<void> {
+    return checkIdentityProviderApproval(this.d, userId, txnId, limits);
+  }
+
+  /** The callback of that flow, once the identity and its freshness are checked. */
+  approveByIdentityProvider(userId: string, txnId: string, proof: IdentityProviderProof, ip?: string | null): Promise<{ status: RequestStatus }> {
+    return approveByIdentityProvider(this.d, userId, txnId, proof, ip ?? null);
   }
 
   /** The `pending` list of GET /api/me. */

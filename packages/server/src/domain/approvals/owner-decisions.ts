@@ -106,7 +106,54 @@ export async function decide(d: ApprovalDeps, userId: string, txnId: string, ack
   }
   if (access) await checkSiteRoom(d.store, userId, request.site, d.clock.now());
   const passkey = await d.passkeys.verifyAssertion(userId, request.id, ack.assertion);
+  return settleApproved(d, userId, request, access, { device_id: passkey.id }, ip);
+}
 
+/** What an approval by a linked identity provider's fresh sign-in carries (decisions §15). */
+export interface IdentityProviderProof {
+  provider: string;
+  limits: TxAck['limits'];
+}
+
+/**
+ * Checks, before the owner is sent to the identity provider, that this request may be approved that
+ * way: the owner's, pending, an access request (`initial`; step-ups need a passkey: decisions §15),
+ * within the site quota, with valid limits. The same checks run again at the callback.
+ */
+export async function checkIdentityProviderApproval(d: ApprovalDeps, userId: string, txnId: string, limits: TxAck['limits']): Promise<void> {
+  const request = await ownedRequest(d, userId, txnId);
+  await requirePending(d, request, d.clock.now());
+  requireIdentityProviderKind(request);
+  checkLimits(limits);
+  await checkSiteRoom(d.store, userId, request.site, d.clock.now());
+}
+
+function requireIdentityProviderKind(request: AuthzRequestRecord): void {
+  if (request.kind !== 'initial') {
+    throw conflict('this request can only be approved with a passkey: an identity provider approves access requests, never step-ups, plans or take-overs');
+  }
+}
+
+/**
+ * Approves an access request for an owner whom a linked identity provider has just signed in again
+ * (identity-providers/callback.ts checked the identity and its `auth_time`). The same settlement as a
+ * passkey approval: compare-and-set, grant, activity record and notices alike.
+ */
+export async function approveByIdentityProvider(d: ApprovalDeps, userId: string, txnId: string, proof: IdentityProviderProof, ip: string | null): Promise<{ status: RequestStatus }> {
+  const request = await ownedRequest(d, userId, txnId);
+  await requirePending(d, request, d.clock.now());
+  requireIdentityProviderKind(request);
+  const access = approvedAccess(request, { approve: true, limits: proof.limits });
+  await checkSiteRoom(d.store, userId, request.site, d.clock.now());
+  return settleApproved(d, userId, request, access, { via: 'identity_provider', provider: proof.provider }, ip);
+}
+
+/**
+ * The one way a request becomes approved, whatever proved the owner: the request's compare-and-set,
+ * the grant of an access request within the site quota, the activity record, then the notices.
+ */
+async function settleApproved(d: ApprovalDeps, userId: string, request: AuthzRequestRecord, access: ApprovedAccess | null, proof: Record<string, unknown>, ip: string | null): Promise<{ status: RequestStatus }> {
+  const action = request.kind === 'stepup' ? 'stepup.approved' : 'request.approved';
   await d.store.transaction(async (repos) => {
     const now = d.clock.now();
     // First in the transaction: the lock order of every quota-checked write (quota-filing.ts).
@@ -115,13 +162,13 @@ export async function decide(d: ApprovalDeps, userId: string, txnId: string, ack
     if (!approved) throw conflict(LOST_RACE);
     const agent = await repos.agents.byId(request.agentId);
     if (!agent || isAgentBlocked(agent)) throw conflict('the agent was removed or revoked; nothing to approve');
-    const detail: Record<string, unknown> = { ...summary(request), device_id: passkey.id };
+    const detail: Record<string, unknown> = { ...summary(request), ...proof };
     if (access) {
       await checkSiteRoom(repos, userId, request.site, now);
       await createGrantFromApproval(repos, approved, access, now);
       Object.assign(detail, { scopes: access.scopes, user_info: access.userInfo, grant_id: access.grantId, limits: { expires_in: access.expiresIn, max_uses: access.maxUses } });
     }
-    await d.activity.record({ userId, action: actions.approved, agentId: request.agentId, site: request.site, detail, ip }, repos.activity);
+    await d.activity.record({ userId, action, agentId: request.agentId, site: request.site, detail, ip }, repos.activity);
   });
   await d.notifier.requestSettled(userId, request.id);
   return { status: 'approved' };

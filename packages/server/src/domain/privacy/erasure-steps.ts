@@ -48,6 +48,11 @@ export function standardErasureSteps(deps: StandardStepDeps): ErasureStep[] {
     // Phone verification and recovery-start codes, then the one-time recovery codes (decisions §14).
     erasureStep('phone-codes', (c) => c.repos.phoneCodes.deleteForUser(c.user.id)),
     erasureStep('recovery-codes', (c) => c.repos.recoveryCodes.deleteForUser(c.user.id)),
+    // Linked identity-provider accounts, and their flows under way (decisions §15).
+    erasureStep('identity-providers', async (c) => {
+      await c.repos.oauthIdentities.deleteForUser(c.user.id);
+      await c.repos.oauthStates.deleteForUser(c.user.id);
+    }),
     erasureStep('devices', (c) => c.repos.pushDevices.deleteForUser(c.user.id)),
     erasureStep('email-links', (c) => c.repos.emailTokens.deleteForUser(c.user.id)),
     erasureStep('notify-settings', (c) => c.repos.notifySettings.deleteForUser(c.user.id)),

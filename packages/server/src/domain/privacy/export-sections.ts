@@ -120,12 +120,20 @@ export const oidcClientsSection = list('oidc_clients', async function* ({ user, 
   }
 });
 
+/** Identity-provider accounts linked for sign-in and approval (decisions §15): which, and since when. */
+export const identityProvidersSection = list('identity_providers', async function* ({ user, store }) {
+  for (const i of await store.oauthIdentities.listForUser(user.id)) {
+    yield { provider: i.provider, issuer: i.issuer, subject: i.subject, linked_at: iso(i.createdAt) };
+  }
+});
+
 /** Every section this service has, in order. Other features add theirs with DataExport.add. */
 export const EXPORT_SECTIONS: readonly ExportSection[] = [
   profileSection,
   notificationSettingsSection,
   passkeysSection,
   devicesSection,
+  identityProvidersSection,
   agentsSection,
   grantsSection,
   requestsSection,

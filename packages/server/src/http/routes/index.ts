@@ -33,6 +33,7 @@ import { pairingCodeRoutes } from './owner/pairing.ts';
 import { agentPairRoutes } from './agent-api/pairing.ts';
 import { emailRoutes } from './owner/email.ts';
 import { emailClaimRoutes } from './owner/email-claim.ts';
+import { identityProviderRoutes } from './owner/identity-providers.ts';
 import { phoneRoutes } from './owner/phone.ts';
 import { recoveryRoutes } from './owner/recovery.ts';
 import { accountDeleteRoutes } from './owner/account-delete.ts';
@@ -41,7 +42,7 @@ import { exportRoutes } from './owner/export.ts';
 
 /** Every route module, registered in one place. */
 export async function registerRoutes(app: FastifyInstance, s: Services): Promise<void> {
-  for (const routes of [metaRoutes, accountRoutes, agentRoutes, pairingCodeRoutes, agentPairRoutes, passkeyRoutes, jwksRoutes, tokenRoutes, verifyRoutes, stepupVerifyRoutes, revocationRoutes, siteAgentStatusRoutes, reputationRoutes, reportRoutes, agentStatusRoutes, agentNotifyRoutes, activityRoutes, agentStatusListRoutes, authzRequestRoutes, stepupRequestRoutes, approvalRoutes, grantRoutes, userInfoRoutes, deviceRoutes, pushRoutes, notificationRoutes, swReportRoutes, oidcClientRoutes, oidcProviderRoutes, adminKeyRoutes, emailRoutes, emailClaimRoutes, passwordRoutes, exportRoutes, phoneRoutes, recoveryRoutes, accountDeleteRoutes, pageRoutes]) {
+  for (const routes of [metaRoutes, accountRoutes, agentRoutes, pairingCodeRoutes, agentPairRoutes, passkeyRoutes, jwksRoutes, tokenRoutes, verifyRoutes, stepupVerifyRoutes, revocationRoutes, siteAgentStatusRoutes, reputationRoutes, reportRoutes, agentStatusRoutes, agentNotifyRoutes, activityRoutes, agentStatusListRoutes, authzRequestRoutes, stepupRequestRoutes, approvalRoutes, grantRoutes, userInfoRoutes, deviceRoutes, pushRoutes, notificationRoutes, swReportRoutes, oidcClientRoutes, oidcProviderRoutes, adminKeyRoutes, emailRoutes, emailClaimRoutes, passwordRoutes, exportRoutes, phoneRoutes, recoveryRoutes, accountDeleteRoutes, identityProviderRoutes, pageRoutes]) {
     await routes(app, s);
   }
 }

@@ -19,6 +19,7 @@ import * as cibaBinding from './016-ciba-binding.ts';
 import * as addressTakeover from './017-address-takeover.ts';
 import * as revocationBound from './018-revocation-bound.ts';
 import * as phoneRecovery from './019-phone-recovery.ts';
+import * as identityProviders from './020-identity-providers.ts';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -43,6 +44,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '017-address-takeover': addressTakeover,
   '018-revocation-bound': revocationBound,
   '019-phone-recovery': phoneRecovery,
+  '020-identity-providers': identityProviders,
 };
 
 /**

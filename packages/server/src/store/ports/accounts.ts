@@ -45,8 +45,9 @@ export interface UsersRepo {
 /**
  * How a session was made. `recovery`: by account recovery (SMS code and recovery code, decisions §14);
  * such a session may add a passkey (the account has none left) but approves nothing without one.
+ * `oauth`: signed in with a linked identity provider (decisions §15); never a passkey session.
  */
-export type SessionMethod = 'password' | 'passkey' | 'recovery';
+export type SessionMethod = 'password' | 'passkey' | 'recovery' | 'oauth';
 
 export interface SessionRecord {
   tokenHash: string;

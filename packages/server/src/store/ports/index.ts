@@ -22,3 +22,4 @@ export type * from './email.ts';
 export type * from './claims.ts';
 export type * from './phone.ts';
 export type * from './passes.ts';
+export type * from './identity-providers.ts';

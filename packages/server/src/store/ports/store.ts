@@ -15,6 +15,7 @@ import type { QuotasRepo } from './quotas.ts';
 import type { EmailTokensRepo } from './email.ts';
 import type { EmailClaimsRepo } from './claims.ts';
 import type { PhoneCodesRepo, RecoveryCodesRepo } from './phone.ts';
+import type { OAuthIdentitiesRepo, OAuthStatesRepo } from './identity-providers.ts';
 import type { PassIssuance, PassIssuanceOutcome } from './passes.ts';
 
 /**
@@ -53,6 +54,8 @@ export interface Repos {
   emailClaims: EmailClaimsRepo;
   phoneCodes: PhoneCodesRepo;
   recoveryCodes: RecoveryCodesRepo;
+  oauthIdentities: OAuthIdentitiesRepo;
+  oauthStates: OAuthStatesRepo;
 }
 
 /** One cloud verification's store work: the pass's agent with its grant, and the proof's jti. */

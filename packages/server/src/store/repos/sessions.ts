@@ -30,5 +30,5 @@ export function sessionsRepo(db: Db): SessionsRepo {
   };
 }
 
-/** Anything but a recorded passkey sign-in counts as a password session: the weaker one. */
-const sessionMethod = (m: string): SessionMethod => (m === 'passkey' || m === 'recovery' ? m : 'password');
+/** Anything but a recorded passkey, recovery or identity-provider sign-in counts as a password session: the weaker one. */
+const sessionMethod = (m: string): SessionMethod => (m === 'passkey' || m === 'recovery' || m === 'oauth' ? m : 'password');

@@ -5,8 +5,11 @@
 // made, until GET /api/me says so itself (`session_method`), and which accounts have a passkey in
 // this browser (noted when one is made here or answers from this device's own authenticator).
 
-/** `recovery`: signed in by account recovery (SMS code and recovery code); the account has no passkey left. */
-export type SignInMethod = 'password' | 'passkey' | 'recovery';
+/**
+ * `recovery`: signed in by account recovery (SMS code and recovery code); the account has no passkey left.
+ * `oauth`: signed in with a linked identity provider; like a password session, it is not a passkey session.
+ */
+export type SignInMethod = 'password' | 'passkey' | 'recovery' | 'oauth';
 
 /** Where a passkey approval can happen, as far as the app can tell before trying. */
 export type ApprovePlace =
@@ -41,13 +44,13 @@ export function approvePlace(f: DeviceFacts): ApprovePlace {
   if (f.passkeys === 0) return 'no-passkey';
   if (!f.webauthn) return 'unsupported';
   if (f.passkeys === null || f.passkeyHere || f.method === 'passkey') return 'here';
-  if (f.method === 'password' || f.platform === false) return 'elsewhere';
+  if (f.method === 'password' || f.method === 'oauth' || f.platform === false) return 'elsewhere';
   return 'here';
 }
 
 /** May this session add or remove passkeys (passkey-policy.ts on the server): the first one, or with a passkey session. */
 export const mayManagePasskeys = (passkeys: number | null, method: SignInMethod | null): boolean =>
-  passkeys === null || passkeys === 0 || (method !== 'password' && method !== 'recovery');
+  passkeys === null || passkeys === 0 || (method !== 'password' && method !== 'recovery' && method !== 'oauth');
 
 const METHOD_KEY = 'mandate.sign-in';
 const HERE_KEY = 'mandate.passkey-here';
@@ -75,7 +78,7 @@ export function rememberSignIn(method: SignInMethod): void {
 
 export function signInMethod(): SignInMethod | null {
   const m = read(METHOD_KEY);
-  return m === 'password' || m === 'passkey' || m === 'recovery' ? m : null;
+  return m === 'password' || m === 'passkey' || m === 'recovery' || m === 'oauth' ? m : null;
 }
 
 export const forgetSignIn = (): void => write(METHOD_KEY, null);

@@ -26,6 +26,8 @@ import { loadInbox, markRequestRead, resetInbox, setUpInbox } from './views/noti
 import { loadNotifySettings } from './views/notify-settings.ts';
 import { focusRequest, renderPending, resetRequests, setHasAgents, showPasskeyNotices, startRequestClock, stopRequestClock } from './views/requests.ts';
 import { loadSites, resetSites, setUpSites } from './views/sites.ts';
+import { loadProviders, providerLabel, resetProviders } from './views/identity-providers.ts';
+import { sayIdentityReturn, takeIdentityReturn } from './views/identity-return.ts';
 import { offerPasskeyAutofill, setUpSignIn } from './views/sign-in.ts';
 import { setUpForgotPassword } from './views/forgot-password.ts';
 import { setUpDataExport } from './views/data-export.ts';
@@ -125,6 +127,7 @@ function signedOut(reason?: string): void {
   resetPhoneAccount();
   resetRecoveryCodes();
   resetRecover();
+  resetProviders();
   lastUnread = undefined;
   document.title = 'Mandate';
   if (reason) show(reason, 'error');
@@ -137,6 +140,7 @@ async function enter(): Promise<void> {
   setView(true);
   setOnline(true);
   await reload('devices', 'agents');
+  void loadProviders();
   showCurrentView();
   startRequestClock();
   if (pollTimer) clearInterval(pollTimer);
@@ -215,10 +219,15 @@ onShown('requests', (txn) => {
 onShown('access', () => quietly(reload('me')));
 onShown('agents', () => quietly(reload('agents')));
 onShown('activity', () => quietly(reload('activity')));
-onShown('account', () => quietly(reload('devices', 'settings')));
+onShown('account', () => {
+  quietly(reload('devices', 'settings'));
+  void loadProviders();
+});
 onShown('notifications', () => quietly(reload('notifications')));
 onShown('sites', () => quietly(reload('sites')));
 
+// Back from an identity provider: the outcome is taken out of the address before the router reads it.
+const identityReturn = takeIdentityReturn();
 setUpSignIn(enter);
 setUpForgotPassword();
 setUpDataExport();
@@ -241,4 +250,7 @@ document.addEventListener('visibilitychange', () => void poll());
 window.addEventListener('focus', () => void poll());
 window.addEventListener('online', () => void (session.signedIn ? poll() : start()));
 
-void start();
+void start().then(async () => {
+  await loadProviders();
+  sayIdentityReturn(identityReturn, providerLabel);
+});

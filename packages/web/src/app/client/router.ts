@@ -17,7 +17,8 @@ const isView = (v: string): v is View => (VIEWS as readonly string[]).includes(v
 
 /** The view and its parameter named by a fragment ("#requests/t_abc"); unknown views are the default one. */
 export function parseRoute(hash: string): { view: View; param: string | null } {
-  const match = /^#?([a-z]+)(?:\/([A-Za-z0-9_-]{1,200}))?$/.exec(hash);
+  // A `?…` tail carries a one-time outcome (views/identity-return.ts); it does not change the view.
+  const match = /^#?([a-z]+)(?:\/([A-Za-z0-9_-]{1,200}))?(?:\?.*)?$/.exec(hash);
   const name = match?.[1] ?? '';
   if (!match || !isView(name)) return { view: DEFAULT_VIEW, param: null };
   return { view: name, param: match[2] ?? null };

@@ -70,7 +70,7 @@ export interface Me {
   /** Unread rows of the notifications inbox (the bell). */
   unread_notifications?: number;
   /** How this session was made, when the service says so (otherwise the app remembers it: device.ts). */
-  session_method?: 'password' | 'passkey' | 'recovery';
+  session_method?: 'password' | 'passkey' | 'recovery' | 'oauth';
   /** The verified phone, masked (`+1 ••• ••• 0123`); null when none. */
   phone?: string | null;
   phone_verified?: boolean;

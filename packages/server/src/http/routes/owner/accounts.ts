@@ -44,7 +44,7 @@ const MeOut = Type.Composite([
     pending: Type.Array(Type.Record(Type.String(), Type.Unknown()), { description: 'open requests for the owner\'s agents' }),
     grants: Type.Array(Type.Record(Type.String(), Type.Unknown()), { description: 'access the owner has approved' }),
     unread_notifications: Type.Integer({ description: 'unread notifications of the last 30 days (GET /api/notifications)' }),
-    session_method: Type.Union([Type.Literal('password'), Type.Literal('passkey'), Type.Literal('recovery')], { description: 'how this session was made: adding or removing a passkey needs a passkey session; `recovery` (POST /api/recovery/complete): the account has no passkey left and should add one' }),
+    session_method: Type.Union([Type.Literal('password'), Type.Literal('passkey'), Type.Literal('recovery'), Type.Literal('oauth')], { description: 'how this session was made: adding or removing a passkey, or linking an identity provider, needs a passkey session once the owner has a passkey; `oauth`: with a linked identity provider; `recovery` (POST /api/recovery/complete): the account has no passkey left and should add one' }),
   }),
 ]);
 

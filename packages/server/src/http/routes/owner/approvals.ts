@@ -11,7 +11,7 @@ const OptionsOut = Type.Object({
 });
 
 // Ranges of `limits` are domain rules (400 with a clear detail); only wrong types are a 422 here.
-const ApproveLimitsIn = Type.Object({
+export const ApproveLimitsIn = Type.Object({
   expires_in: Type.Optional(Type.Integer({ description: 'seconds from the approval, 60 to 31536000; becomes the grant expiry (`grant_expires_at`)' })),
   max_uses: Type.Optional(Type.Integer({ maximum: 2147483647, description: 'at least 1: how many passes the grant may issue (`grant_uses_left`)' })),
 });

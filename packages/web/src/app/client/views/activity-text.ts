@@ -37,6 +37,9 @@ export const ACTION_FILTERS: readonly [string, string][] = [
   ['recovery.started', 'Account recovery started'],
   ['recovery.completed', 'Account recovered'],
   ['recovery.attempts_exhausted', 'Account recovery blocked'],
+  ['oauth.linked', 'Sign-in provider linked'],
+  ['oauth.unlinked', 'Sign-in provider unlinked'],
+  ['oauth.sign_in', 'Signed in with a provider'],
 ];
 
 const quoted = (v: unknown): string => (typeof v === 'string' ? `"${v}"` : '');
@@ -59,7 +62,8 @@ export function activityText(a: ActivityItem): [title: string, extra: string] {
     case 'request.created': return [`${who} asked for access${at}`, `${listText(d.scopes)}; about you: ${listText(d.user_info)}`];
     case 'request.approved': {
       const lim = limitsText(d.limits);
-      return [`You approved ${who}${at}`, `${listText(d.scopes)}; about you: ${listText(d.user_info)}${lim ? `; ${lim}` : ''}`];
+      const via = d.via === 'identity_provider' && str(d.provider) ? ` with ${str(d.provider)}` : '';
+      return [`You approved ${who}${at}${via}`, `${listText(d.scopes)}; about you: ${listText(d.user_info)}${lim ? `; ${lim}` : ''}`];
     }
     case 'request.denied': return [`You denied ${who}${at}`, listText(d.scopes)];
     case 'request.expired': return d.kind === 'stepup'
@@ -98,6 +102,10 @@ export function activityText(a: ActivityItem): [title: string, extra: string] {
     case 'recovery.started': return [`Account recovery started: a code was texted to ${str(d.phone) || 'your phone'}`, 'not you? Your account is safe without a recovery code'];
     case 'recovery.completed': return ['Your account was recovered', `password changed, every other sign-in ended${typeof d.passkeys_removed === 'number' ? `, ${d.passkeys_removed} passkey${d.passkeys_removed === 1 ? '' : 's'} removed` : ''}`];
     case 'recovery.attempts_exhausted': return ['Account recovery blocked after 5 wrong codes', 'that recovery no longer works'];
+    // Identity providers (decisions §15): `provider` is the configured name.
+    case 'oauth.linked': return [`You linked ${str(d.provider) || 'a sign-in provider'}`, str(d.email)];
+    case 'oauth.unlinked': return [`You unlinked ${str(d.provider) || 'a sign-in provider'}`, ''];
+    case 'oauth.sign_in': return [`You signed in with ${str(d.provider) || 'a sign-in provider'}`, ''];
     default: return [`${a.action}${a.agent_id ? ` · ${who}` : ''}${at}`, ''];
   }
 }

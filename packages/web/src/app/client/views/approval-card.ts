@@ -10,6 +10,7 @@ import { type ApprovePlace, approvePlace } from '../device.ts';
 import type { PendingRequest } from '../types.ts';
 import { approvalAssertion, deviceFacts } from '../webauthn.ts';
 import { verifyPrompt } from './email-link.ts';
+import { providerApproveRow } from './identity-approve.ts';
 import { type Choices, choiceControls, readChoices } from './request-choices.ts';
 import { signInBody, signInHeading, signInKindLabel, signInOutcome } from './sign-in-request.ts';
 
@@ -119,6 +120,9 @@ export function requestCard(p: PendingRequest, onGone: (card: RequestCard) => vo
     unsupported,
     errorNode,
     actions);
+  // "Approve with <label>" for each linked identity provider, on access requests only (identity-approve.ts).
+  const viaProvider = providerApproveRow(p, node, errorNode);
+  if (viaProvider) node.append(viaProvider);
 
   const controls = () => [...node.querySelectorAll<HTMLInputElement | HTMLSelectElement | HTMLButtonElement>('input, select, button')];
 
