@@ -3,19 +3,12 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, loadEnv, parseConfig } from '../src/config/config.ts';
+import { loadEnv, parseConfig } from '../src/config/config.ts';
+import { configProblems } from './helpers/config-problems.ts';
 
 // OAUTH_PROVIDERS and OAUTH_<NAME>_* (decisions §15): complete providers start, incomplete ones stop the start.
 
-const problems = (env: Record<string, string>): string[] => {
-  try {
-    parseConfig(env);
-    return [];
-  } catch (e) {
-    if (e instanceof ConfigError) return e.problems;
-    throw e;
-  }
-};
+const problems = configProblems;
 
 describe('identity provider settings', () => {
   it('none by default', () => {

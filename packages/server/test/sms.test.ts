@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { buildApp } from '../src/app.ts';
-import { ConfigError, parseConfig } from '../src/config/config.ts';
+import { parseConfig } from '../src/config/config.ts';
+import { configProblems } from './helpers/config-problems.ts';
 import { FixedClock } from '../src/clock.ts';
 import { openSqliteStore } from '../src/store/sqlite/open.ts';
 import { twilioProvider, twilioSender } from '../src/delivery/sms-twilio.ts';
@@ -20,16 +21,6 @@ import type { TestApp } from './helpers/app.ts';
 // checks every request, the outcome mapping, the configuration refused at start, and the outbox:
 // with a provider the codes and the auth token never reach the log; without one (development) the
 // SMS is written to the log and kept in the outbox.
-
-const configProblems = (env: Record<string, string>): string[] => {
-  try {
-    parseConfig(env);
-    return [];
-  } catch (e) {
-    if (e instanceof ConfigError) return e.problems;
-    throw e;
-  }
-};
 
 describe('Twilio adapter against the stand-in', () => {
   let twilio: TwilioStandIn;
