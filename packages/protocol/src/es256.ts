@@ -1,5 +1,4 @@
-import { KeyObject, verify as nodeVerify } from 'node:crypto';
-import type { CryptoKey } from 'jose';
+import { type KeyObject, verify as nodeVerify } from 'node:crypto';
 import type { JsonObject } from './shape.ts';
 
 /** An ES256 signature is r || s, 32 bytes each (RFC 7518 §3.4). */
@@ -46,9 +45,8 @@ export type SignatureChecker = (signingInput: string, signature: string, key: { 
  * bytes, or null when the signature does not verify. A SignatureChecker is given `coordinates`, the
  * key's x and y as the caller holds them (the proof's header jwk).
  */
-export async function verifyEs256Compact(token: string, header: JsonObject, key: KeyObject | CryptoKey, check: SignatureCheck = 'thread-pool', coordinates?: { x: string; y: string }): Promise<Uint8Array | null> {
+export async function verifyEs256Compact(token: string, header: JsonObject, keyObject: KeyObject, check: SignatureCheck = 'thread-pool', coordinates?: { x: string; y: string }): Promise<Uint8Array | null> {
   if (header['alg'] !== 'ES256' || header['crit'] !== undefined) return null;
-  const keyObject = key instanceof KeyObject ? key : KeyObject.from(key);
   if (!isPublicP256(keyObject)) return null;
   const lastDot = token.lastIndexOf('.');
   const firstDot = token.indexOf('.');

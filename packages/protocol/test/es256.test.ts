@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { KeyObject } from 'node:crypto';
 import { before, describe, it } from 'node:test';
 import { generateKeyPair } from 'jose';
 import type { CryptoKey } from 'jose';
@@ -13,7 +14,7 @@ let privateKey: CryptoKey;
 let publicKey: CryptoKey;
 
 before(async () => {
-  ({ privateKey, publicKey } = await generateKeyPair('ES256'));
+  ({ privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true }));
 });
 
 const header = (token: string) => {
@@ -23,7 +24,8 @@ const header = (token: string) => {
 };
 
 for (const check of ['thread-pool', 'inline'] as SignatureCheck[]) describe(`verifyEs256Compact (${check})`, () => {
-  const verifyEs256Compact = (token: string, h: Parameters<typeof verifyOn>[1], key: Parameters<typeof verifyOn>[2]) => verifyOn(token, h, key, check);
+  // The function takes a KeyObject (as dpop.ts passes it); the test's keys are extractable CryptoKeys, made KeyObjects here.
+  const verifyEs256Compact = (token: string, h: Parameters<typeof verifyOn>[1], key: CryptoKey) => verifyOn(token, h, KeyObject.from(key), check);
   it('returns the payload bytes of a valid ES256 JWS', async () => {
     const token = await signRaw({ alg: 'ES256', typ: 'dpop+jwt' }, { jti: 'abcdefgh' }, privateKey);
     const payload = await verifyEs256Compact(token, header(token), publicKey);
@@ -37,7 +39,7 @@ for (const check of ['thread-pool', 'inline'] as SignatureCheck[]) describe(`ver
     assert.equal(await verifyEs256Compact(otherPayload, header(otherPayload), publicKey), null);
     const otherHeader = `${b64json({ alg: 'ES256', typ: 'JWT' })}.${token.split('.')[1]}.${s}`;
     assert.equal(await verifyEs256Compact(otherHeader, header(otherHeader), publicKey), null);
-    const other = (await generateKeyPair('ES256')).publicKey;
+    const other = (await generateKeyPair('ES256', { extractable: true })).publicKey;
     assert.equal(await verifyEs256Compact(token, header(token), other), null);
   });
 
@@ -61,7 +63,7 @@ for (const check of ['thread-pool', 'inline'] as SignatureCheck[]) describe(`ver
   it('refuses keys that are not public P-256 ECDSA keys', async () => {
     const token = await signRaw({ alg: 'ES256', typ: 'dpop+jwt' }, { jti: 'abcdefgh' }, privateKey);
     assert.equal(await verifyEs256Compact(token, header(token), privateKey), null);
-    const p384 = (await generateKeyPair('ES384')).publicKey;
+    const p384 = (await generateKeyPair('ES384', { extractable: true })).publicKey;
     assert.equal(await verifyEs256Compact(token, header(token), p384), null);
   });
 });
