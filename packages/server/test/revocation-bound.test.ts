@@ -1,5 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { countLoopTurns } from './helpers/event-loop-turns.ts';
 import type { RevokedAgent } from '@mandate/protocol';
 import { COURTESY_CAP, type CourtesyEntry, courtesyOf, keptCourtesy } from '../src/domain/revocation/revocation-bound.ts';
 import { LISTED_FOR_MS } from '../src/domain/revocation/revocation-window.ts';
@@ -96,17 +97,8 @@ describe('the revocation list bound: what is kept', () => {
 
   it('a million entries are shared out in steps, with the event loop free between them', async () => {
     const all = [...Array.from({ length: 9000 }, (_, i) => owned(`m${String(i).padStart(4, '0')}`, 100)).flat(), ...Array.from({ length: 100_000 }, (_, i) => owned(`one${i}`, 1)).flat()];
-    let turns = 0;
-    let spinning = true;
-    const spin = () => {
-      if (!spinning) return;
-      turns++;
-      setImmediate(spin);
-    };
-    setImmediate(spin);
     const started = performance.now();
-    const kept = await keptCourtesy(all, 10_000);
-    spinning = false;
+    const { result: kept, turns } = await countLoopTurns(() => keptCourtesy(all, 10_000));
     assert.equal(kept.size, 10_000);
     assert.equal(all.length, 1_000_000);
     // 109 000 owners share 10 000 places: level 0, and the 10 000 smallest owners (of one entry) get one.

@@ -1,5 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { countLoopTurns } from './helpers/event-loop-turns.ts';
 import { createHash } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import { LIMITS, type PassClaims, type RevocationClaims, revocationVerdict, verifyRevocationSnapshot } from '@mandate/protocol';
@@ -94,16 +95,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
 
       pages.count = 0;
       const snapshots = new RevocationSnapshots(repos, t.services.keys, t.clock, t.config.baseUrl);
-      let turns = 0;
-      let spinning = true;
-      const spin = () => {
-        if (!spinning) return;
-        turns++;
-        setImmediate(spin);
-      };
-      setImmediate(spin);
-      const built = await Promise.all(Array.from({ length: 5 }, () => snapshots.current()));
-      spinning = false;
+      const { result: built, turns } = await countLoopTurns(() => Promise.all(Array.from({ length: 5 }, () => snapshots.current())));
       // Each page read and each serialisation step lets the event loop turn (on SQLite a query runs
       // on it: one read of everything would not let it turn at all).
       assert.ok(turns >= 10, `the event loop turned ${turns} times during the build`);
