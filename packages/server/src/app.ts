@@ -195,6 +195,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
     clientErrorHandler,
   });
   notifier.attachLog(app.log);
+  notifier.onNotesDropped((n) => metrics.notePushesDroppedBy(n));
   outbox.attachLog(app.log);
   outbox.start();
   app.addHook('preClose', () => outbox.stop());

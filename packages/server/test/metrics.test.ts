@@ -174,3 +174,15 @@ describe('worker thread restarts (mandate_worker_restarts_total)', () => {
     }
   });
 });
+
+describe('the metrics reference', () => {
+  it('docs/operations/metrics.md describes every metric of the service (Node.js process metrics as one row)', async () => {
+    const { Metrics } = await import('../src/metrics/metrics.ts');
+    const names = (await new Metrics().registry.getMetricsAsJSON()).map((m) => m.name).filter((n) => !/^mandate_(process|nodejs)_/.test(n));
+    const page = readFileSync(new URL('../../../docs/operations/metrics.md', import.meta.url), 'utf8');
+    const documented = new Set([...page.matchAll(/^\| `(mandate_[a-z_]+)` \|/gm)].map((m) => m[1]));
+    assert.ok(names.length >= 10);
+    assert.deepEqual(names.filter((n) => !documented.has(n)), [], 'metrics missing from the reference');
+    assert.deepEqual([...documented].filter((n) => !names.includes(n ?? '')), [], 'rows for metrics that do not exist');
+  });
+});

@@ -126,7 +126,10 @@ describe('outbox worker: fairness, slots, damping, note limits', () => {
     const clock = new FixedClock();
     await device('u_notes', 'notes');
     const notifier = new Notifier(store, clock);
+    let droppedCounted = 0;
+    notifier.onNotesDropped((n) => (droppedCounted += n));
     for (let i = 0; i < NOTE_BUDGET + 5; i++) await notifier.agentNote('u_notes', 'Bot', { title: `n${i}`, text: 'x' });
+    assert.equal(droppedCounted, 5, 'the metrics are told of each dropped push');
     const rows = await store.outbox.list({ userId: 'u_notes', limit: 1000 });
     assert.equal(rows.length, NOTE_BUDGET + 5);
     const pending = rows.filter((m) => m.failedAt === null);

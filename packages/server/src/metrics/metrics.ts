@@ -31,6 +31,7 @@ export class Metrics {
   private readonly stepupsConsumed = new Counter({ name: 'mandate_stepups_consumed_total', help: 'Step-up tokens used up by a successful verification (cloud or local mode)', registers: [this.registry] });
   private readonly dbErrors = new Counter({ name: 'mandate_db_errors_total', help: 'Requests answered 503 because the database was unreachable', registers: [this.registry] });
   private readonly workerRestarts = new Counter({ name: 'mandate_worker_restarts_total', help: 'Worker threads started again after one stopped', labelNames: ['worker'] as const, registers: [this.registry] });
+  private readonly notePushesDropped = new Counter({ name: 'mandate_note_pushes_dropped_total', help: "Agents' note pushes dropped unsent: over their owner's budget of undelivered notes (the notes stay in the inbox)", registers: [this.registry] });
   private readonly deliveryFailures = new Counter({ name: 'mandate_outbox_delivery_failures_total', help: 'Outbox messages given up for good, by channel', labelNames: ['channel'] as const, registers: [this.registry] });
 
   constructor() {
@@ -88,6 +89,10 @@ export class Metrics {
 
   workerRestarted(worker: string): void {
     this.workerRestarts.inc({ worker });
+  }
+
+  notePushesDroppedBy(count: number): void {
+    this.notePushesDropped.inc(count);
   }
 
   deliveryFailed(channel: string): void {

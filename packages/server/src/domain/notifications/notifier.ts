@@ -30,6 +30,7 @@ const outboxKind = (m: OwnerMessage): string => (m.type === 'security' ? 'securi
 export class Notifier {
   private wakeWorker: () => void = () => {};
   private log: NotifierLog | undefined;
+  private notesDropped: (count: number) => void = () => {};
 
   constructor(private readonly store: Store, private readonly clock: Clock) {}
 
@@ -40,6 +41,11 @@ export class Notifier {
 
   attachLog(log: NotifierLog): void {
     this.log = log;
+  }
+
+  /** Told how many note pushes went over an owner's budget (the metrics count them). */
+  onNotesDropped(count: (dropped: number) => void): void {
+    this.notesDropped = count;
   }
 
   /** Messages written inside a caller's transaction are visible once it commits: wake the worker then. */
@@ -102,7 +108,10 @@ export class Notifier {
     if (messages.length) await repos.outbox.addMany(messages);
     if (note && messages.length) {
       const dropped = await repos.outbox.dropOverBudget(userId, 'note', NOTE_BUDGET, now, NOTE_DROPPED);
-      if (dropped) this.log?.info({ userId, dropped, budget: NOTE_BUDGET }, 'note pushes dropped: over the owner\'s budget of undelivered notes');
+      if (dropped) {
+        this.log?.info({ userId, dropped, budget: NOTE_BUDGET }, 'note pushes dropped: over the owner\'s budget of undelivered notes');
+        this.notesDropped(dropped);
+      }
     }
     this.log?.info({ userId, notification: id, type: m.push, devices: devices.length, quiet }, 'owner notified');
     if (repos === this.store && messages.length) this.wake();
