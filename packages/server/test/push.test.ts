@@ -217,8 +217,16 @@ describe('devices, push registration and test pushes', () => {
     assert.equal(await subscribe(t, owner, sub, 'Renamed'), id, 'the same endpoint keeps its device');
     const devices = json<{ id: string; kind: string; name: string; created_at: string; last_used_at: null }[]>(await t.app.inject({ url: '/api/devices', headers: owner.auth }));
     assert.equal(devices.length, 2);
-    assert.deepEqual(Object.keys(devices[1]!).sort(), ['created_at', 'id', 'kind', 'last_used_at', 'name']);
-    assert.deepEqual({ ...devices[1], created_at: undefined }, { id, kind: 'webpush', name: 'Renamed', created_at: undefined, last_used_at: null });
+    assert.deepEqual(Object.keys(devices[1]!).sort(), ['created_at', 'id', 'kind', 'last_used_at', 'name', 'paused_until']);
+    assert.deepEqual({ ...devices[1], created_at: undefined }, { id, kind: 'webpush', name: 'Renamed', created_at: undefined, last_used_at: null, paused_until: null });
+    // A device its push service keeps failing is paused (delivery/damping.ts): the owner sees until when.
+    const until = t.clock.now() + 15 * 60_000;
+    await t.services.store.pushDevices.damp(id, until);
+    const paused = json<{ id: string; paused_until: string | null }[]>(await t.app.inject({ url: '/api/devices', headers: owner.auth }));
+    assert.deepEqual(paused.map((d) => d.paused_until), [null, new Date(until).toISOString()]);
+    t.clock.advance(15 * 60_000);
+    const resumed = json<{ paused_until: string | null }[]>(await t.app.inject({ url: '/api/devices', headers: owner.auth }));
+    assert.deepEqual(resumed.map((d) => d.paused_until), [null, null], 'a pause that ended is not shown');
     const other = await signUp(t.app);
     expectStatus(await t.app.inject({ method: 'DELETE', url: `/api/devices/${id}`, headers: other.auth }), 404);
     // A password session removes a notifying device (only passkeys need a passkey session).

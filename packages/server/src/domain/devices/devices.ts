@@ -14,6 +14,11 @@ export interface DeviceView {
   name: string;
   createdAt: number;
   lastUsedAt: number | null;
+  /**
+   * A notifying device whose push service kept failing is not tried until this time (delivery/damping.ts);
+   * null when it is tried as usual (always null for a passkey).
+   */
+  pausedUntil: number | null;
 }
 
 export interface WebPushSubscription {
@@ -56,9 +61,10 @@ export class Devices {
 
   async list(userId: string): Promise<DeviceView[]> {
     const [keys, push] = await Promise.all([this.passkeys.devices(userId), this.store.pushDevices.listForUser(userId)]);
+    const now = this.clock.now();
     const views: DeviceView[] = [
-      ...keys.map((k) => ({ id: k.id, kind: 'passkey' as const, name: k.name, createdAt: k.createdAt, lastUsedAt: k.lastUsedAt })),
-      ...push.map((d) => ({ id: d.id, kind: d.kind, name: d.name, createdAt: d.createdAt, lastUsedAt: d.lastUsedAt })),
+      ...keys.map((k) => ({ id: k.id, kind: 'passkey' as const, name: k.name, createdAt: k.createdAt, lastUsedAt: k.lastUsedAt, pausedUntil: null })),
+      ...push.map((d) => ({ id: d.id, kind: d.kind, name: d.name, createdAt: d.createdAt, lastUsedAt: d.lastUsedAt, pausedUntil: d.dampedUntil !== null && d.dampedUntil > now ? d.dampedUntil : null })),
     ];
     // A stable sort: at the same time, passkeys before notifying devices.
     return views.sort((a, b) => a.createdAt - b.createdAt);

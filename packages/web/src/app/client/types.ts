@@ -125,6 +125,8 @@ export interface Device {
   kind: DeviceKind | string;
   created_at: string;
   last_used_at: string | null;
+  /** A notifying device its push service kept refusing: not tried until then. */
+  paused_until?: string | null;
 }
 
 export interface ActivityItem {

@@ -13,9 +13,10 @@ const DeviceOut = Type.Object({
   name: Type.String(),
   created_at: Timestamp,
   last_used_at: Type.Union([Timestamp, Type.Null()], { description: 'passkey: last approval or sign-in; webpush/fcm: last push its push service accepted' }),
+  paused_until: Type.Union([Timestamp, Type.Null()], { description: 'webpush/fcm: its push service failed again and again, so pushes to it wait until this time (each failure in a row doubles the pause, up to an hour; one accepted push ends it); null while it is tried as usual, and always for a passkey' }),
 });
 
-const deviceOut = (d: DeviceView) => ({ id: d.id, kind: d.kind, name: d.name, created_at: iso(d.createdAt), last_used_at: isoOrNull(d.lastUsedAt) });
+const deviceOut = (d: DeviceView) => ({ id: d.id, kind: d.kind, name: d.name, created_at: iso(d.createdAt), last_used_at: isoOrNull(d.lastUsedAt), paused_until: isoOrNull(d.pausedUntil) });
 
 export async function deviceRoutes(base: FastifyInstance, s: Services): Promise<void> {
   const app = base.withTypeProvider<TypeBoxTypeProvider>();

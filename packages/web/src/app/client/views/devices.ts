@@ -30,7 +30,8 @@ function deviceItem(d: Device): HTMLElement {
     el('div', {},
       el('strong', { text: d.name }),
       el('span', { className: `device-kind ${d.kind}`, text: `${KIND_LABELS[d.kind] ?? d.kind}${here ? ' · this browser' : ''}` }),
-      el('span', { className: 'meta', text: `added ${when(d.created_at)} · last used ${when(d.last_used_at)}` })),
+      el('span', { className: 'meta', text: `added ${when(d.created_at)} · last used ${when(d.last_used_at)}` }),
+      ...(d.paused_until ? [el('span', { className: 'meta warn', text: `Its notifications kept failing: tried again after ${when(d.paused_until)}. If it stays so, remove it and turn notifications on again on that device.` })] : [])),
     actions);
   remove.addEventListener('click', async () => {
     if (!(await confirmInline(actions, removeQuestion(d), 'Remove'))) return;
