@@ -7,7 +7,7 @@ import { startServer, type ServerProcess } from '../../server/test/helpers/serve
 import { type AgentKey, agentKey } from './helpers/agent-runner.ts';
 import { call, expectStatus } from '../../server/test/helpers/over-http.ts';
 import {
-  type OwnerTab, createAgent, expectNoError, goTo, openNotifications, openOwnerTab, requestCard, screenshot, signUp,
+  type OwnerTab, createAgent, expectNoError, goTo, openNotifications, openOwnerTab, requestCard, screenshot, sessionCookie, signUp,
 } from './helpers/owner-app.ts';
 
 // Issue 27, items 5, 6, 8, 9 and 14: what the owner app says after the fact, as a new user on a
@@ -102,16 +102,10 @@ test('denying a step-up says the access stays and only that action was refused',
   await stepCard.locator('.outcome.denied').waitFor();
   assert.equal(await stepCard.locator('.outcome').textContent(),
     'Denied: Shop bot may not "pay 24.90 EUR" at shop.example. Its access there stays; revoke it under Access if you want it gone.');
-  const grants = await call<{ site: string }[]>(server, 'GET', '/api/grants', undefined, { cookie: await cookieOf() });
+  const grants = await call<{ site: string }[]>(server, 'GET', '/api/grants', undefined, { cookie: await sessionCookie(tab.context, server.baseUrl) });
   assert.ok(grants.body.some((g) => g.site === SITE), 'the grant is still there');
   await expectNoError(page);
 });
-
-async function cookieOf(): Promise<string> {
-  const cookie = (await tab.context.cookies(server.baseUrl)).find((c) => c.name === 'session');
-  assert.ok(cookie);
-  return `session=${cookie.value}`;
-}
 
 test('the inbox shows how each request ended instead of "approve with your passkey"', { timeout: 60_000 }, async () => {
   const { page } = tab;
