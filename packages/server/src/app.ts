@@ -31,6 +31,7 @@ import { LocalStepupVerifier } from './domain/verification/local-stepup.ts';
 import { RevocationSnapshots } from './domain/revocation/snapshot.ts';
 import { AgentStatuses } from './domain/agents/agent-status.ts';
 import { AgentNotes } from './domain/notes.ts';
+import { Takeovers } from './domain/takeovers/takeovers.ts';
 import { Reputation } from './domain/reputation/reputation.ts';
 import { Reports } from './domain/reputation/reports.ts';
 import { Approvals } from './domain/approvals/approvals.ts';
@@ -143,6 +144,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   metrics.attachSources({ outboxBacklog: () => store.outbox.countPending(), revSeq: () => revSeq.current(), revocationEntries: () => revocation.lastBuiltEntries(), pool: () => store.poolStats?.() });
   const agentStatuses = new AgentStatuses(store, clock, activity, limiter, config.baseUrl);
   const notes = new AgentNotes(activity, notifier, limiter);
+  const takeovers = new Takeovers(store, clock, activity, notifier, limiter);
   const reputation = new Reputation(store, clock);
   const reports = new Reports(store, clock, keys.resolver, config.baseUrl, limiter, activity);
   // An agent that stops (removed or revoked) ends its open requests and grants in the same transaction.
@@ -167,7 +169,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
     steps: standardErasureSteps({ agents, endSignIn: (repos, sid, now) => endSignIn(repos, oidcSecret, sid, now) }),
     afterCommit: () => outbox.wake(),
   });
-  const services: Services = { accountDeletion, identityProviders, phone, recovery, sdkTarballs: new SdkTarballs(), metrics, emailVerification, passwordReset, dataExport, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
+  const services: Services = { takeovers, accountDeletion, identityProviders, phone, recovery, sdkTarballs: new SdkTarballs(), metrics, emailVerification, passwordReset, dataExport, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
 
   const app = Fastify({
     logger: opts.logger ?? {
