@@ -31,7 +31,14 @@ export interface TakeoverReportIn {
  * tells it how a session ended; each end is recorded in Activity.
  */
 export class Takeovers {
+  private readonly ended: ((id: string, state: Exclude<TakeoverState, 'open'>) => void)[] = [];
+
   constructor(private readonly store: Store, private readonly clock: Clock, private readonly activity: Activity, private readonly notifier: Notifier, private readonly limiter: RateLimiter) {}
+
+  /** The relay listens: a session ended here (a cancel, a time-out) closes its sockets. */
+  onEnded(listener: (id: string, state: Exclude<TakeoverState, 'open'>) => void): void {
+    this.ended.push(listener);
+  }
 
   async request(agent: AgentRecord, input: { url: string; reason: string }, ip: string | null): Promise<{ takeoverId: string; agentToken: string; expiresIn: number }> {
     await this.limiter.check(`takeover:${agent.id}`, TAKEOVERS_PER_HOUR, 3600);
@@ -80,6 +87,7 @@ export class Takeovers {
     if (ended) {
       await this.activity.record({ userId: t.userId, action: 'takeover.ended', agentId: t.agentId, site: siteOf(t.url), detail: { takeover_id: t.id, state }, ip });
       await this.store.notifications.markRead(t.userId, { takeoverIds: [t.id] }, this.clock.now());
+      for (const l of this.ended) l(t.id, state);
     }
     return ended;
   }
@@ -89,6 +97,11 @@ export class Takeovers {
     let n = 0;
     for (const t of await this.store.takeovers.expiredOpen(this.clock.now(), limit)) if (await this.end(t, 'expired')) n++;
     return n;
+  }
+
+  /** Milliseconds until the session's time is up, by the service clock. */
+  remainingMs(t: TakeoverRecord): number {
+    return Math.max(0, t.expiresAt - this.clock.now());
   }
 
   isOpen(t: TakeoverRecord): boolean {
