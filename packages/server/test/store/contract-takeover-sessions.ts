@@ -43,6 +43,8 @@ export function takeoverSessionsContract(name: string, open: OpenStore): void {
       assert.notEqual(ended?.state, 'open');
       assert.equal(ended?.endedAt, 5_000);
       assert.ok(!(await store.takeovers.expiredOpen(601_000, 1000)).some((t) => t.id === s.id));
+      assert.ok((await store.takeovers.purgeBefore(601_001)) >= 1);
+      assert.equal(await store.takeovers.byId(s.id), undefined, 'purged once its time is long past');
     });
 
     it('reports list newest first per owner; deleteForUser removes sessions and reports', async () => {

@@ -57,6 +57,8 @@ export interface TakeoversRepo {
   addReport(r: TakeoverReportRecord): Promise<void>;
   /** The owner's reports, newest first. */
   reportsForUser(userId: string, limit: number): Promise<TakeoverReportRecord[]>;
+  /** Deletes sessions whose time ran out before `before` (housekeeping); answers how many. */
+  purgeBefore(before: number): Promise<number>;
   /** Account deletion: the owner's sessions and reports. */
   deleteForUser(userId: string): Promise<number>;
 }

@@ -68,6 +68,9 @@ export function takeoversRepo(db: Db): TakeoversRepo {
       const rows = await db.selectFrom('takeover_reports').selectAll().where('user_id', '=', userId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
       return rows.map(toReport);
     },
+    async purgeBefore(before) {
+      return affected(await db.deleteFrom('takeovers').where('expires_at', '<', before).executeTakeFirst());
+    },
     async deleteForUser(userId) {
       const a = affected(await db.deleteFrom('takeovers').where('user_id', '=', userId).executeTakeFirst());
       const b = affected(await db.deleteFrom('takeover_reports').where('user_id', '=', userId).executeTakeFirst());
