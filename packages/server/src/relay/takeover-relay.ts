@@ -25,6 +25,9 @@ const REPLACED = 4000;
  */
 const MAX_BUFFERED = 8 * 1024 * 1024;
 
+/** Closes a socket that sent what the relay refuses; a close reason may hold at most 123 bytes. */
+const refuse = (ws: WebSocket, reason: string): void => ws.close(POLICY, Buffer.from(reason).subarray(0, 120).toString());
+
 /**
  * The take-over relay on one node (decisions §21): pairs the agent's socket with the owner's, checks
  * every message (domain/takeovers/relay-messages.ts) and forwards the text it received to the other
@@ -71,11 +74,11 @@ export class TakeoverRelay {
     const pair = this.pairs.get(id);
     if (!pair || pair[role] !== ws) return;
     if (await this.expireIfDue(id, false)) return;
-    if (isBinary) return ws.close(POLICY, 'text JSON messages only');
+    if (isBinary) return refuse(ws, 'text JSON messages only');
     const text = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8');
     if (role === 'agent') {
       const c = checkAgentMessage(text);
-      if (!c.ok) return ws.close(POLICY, c.reason);
+      if (!c.ok) return refuse(ws, c.reason);
       if (c.message.t === 'done') {
         await this.takeovers.end(pair.t, 'done');
         return;
@@ -85,7 +88,7 @@ export class TakeoverRelay {
       this.send(owner, text);
     } else {
       const c = checkOwnerMessage(text);
-      if (!c.ok) return ws.close(POLICY, c.reason);
+      if (!c.ok) return refuse(ws, c.reason);
       this.send(pair.agent, text);
     }
   }
