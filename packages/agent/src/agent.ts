@@ -193,6 +193,22 @@ export class MandateAgent {
     return { inbox: answer.inbox ?? true, devices: answer.devices ?? 0 };
   }
 
+  /**
+   * Asks the owner to take over the browser (`POST /api/v1/takeover`): answers the session and its
+   * relay token, for `streamTakeover` (takeover.ts). At most one open take-over per agent.
+   */
+  async requestTakeover(req: { url: string; reason: string }): Promise<{ takeoverId: string; agentToken: string; expiresIn: number }> {
+    const body = { agent_id: this.agentId, agent_jwt: await this.agentJwt(), url: req.url, reason: req.reason };
+    const a = await this.client.call<{ takeover_id: string; agent_token: string; expires_in: number }>('POST', '/api/v1/takeover', { body });
+    return { takeoverId: a.takeover_id, agentToken: a.agent_token, expiresIn: a.expires_in };
+  }
+
+  /** Reports a site where a take-over failed (`POST /api/v1/takeover/report`); answers the report id. */
+  async reportTakeover(report: { site: string; kind: string; detail?: string; url?: string }): Promise<string> {
+    const body = { agent_id: this.agentId, agent_jwt: await this.agentJwt(), site: report.site, kind: report.kind, ...(report.detail !== undefined ? { detail: report.detail } : {}), ...(report.url !== undefined ? { url: report.url } : {}) };
+    return (await this.client.call<{ id: string }>('POST', '/api/v1/takeover/report', { body })).id;
+  }
+
   /** Whether the agent is still authorized (`GET /api/v1/agent-status`); `AgentRevokedError` once revoked. */
   status(): Promise<AgentStatus> {
     return this.agentJwt().then((jwt) => this.client.call<AgentStatus>('GET', `/api/v1/agent-status?agent_id=${encodeURIComponent(this.agentId)}`, { headers: { 'x-agent-jwt': jwt } }));

@@ -1,5 +1,7 @@
 /** @mandate/agent: the agent SDK. The `mandate-agent` CLI (src/cli) is built on it. */
 export { MandateAgent } from './agent.ts';
+export { streamTakeover } from './takeover.ts';
+export type { TakeoverCommand, TakeoverEnd, TakeoverFrame, TakeoverStream, TakeoverStreamOptions, HeaderWebSocket, HeaderWebSocketClass } from './takeover.ts';
 export type { MandateAgentOptions, AccessRequest, SiteFetchOptions } from './agent.ts';
 export type { WaitOptions, WaitProgress } from './approvals/wait.ts';
 export {

@@ -251,6 +251,12 @@ describe('mandate-agent CLI', { timeout: 240_000 }, () => {
     expectCode(note, 0);
     assert.match(note.stdout, /^Note kept in the owner's inbox and Activity; no device was notified/, 'says where it went: no device is set up here');
     expectCode(await cli(['report-status', 'checking out', '--site', site.siteId, '--dir', dir]), 0);
+    const reported = await cli(['takeover-report', '--site', 'shop.example', '--kind', 'shadow_dom', '--detail', 'closed shadow root', '--json', '--dir', dir]);
+    expectCode(reported, 0);
+    assert.match(String(json(reported).id), /^tkr_/);
+    expectCode(await cli(['takeover-report', '--site', 'shop.example', '--kind', 'nonsense', '--dir', dir]), 2);
+    const reports = await owner.ok<{ kind: string }[]>('GET', '/api/v1/takeover/reports');
+    assert.deepEqual(reports.map((r) => r.kind), ['shadow_dom']);
     const activity = await owner.ok<{ items: unknown[] }>('GET', `/api/activity?agent=${agentId}&action=agent.note`);
     assert.equal(activity.items.length, 1);
     const status = await cli(['status', '--json'], { MANDATE_AGENT_DIR: dir });

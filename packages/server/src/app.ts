@@ -3,6 +3,9 @@ import { OpenIdIssuers } from './outbound/openid-issuers.ts';
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import cookie from '@fastify/cookie';
+import websocket from '@fastify/websocket';
+import { TakeoverRelay } from './relay/takeover-relay.ts';
+import { MAX_MESSAGE_BYTES } from './domain/takeovers/relay-messages.ts';
 import swagger from '@fastify/swagger';
 import type { Config } from './config/config.ts';
 import { fastifyTrustProxy } from './config/trust-proxy.ts';
@@ -31,6 +34,7 @@ import { LocalStepupVerifier } from './domain/verification/local-stepup.ts';
 import { RevocationSnapshots } from './domain/revocation/snapshot.ts';
 import { AgentStatuses } from './domain/agents/agent-status.ts';
 import { AgentNotes } from './domain/notes.ts';
+import { Takeovers } from './domain/takeovers/takeovers.ts';
 import { Reputation } from './domain/reputation/reputation.ts';
 import { Reports } from './domain/reputation/reports.ts';
 import { Approvals } from './domain/approvals/approvals.ts';
@@ -143,6 +147,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   metrics.attachSources({ outboxBacklog: () => store.outbox.countPending(), revSeq: () => revSeq.current(), revocationEntries: () => revocation.lastBuiltEntries(), pool: () => store.poolStats?.() });
   const agentStatuses = new AgentStatuses(store, clock, activity, limiter, config.baseUrl);
   const notes = new AgentNotes(activity, notifier, limiter);
+  const takeovers = new Takeovers(store, clock, activity, notifier, limiter);
   const reputation = new Reputation(store, clock);
   const reports = new Reports(store, clock, keys.resolver, config.baseUrl, limiter, activity);
   // An agent that stops (removed or revoked) ends its open requests and grants in the same transaction.
@@ -167,7 +172,8 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
     steps: standardErasureSteps({ agents, endSignIn: (repos, sid, now) => endSignIn(repos, oidcSecret, sid, now) }),
     afterCommit: () => outbox.wake(),
   });
-  const services: Services = { accountDeletion, identityProviders, phone, recovery, sdkTarballs: new SdkTarballs(), metrics, emailVerification, passwordReset, dataExport, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
+  const relay = new TakeoverRelay(takeovers);
+  const services: Services = { takeovers, relay, accountDeletion, identityProviders, phone, recovery, sdkTarballs: new SdkTarballs(), metrics, emailVerification, passwordReset, dataExport, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
 
   const app = Fastify({
     logger: opts.logger ?? {
@@ -216,6 +222,9 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
     done(null, payload);
   });
   await app.register(cookie);
+  // The take-over relay (decisions §21): messages over 4 MB close the socket (1009).
+  await app.register(websocket, { options: { maxPayload: MAX_MESSAGE_BYTES } });
+  app.addHook('preClose', async () => services.relay.closeAll());
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

@@ -36,10 +36,16 @@ import type { Phone } from './domain/phone/phone.ts';
 import type { Recovery } from './domain/recovery/recovery.ts';
 import type { IdentityProviders } from './domain/identity-providers/identity-providers.ts';
 import type { SdkTarballs } from './downloads/sdk-tarballs.ts';
+import type { Takeovers } from './domain/takeovers/takeovers.ts';
+import type { TakeoverRelay } from './relay/takeover-relay.ts';
 import type { AccountDeletion } from './domain/privacy/account-deletion.ts';
 
 /** Everything the routes may call, built once in app.ts. */
 export interface Services {
+  /** Take-over sessions and reports (domain/takeovers; decisions §21). */
+  takeovers: Takeovers;
+  /** The take-over WebSocket relay of this node (relay/takeover-relay.ts). */
+  relay: TakeoverRelay;
   /** POST /api/account/delete: its erasure steps, one per concept (domain/privacy); `addStep` is the seam for new ones. */
   accountDeletion: AccountDeletion;
   /** Sign-in, linking and approval with identity providers (domain/identity-providers; decisions §15). */

@@ -81,7 +81,15 @@ function build(): ReadonlyMap<string, StaticAsset> {
   const shellUrls = ['/app', `/assets/app/app.js?v=${version}`, `/assets/app/app.css?v=${version}`, '/assets/app/icon.svg', '/manifest.webmanifest', '/icon-192.png', '/icon-512.png'];
   const worker = bundle('./worker/service-worker.ts', { SHELL_VERSION: JSON.stringify(version), SHELL_URLS: JSON.stringify(shellUrls) });
 
+  // The take-over page (/app/takeover/{sid}): its own small script and styles, outside the shell.
+  const tkScript = bundle('./takeover/takeover.ts');
+  const tkCss = text('./takeover/takeover.css');
+  const tkVersion = hash(tkScript, tkCss).slice(0, 12);
+  takeoverHtml = asset(text('./takeover/takeover.html').replaceAll('__VERSION__', tkVersion), 'text/html; charset=utf-8');
+
   return new Map([
+    ['/assets/app/takeover.js', asset(tkScript, JS)],
+    ['/assets/app/takeover.css', asset(tkCss, 'text/css; charset=utf-8')],
     ['/app', asset(html.replaceAll('__VERSION__', version), 'text/html; charset=utf-8')],
     ['/assets/app/app.js', asset(script, JS)],
     ['/assets/app/app.css', asset(css, 'text/css; charset=utf-8')],
@@ -95,6 +103,13 @@ function build(): ReadonlyMap<string, StaticAsset> {
 }
 
 let built: ReadonlyMap<string, StaticAsset> | undefined;
+let takeoverHtml: StaticAsset | undefined;
+
+/** The take-over page, served at /app/takeover/{sid} to the signed-in owner of that take-over. */
+export function takeoverPage(): StaticAsset {
+  built ??= build();
+  return takeoverHtml!;
+}
 
 /** Path -> asset, built on the first call and kept for the life of the process. */
 export function appAssets(): ReadonlyMap<string, StaticAsset> {

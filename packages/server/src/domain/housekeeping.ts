@@ -62,6 +62,8 @@ export async function purgeExpired(store: Store, clock: Clock): Promise<Record<s
     // SMS codes (phone, recovery) last 10 minutes; kept a day after for diagnosis, like mailed links.
     phoneCodes: await store.phoneCodes.purgeExpired(now - EMAIL_LINK_KEEP_MS),
     oauthStates: await store.oauthStates.purgeExpired(now),
+    // Take-over sessions last 10 minutes; their story stays in Activity. Kept a day for diagnosis.
+    takeovers: await store.takeovers.purgeBefore(now - EMAIL_LINK_KEEP_MS),
   };
 }
 

@@ -31,6 +31,7 @@ import { oidcCibaRepo } from './repos/oidc-ciba.ts';
 import { quotasRepo } from './repos/quotas.ts';
 import { emailTokensRepo } from './repos/email-tokens.ts';
 import { emailClaimsRepo } from './repos/email-claims.ts';
+import { takeoversRepo } from './repos/takeovers.ts';
 import { phoneCodesRepo, recoveryCodesRepo } from './repos/phone-codes.ts';
 import { oauthIdentitiesRepo } from './repos/oauth-identities.ts';
 import { oauthStatesRepo } from './repos/oauth-states.ts';
@@ -73,6 +74,7 @@ function repos(db: Db, dialect: Dialect): Repos {
     recoveryCodes: recoveryCodesRepo(db),
     oauthIdentities: oauthIdentitiesRepo(db),
     oauthStates: oauthStatesRepo(db),
+    takeovers: takeoversRepo(db),
   };
 }
 

@@ -36,6 +36,8 @@ export interface Database {
   recovery_codes: RecoveryCodesTable;
   oauth_identities: OAuthIdentitiesTable;
   oauth_states: OAuthStatesTable;
+  takeovers: TakeoversTable;
+  takeover_reports: TakeoverReportsTable;
 }
 
 export interface UsersTable {
@@ -397,4 +399,32 @@ export interface OAuthStatesTable {
   created_at: number;
   expires_at: number;
   used_at: number | null;
+}
+
+/** Take-over sessions (migration 023): the agent's relay token only as a SHA-256; one open per agent. */
+export interface TakeoversTable {
+  id: string;
+  agent_id: string;
+  user_id: string;
+  url: string;
+  reason: string;
+  token_hash: string;
+  state: string;
+  agent_node: string | null;
+  owner_node: string | null;
+  created_at: number;
+  expires_at: number;
+  ended_at: number | null;
+}
+
+/** Sites where a take-over failed, as agents reported them (migration 023). */
+export interface TakeoverReportsTable {
+  id: string;
+  agent_id: string;
+  user_id: string;
+  site: string;
+  kind: string;
+  detail: string | null;
+  url: string | null;
+  created_at: number;
 }

@@ -9,6 +9,7 @@ import { setIdCommand } from './set-id.ts';
 import { statusCommand } from './status.ts';
 import { stepupCommand } from './stepup.ts';
 import { tokenCommand } from './token.ts';
+import { takeoverReportCommand } from './takeover-report.ts';
 import { waitCommand } from './wait.ts';
 import { whoamiCommand } from './whoami.ts';
 
@@ -26,4 +27,5 @@ export const COMMANDS: Command[] = [
   stepupCommand,
   notifyCommand,
   reportStatusCommand,
+  takeoverReportCommand,
 ];

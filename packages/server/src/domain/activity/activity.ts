@@ -34,7 +34,10 @@ export type ActivityAction =
   | 'recovery.attempts_exhausted'
   | 'oauth.linked'
   | 'oauth.unlinked'
-  | 'oauth.sign_in';
+  | 'oauth.sign_in'
+  | 'takeover.requested'
+  | 'takeover.ended'
+  | 'takeover.reported';
 
 export interface ActivityEvent {
   userId: string;

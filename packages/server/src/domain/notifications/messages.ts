@@ -26,6 +26,8 @@ export interface OwnerMessage {
   kind?: string;
   /** Epoch ms: when the request stops waiting. */
   expiresAt?: number;
+  /** The take-over this message is about (kept on the inbox row; the push names it in `url`). */
+  takeoverId?: string;
 }
 
 export const requestUrl = (txnId: string): string => `/app#requests/${txnId}`;
@@ -94,4 +96,11 @@ export function pushPayload(id: string, m: OwnerMessage, silent: boolean): PushP
 /** Tells the other devices to close the card of a request that was answered or expired. */
 export function dismissPayload(notificationId: string, txnId: string): PushPayload {
   return { type: 'dismiss', id: notificationId, title: '', body: '', url: requestUrl(txnId), txn_id: txnId };
+}
+
+/** An agent asks the owner to take over its browser (decisions §21): opens /app/takeover/{sid}. */
+export function takeoverMessage(e: { takeoverId: string; agentName: string; url: string; reason: string; expiresAt: number }): OwnerMessage {
+  let host = e.url;
+  try { host = new URL(e.url).host; } catch { /* shown as given */ }
+  return { type: 'takeover', push: 'takeover', url: `/app/takeover/${e.takeoverId}`, takeoverId: e.takeoverId, kind: 'takeover', expiresAt: e.expiresAt, title: clip(`${e.agentName} needs you on ${host}`, TITLE_MAX), body: clip(`${e.reason || 'Take over the browser'} · tap to take over`, BODY_MAX) };
 }

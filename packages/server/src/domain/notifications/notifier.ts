@@ -1,7 +1,7 @@
 import type { NewOutboxMessage, NotificationRecord, Repos, Store } from '../../store/ports/index.ts';
 import type { Clock } from '../../clock.ts';
 import { newId } from '../ids.ts';
-import { type ApprovalEvent, type OwnerMessage, agentAddedMessage, approvalMessage, dismissPayload, noteMessage, pushPayload, securityMessage } from './messages.ts';
+import { type ApprovalEvent, type OwnerMessage, agentAddedMessage, approvalMessage, dismissPayload, noteMessage, pushPayload, securityMessage, takeoverMessage } from './messages.ts';
 import { DEFAULT_SETTINGS, inQuietHours } from './settings.ts';
 import { NOTE_BUDGET, NOTE_DROPPED, NOTE_TTL_MS } from './note-limits.ts';
 
@@ -79,6 +79,11 @@ export class Notifier {
     await this.publish(userId, agentAddedMessage(agentName, how));
   }
 
+  /** A take-over request: pushed whatever the hour (silently in quiet hours), like an approval. */
+  async takeoverRequested(userId: string, event: Parameters<typeof takeoverMessage>[0]): Promise<void> {
+    await this.publish(userId, takeoverMessage(event));
+  }
+
   async security(userId: string, title: string, body: string): Promise<void> {
     await this.publish(userId, securityMessage(title, body));
   }
@@ -87,7 +92,7 @@ export class Notifier {
     const now = this.clock.now();
     const id = newId('n');
     const record = m.type
-      ? await repos.notifications.add({ id, userId, type: m.type, title: m.title, body: m.body, createdAt: now, readAt: null, txnId: m.txnId ?? null, takeoverId: null })
+      ? await repos.notifications.add({ id, userId, type: m.type, title: m.title, body: m.body, createdAt: now, readAt: null, txnId: m.txnId ?? null, takeoverId: m.takeoverId ?? null })
       : null;
     const settings = (await repos.notifySettings.get(userId)) ?? DEFAULT_SETTINGS;
     const quiet = inQuietHours(settings.quietHours, now);

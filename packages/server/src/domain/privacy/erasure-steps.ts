@@ -53,6 +53,8 @@ export function standardErasureSteps(deps: StandardStepDeps): ErasureStep[] {
       await c.repos.oauthIdentities.deleteForUser(c.user.id);
       await c.repos.oauthStates.deleteForUser(c.user.id);
     }),
+    // Take-over sessions (an open one's relay token stops working) and the agents' reports (decisions §21).
+    erasureStep('takeovers', (c) => c.repos.takeovers.deleteForUser(c.user.id)),
     erasureStep('devices', (c) => c.repos.pushDevices.deleteForUser(c.user.id)),
     erasureStep('email-links', (c) => c.repos.emailTokens.deleteForUser(c.user.id)),
     erasureStep('notify-settings', (c) => c.repos.notifySettings.deleteForUser(c.user.id)),

@@ -54,6 +54,16 @@ export class OwnerAuth {
     return owner;
   }
 
+  /**
+   * A WebSocket upgrade is a GET, yet opens a channel that acts (the take-over relay): with the
+   * cookie, the Origin rule of decisions §2 applies to it as to any state-changing request.
+   */
+  async requiredForUpgrade(request: FastifyRequest): Promise<OwnerContext> {
+    const owner = await this.required(request);
+    if (owner.via === 'cookie') this.refuseCrossSite(request);
+    return owner;
+  }
+
   async admin(request: FastifyRequest): Promise<OwnerContext> {
     const owner = await this.required(request);
     if (this.accounts.role(owner.user) !== 'admin') throw forbidden('admin only');

@@ -39,10 +39,13 @@ import { recoveryRoutes } from './owner/recovery.ts';
 import { accountDeleteRoutes } from './owner/account-delete.ts';
 import { passwordRoutes } from './owner/password.ts';
 import { exportRoutes } from './owner/export.ts';
+import { agentTakeoverRoutes } from './agent-api/takeover.ts';
+import { takeoverRoutes } from './owner/takeovers.ts';
+import { takeoverSocketRoutes } from './owner/takeover-sockets.ts';
 
 /** Every route module, registered in one place. */
 export async function registerRoutes(app: FastifyInstance, s: Services): Promise<void> {
-  for (const routes of [metaRoutes, accountRoutes, agentRoutes, pairingCodeRoutes, agentPairRoutes, passkeyRoutes, jwksRoutes, tokenRoutes, verifyRoutes, stepupVerifyRoutes, revocationRoutes, siteAgentStatusRoutes, reputationRoutes, reportRoutes, agentStatusRoutes, agentNotifyRoutes, activityRoutes, agentStatusListRoutes, authzRequestRoutes, stepupRequestRoutes, approvalRoutes, grantRoutes, userInfoRoutes, deviceRoutes, pushRoutes, notificationRoutes, swReportRoutes, oidcClientRoutes, oidcProviderRoutes, adminKeyRoutes, emailRoutes, emailClaimRoutes, passwordRoutes, exportRoutes, phoneRoutes, recoveryRoutes, accountDeleteRoutes, identityProviderRoutes, pageRoutes]) {
+  for (const routes of [metaRoutes, accountRoutes, agentRoutes, pairingCodeRoutes, agentPairRoutes, passkeyRoutes, jwksRoutes, tokenRoutes, verifyRoutes, stepupVerifyRoutes, revocationRoutes, siteAgentStatusRoutes, reputationRoutes, reportRoutes, agentStatusRoutes, agentNotifyRoutes, activityRoutes, agentStatusListRoutes, authzRequestRoutes, stepupRequestRoutes, approvalRoutes, grantRoutes, userInfoRoutes, deviceRoutes, pushRoutes, notificationRoutes, swReportRoutes, oidcClientRoutes, oidcProviderRoutes, adminKeyRoutes, emailRoutes, emailClaimRoutes, passwordRoutes, exportRoutes, phoneRoutes, recoveryRoutes, accountDeleteRoutes, identityProviderRoutes, agentTakeoverRoutes, takeoverRoutes, takeoverSocketRoutes, pageRoutes]) {
     await routes(app, s);
   }
 }

@@ -23,3 +23,4 @@ export type * from './claims.ts';
 export type * from './phone.ts';
 export type * from './passes.ts';
 export type * from './identity-providers.ts';
+export type * from './takeovers.ts';

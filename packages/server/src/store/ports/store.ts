@@ -16,6 +16,7 @@ import type { EmailTokensRepo } from './email.ts';
 import type { EmailClaimsRepo } from './claims.ts';
 import type { PhoneCodesRepo, RecoveryCodesRepo } from './phone.ts';
 import type { OAuthIdentitiesRepo, OAuthStatesRepo } from './identity-providers.ts';
+import type { TakeoversRepo } from './takeovers.ts';
 import type { PassIssuance, PassIssuanceOutcome } from './passes.ts';
 
 /**
@@ -56,6 +57,7 @@ export interface Repos {
   recoveryCodes: RecoveryCodesRepo;
   oauthIdentities: OAuthIdentitiesRepo;
   oauthStates: OAuthStatesRepo;
+  takeovers: TakeoversRepo;
 }
 
 /** One cloud verification's store work: the pass's agent with its grant, and the proof's jti. */

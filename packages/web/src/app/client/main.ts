@@ -34,6 +34,7 @@ import { setUpDataExport } from './views/data-export.ts';
 import { resetPhoneAccount, setUpPhoneAccount, showPhone } from './views/phone-account.ts';
 import { resetRecoveryCodes, setUpRecoveryCodes } from './views/recovery-codes.ts';
 import { resetRecover, setUpRecover } from './views/recover.ts';
+import { loadTakeovers, resetTakeovers } from './views/takeovers.ts';
 import { checkPlatformAuthenticator, stopPasskeyAutofill } from './webauthn.ts';
 
 const POLL_MS = 3000;
@@ -128,6 +129,7 @@ function signedOut(reason?: string): void {
   resetRecoveryCodes();
   resetRecover();
   resetProviders();
+  resetTakeovers();
   lastUnread = undefined;
   document.title = 'Mandate';
   if (reason) show(reason, 'error');
@@ -196,7 +198,8 @@ hooks.passkeysChanged = passkeysChanged;
 registerLoader('me', loadMe);
 registerLoader('agents', loadAgents);
 registerLoader('devices', loadDevices);
-registerLoader('activity', loadActivity);
+// The take-over list sits in the Activity view and refreshes with it.
+registerLoader('activity', async () => void (await Promise.all([loadActivity(), loadTakeovers()])));
 registerLoader('notifications', loadInbox);
 registerLoader('settings', loadNotifySettings);
 registerLoader('sites', loadSites);

@@ -40,6 +40,9 @@ export const ACTION_FILTERS: readonly [string, string][] = [
   ['oauth.linked', 'Sign-in provider linked'],
   ['oauth.unlinked', 'Sign-in provider unlinked'],
   ['oauth.sign_in', 'Signed in with a provider'],
+  ['takeover.requested', 'Take-over asked'],
+  ['takeover.ended', 'Take-over ended'],
+  ['takeover.reported', 'Take-over problem reported'],
 ];
 
 const quoted = (v: unknown): string => (typeof v === 'string' ? `"${v}"` : '');
@@ -106,6 +109,9 @@ export function activityText(a: ActivityItem): [title: string, extra: string] {
     case 'oauth.linked': return [`You linked ${str(d.provider) || 'a sign-in provider'}`, str(d.email)];
     case 'oauth.unlinked': return [`You unlinked ${str(d.provider) || 'a sign-in provider'}`, ''];
     case 'oauth.sign_in': return [`You signed in with ${str(d.provider) || 'a sign-in provider'}`, ''];
+    case 'takeover.requested': return [`${who} asked you to take over${at}`, str(d.reason)];
+    case 'takeover.ended': return [`Take-over by ${who} ended: ${str(d.state).replace('_', ' ')}`, ''];
+    case 'takeover.reported': return [`${who} could not be taken over${at}: ${str(d.kind).replaceAll('_', ' ')}`, ''];
     default: return [`${a.action}${a.agent_id ? ` · ${who}` : ''}${at}`, ''];
   }
 }
