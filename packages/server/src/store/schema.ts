@@ -33,6 +33,8 @@ export interface Database {
   email_tokens: EmailTokensTable;
   email_claims: EmailClaimsTable;
   phone_codes: PhoneCodesTable;
+  plans: PlansTable;
+  plan_steps: PlanStepsTable;
   recovery_codes: RecoveryCodesTable;
   oauth_identities: OAuthIdentitiesTable;
   oauth_states: OAuthStatesTable;
@@ -397,4 +399,37 @@ export interface OAuthStatesTable {
   created_at: number;
   expires_at: number;
   used_at: number | null;
+}
+
+export interface PlansTable {
+  id: string;
+  user_id: string;
+  agent_id: string;
+  txn_id: string;
+  title: string;
+  start_at: number;
+  end_at: number;
+  status: string;
+  created_at: number;
+  decided_at: number | null;
+}
+
+export interface PlanStepsTable {
+  plan_id: string;
+  step_id: string;
+  position: number;
+  url: string;
+  host: string;
+  path: string | null;
+  button: string;
+  category: string;
+  /** JSON list of lowercase hex digests. */
+  text_digests: string;
+  /** JSON list of earlier step ids. */
+  after_ids: string;
+  uses: number;
+  uses_left: number;
+  approved: number;
+  state: string;
+  reason: string | null;
 }
