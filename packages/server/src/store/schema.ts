@@ -35,6 +35,7 @@ export interface Database {
   phone_codes: PhoneCodesTable;
   plans: PlansTable;
   plan_steps: PlanStepsTable;
+  plan_uses: PlanUsesTable;
   recovery_codes: RecoveryCodesTable;
   oauth_identities: OAuthIdentitiesTable;
   oauth_states: OAuthStatesTable;
@@ -432,4 +433,11 @@ export interface PlanStepsTable {
   approved: number;
   state: string;
   reason: string | null;
+}
+
+export interface PlanUsesTable {
+  txn_id: string;
+  plan_id: string;
+  step_id: string;
+  created_at: number;
 }

@@ -34,7 +34,13 @@ export type ActivityAction =
   | 'recovery.attempts_exhausted'
   | 'oauth.linked'
   | 'oauth.unlinked'
-  | 'oauth.sign_in';
+  | 'oauth.sign_in'
+  | 'plan.submitted'
+  | 'plan.approved'
+  | 'plan.denied'
+  | 'plan.withdrawn'
+  | 'plan.step_used'
+  | 'plan.step_result';
 
 export interface ActivityEvent {
   userId: string;

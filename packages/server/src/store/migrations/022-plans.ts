@@ -42,4 +42,12 @@ export async function up(db: Kysely<unknown>, _dialect: Dialect): Promise<void> 
     .addColumn('reason', 'text')
     .addPrimaryKeyConstraint('plan_steps_pk', ['plan_id', 'step_id'])
     .execute();
+  await db.schema
+    .createTable('plan_uses')
+    .addColumn('txn_id', 'text', (c) => c.primaryKey())
+    .addColumn('plan_id', 'text', (c) => c.notNull())
+    .addColumn('step_id', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .execute();
+  await db.schema.createIndex('plan_uses_plan').on('plan_uses').columns(['plan_id']).execute();
 }

@@ -46,8 +46,8 @@ export interface PlansRepo {
   create(plan: PlanRecord): Promise<void>;
   byId(id: string): Promise<PlanRecord | undefined>;
   byTxnId(txnId: string): Promise<PlanRecord | undefined>;
-  /** The agent's plans ending at or after `endedAfter`, latest start first, at most `limit`. */
-  listForAgent(agentId: string, endedAfter: number, limit: number): Promise<PlanRecord[]>;
+  /** The owner's plans (of one agent when `agentId` is given) ending at or after `endedAfter`, latest start first, at most `limit`. */
+  list(filter: { userId: string; agentId?: string }, endedAfter: number, limit: number): Promise<PlanRecord[]>;
   /** Approved plans of the agent whose window holds `now` (start ≤ now < end), with their steps. */
   activeForAgent(agentId: string, now: number): Promise<PlanRecord[]>;
   /**
@@ -61,6 +61,10 @@ export interface PlansRepo {
    * `running`: one conditional UPDATE, so racing callers never take more uses than are left.
    */
   takeUse(planId: string, stepId: string, now: number): Promise<boolean>;
+  /** Remembers which agent approval (`txnId`) used which step, so the agent's result reaches the step. */
+  recordUse(txnId: string, planId: string, stepId: string, now: number): Promise<void>;
+  /** The plan and step an agent approval used, if one did. */
+  useByTxn(txnId: string): Promise<{ planId: string; stepId: string } | undefined>;
   /** Sets a step's state (and reason); false when there is no such step. */
   setStepState(planId: string, stepId: string, state: PlanStepState, reason: string | null): Promise<boolean>;
   /** Deletes every plan of the owner (account deletion); answers how many plans went. */

@@ -64,8 +64,10 @@ export function plansRepo(db: Db): PlansRepo {
       const r = await db.selectFrom('plans').selectAll().where('txn_id', '=', txnId).executeTakeFirst();
       return r && (await withSteps([r]))[0];
     },
-    async listForAgent(agentId, endedAfter, limit) {
-      const rows = await db.selectFrom('plans').selectAll().where('agent_id', '=', agentId).where('end_at', '>=', endedAfter).orderBy('start_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+    async list(filter, endedAfter, limit) {
+      let q = db.selectFrom('plans').selectAll().where('user_id', '=', filter.userId);
+      if (filter.agentId !== undefined) q = q.where('agent_id', '=', filter.agentId);
+      const rows = await q.where('end_at', '>=', endedAfter).orderBy('start_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
       return withSteps(rows);
     },
     async activeForAgent(agentId, now) {
@@ -98,6 +100,13 @@ export function plansRepo(db: Db): PlansRepo {
         .executeTakeFirst();
       return affected(r) === 1;
     },
+    async recordUse(txnId, planId, stepId, now) {
+      await db.insertInto('plan_uses').values({ txn_id: txnId, plan_id: planId, step_id: stepId, created_at: now }).execute();
+    },
+    async useByTxn(txnId) {
+      const r = await db.selectFrom('plan_uses').select(['plan_id', 'step_id']).where('txn_id', '=', txnId).executeTakeFirst();
+      return r && { planId: r.plan_id, stepId: r.step_id };
+    },
     async setStepState(planId, stepId, state, reason) {
       return affected(await db.updateTable('plan_steps').set({ state, reason }).where('plan_id', '=', planId).where('step_id', '=', stepId).executeTakeFirst()) === 1;
     },
@@ -105,6 +114,7 @@ export function plansRepo(db: Db): PlansRepo {
       const ids = (await db.selectFrom('plans').select('id').where('user_id', '=', userId).execute()).map((r) => r.id);
       if (ids.length === 0) return 0;
       await db.deleteFrom('plan_steps').where('plan_id', 'in', ids).execute();
+      await db.deleteFrom('plan_uses').where('plan_id', 'in', ids).execute();
       return affected(await db.deleteFrom('plans').where('user_id', '=', userId).executeTakeFirst());
     },
   };
