@@ -5,7 +5,8 @@ import { fileRequest } from '../approvals/quota-filing.ts';
 import { REQUEST_LIFETIME_SEC, newPendingRequest } from '../approvals/request-rules.ts';
 import { conflict, notFound } from '../errors.ts';
 import { looksLikeId, newId } from '../ids.ts';
-import { type PlanIn, checkPlanIn } from './plan-input.ts';
+import { type PlanIn, checkPlanIn, preApprovable } from './plan-input.ts';
+import type { Category } from './plan-categories.ts';
 
 /** Plans an agent may submit: a scheduled task files a few a day, not a stream. */
 export const PLAN_SUBMIT_LIMIT = { limit: 20, windowSec: 3600 } as const;
@@ -21,6 +22,9 @@ export interface PlanStepOut {
   state: PlanStepState;
   approved: boolean;
   uses_left: number;
+  /** False for money and security steps: they always ask, whatever the owner ticks. */
+  pre_approvable: boolean;
+  url: string;
   reason?: string;
 }
 
@@ -34,7 +38,7 @@ export interface PlanOut {
 }
 
 const stepOut = (s: PlanStepRecord): PlanStepOut => ({
-  id: s.id, button: s.button, state: s.state, approved: s.approved, uses_left: s.approved ? s.usesLeft : 0, ...(s.reason !== null ? { reason: s.reason } : {}),
+  id: s.id, button: s.button, state: s.state, approved: s.approved, uses_left: s.approved ? s.usesLeft : 0, pre_approvable: preApprovable(s.category as Category), url: s.url, ...(s.reason !== null ? { reason: s.reason } : {}),
 });
 
 export const planOut = (p: PlanRecord): PlanOut => ({

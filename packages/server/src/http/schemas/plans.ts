@@ -47,6 +47,8 @@ export const PlanStepOut = Type.Object({
   state: StepState,
   approved: Type.Boolean({ description: 'pre-approved by the owner' }),
   uses_left: Type.Integer({ description: 'pre-approved uses left (0 for a step that asks)' }),
+  pre_approvable: Type.Boolean({ description: 'false for money and security steps, which always ask' }),
+  url: Type.String({ description: 'the page the step runs on' }),
   reason: Type.Optional(Type.String()),
 });
 
