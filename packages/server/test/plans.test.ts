@@ -55,6 +55,10 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const card = await t.services.store.authzRequests.byId(body.txn_id);
       assert.equal(card?.kind, 'plan');
       assert.equal(card?.status, 'pending');
+      const notes = (await t.services.store.notifications.list(owner.user.id, { before: 0, limit: 50, since: 0 })).filter((n) => n.txnId === body.txn_id);
+      assert.deepEqual(notes.map((n) => n.title), ['Night shopper asks you to pre-approve a plan']);
+      const pending = json<{ pending: { id: string; kind: string; action?: string }[] }>(await t.app.inject({ method: 'GET', url: '/api/me', headers: owner.auth })).pending.find((p) => p.id === body.txn_id);
+      assert.deepEqual(pending && [pending.kind, pending.action], ['plan', 'Weekly shop']);
       const view = json<PlanView>(await status(body.plan_id));
       assert.equal(view.status, 'pending');
       assert.deepEqual(view.steps.map((s) => [s.id, s.state, s.approved, s.uses_left]), [['1', 'waiting', false, 0], ['post', 'waiting', false, 0], ['pay', 'waiting', false, 0]]);

@@ -55,7 +55,7 @@ export const GrantOut = Type.Object({
 });
 
 /** `action` of a step-up request, for the answers that list requests; access requests have none. */
-export const stepupAction = (r: AuthzRequestRecord): { action?: string } => (r.kind === 'stepup' && r.action !== null ? { action: r.action } : {});
+export const stepupAction = (r: AuthzRequestRecord): { action?: string } => ((r.kind === 'stepup' || r.kind === 'plan') && r.action !== null ? { action: r.action } : {});
 
 export function pendingOut({ request: r, agentName }: PendingItem) {
   return {
