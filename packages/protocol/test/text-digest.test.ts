@@ -16,6 +16,8 @@ const INVISIBLES = [
   '\u034f', '\u115f', '\u1160', '\u17b4', '\u17b5', '\u180b', '\u3164', '\ufe0f', '\uffa0', '\u{e0100}',
 ];
 
+const INSERTABLE = INVISIBLES.filter((ch) => !/^[\ud800-\udfff]$/.test(ch));
+
 describe('normalizeText', () => {
   const table: [string, string, string][] = [
     ['plain text stays', 'Hello, world', 'Hello, world'],
@@ -84,7 +86,9 @@ describe('text digest properties', () => {
     fc.assert(
       fc.property(
         fc.oneof(anyText, textWithBreaks),
-        fc.array(fc.tuple(fc.nat(), fc.constantFrom(...INVISIBLES)), { minLength: 1, maxLength: 10 }),
+        // Not lone surrogates: a high one inserted before a low one makes a real character (a pair),
+        // which is no longer invisible; the table test above shows that each alone is removed.
+        fc.array(fc.tuple(fc.nat(), fc.constantFrom(...INSERTABLE)), { minLength: 1, maxLength: 10 }),
         (text, inserts) => {
           // Insert between UTF-16 code units only where that does not split a surrogate pair of the text.
           const units = Array.from(text);
