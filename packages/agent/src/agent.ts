@@ -184,6 +184,28 @@ export class MandateAgent {
     return answer.stepup_token ?? '';
   }
 
+  /**
+   * Submits a scheduled task's plan for the owner to pre-approve (`POST /api/v1/plans`, decisions
+   * §20): one card; at run time an agent approval that matches a chosen step exactly passes without
+   * one. `texts` stay here: the service stores only their digests (textDigest of @mandate/protocol).
+   */
+  async submitPlan(plan: PlanInput): Promise<{ plan_id: string; txn_id: string; status: 'pending'; expires_in: number }> {
+    const body = { agent_id: this.agentId, agent_jwt: await this.agentJwt(), ...plan };
+    return this.client.call('POST', '/api/v1/plans', { body });
+  }
+
+  /** The plan as the agent sees it: each step pre-approved or asking, uses left, state (`POST /api/v1/plans/{plan_id}/status`). */
+  async planStatus(planId: string): Promise<PlanView> {
+    const body = { agent_id: this.agentId, agent_jwt: await this.agentJwt() };
+    return this.client.call('POST', `/api/v1/plans/${encodeURIComponent(planId)}/status`, { body });
+  }
+
+  /** Reports what the click of a pre-approved step (the agent approval `txnId`) did, so later steps may run (`POST /api/v1/plans/result`). */
+  async planResult(txnId: string, result: 'done' | 'failed' | 'unknown'): Promise<PlanView> {
+    const body = { agent_id: this.agentId, agent_jwt: await this.agentJwt(), txn_id: txnId, result };
+    return this.client.call('POST', '/api/v1/plans/result', { body });
+  }
+
   /** A one-way note to the owner's phone (`POST /api/v1/agent-notify`). */
   /** Answers where the note went: `inbox` (kept in the owner's inbox) and `devices` (pushed to how many). */
   async notify(note: { text: string; title?: string; kind?: string }): Promise<{ inbox: boolean; devices: number }> {
@@ -224,4 +246,22 @@ export class MandateAgent {
     const expiresIn = typeof c.expires_in === 'number' ? c.expires_in : LIMITS.requestLifetimeSec;
     return { txnId: c.txn_id, expiresIn, expiresAt: this.clock.now() + expiresIn * 1000 };
   }
+}
+
+/** A plan (decisions §20): times in Unix seconds; 1 to 20 steps. */
+export interface PlanInput {
+  title: string;
+  start_at: number;
+  end_at: number;
+  steps: { id?: string; url: string; path?: string; button: string; texts?: string[]; after?: string[]; uses?: number }[];
+}
+
+/** A plan as POST /api/v1/plans/{plan_id}/status answers it. */
+export interface PlanView {
+  plan_id: string;
+  title: string;
+  status: 'pending' | 'approved' | 'denied' | 'withdrawn' | 'expired';
+  start_at: number;
+  end_at: number;
+  steps: { id: string; button: string; url: string; state: string; approved: boolean; pre_approvable: boolean; uses_left: number; reason?: string }[];
 }

@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -263,6 +263,23 @@ describe('mandate-agent CLI', { timeout: 240_000 }, () => {
     expectCode(status, 0);
     assert.equal(json(status).global_flag, 'ok');
     assert.equal(json(status).agent_id, agentId);
+  });
+
+  it('plan submit, status and result (decisions §20)', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const file = join(root, 'plan.json');
+    writeFileSync(file, JSON.stringify({ title: 'Nightly tidy', start_at: now + 60, end_at: now + 3600, steps: [{ url: 'https://shop.example/list', button: 'Save' }, { id: 'pay', url: 'https://shop.example/pay', button: 'Pay now', path: '/pay' }] }));
+    const submitted = await cli(['plan', 'submit', file, '--dir', dir, '--json']);
+    expectCode(submitted, 0);
+    const { plan_id: planId, txn_id: txnId } = json(submitted) as { plan_id: string; txn_id: string };
+    await owner.approve(txnId);
+    const status = await cli(['plan', 'status', planId, '--dir', dir]);
+    expectCode(status, 0);
+    assert.match(status.stdout, /Plan p_\S+ "Nightly tidy": approved/);
+    assert.match(status.stdout, /1  Save: pre-approved, 1 use\(s\) left, waiting/);
+    assert.match(status.stdout, /pay  Pay now: always asks, asking/);
+    expectCode(await cli(['plan', 'result', 't_aaaaaaaaaaaaaaaaaaaaaaaaaa', '--dir', dir]), 2);
+    expectCode(await cli(['plan', 'frobnicate', 'x', '--dir', dir]), 2);
   });
 
   it('refuses a key file others can read, with the fix', async () => {

@@ -229,4 +229,21 @@ describe('agent SDK against a real service', { timeout: 180_000 }, () => {
     // why, and the error names what the site answered.
     await assert.rejects(agent.fetch(`${site.url}/items`), (e: unknown) => revoked(e) && e instanceof AgentRevokedError && e.siteAnswer === 'agent_revoked');
   });
+
+  it('submits a plan, which the owner approves in part; the agent reads each step (decisions §20)', async () => {
+    const { agent } = await newAgent('Nightly bot');
+    const now = Math.floor(Date.now() / 1000);
+    const created = await agent.submitPlan({
+      title: 'Nightly tidy', start_at: now + 60, end_at: now + 3600,
+      steps: [{ url: 'https://shop.example/list', button: 'Save' }, { id: 'pay', url: 'https://shop.example/pay', button: 'Pay now', path: '/pay' }],
+    });
+    assert.equal(created.status, 'pending');
+    assert.equal((await agent.planStatus(created.plan_id)).status, 'pending');
+    await owner.approve(created.txn_id, { steps: ['1', 'pay'] });
+    const view = await agent.planStatus(created.plan_id);
+    assert.equal(view.status, 'approved');
+    assert.deepEqual(view.steps.map((s) => [s.id, s.approved, s.pre_approvable, s.uses_left]), [['1', true, true, 1], ['pay', false, false, 0]]);
+    await assert.rejects(agent.planResult('t_aaaaaaaaaaaaaaaaaaaaaaaaaa', 'done'), (e: unknown) => e instanceof MandateError);
+    await assert.rejects(agent.submitPlan({ title: 'x', start_at: now, end_at: now + 10, steps: [{ url: 'https://a.example/', button: 'Save' }] }), (e: unknown) => e instanceof MandateError && /60 s to 24 h/.test(e.message));
+  });
 });

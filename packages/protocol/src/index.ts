@@ -3,6 +3,7 @@ export { LIMITS, SCOPE_PATTERN, isValidAction, isValidScopeList } from './limits
 export { VERIFY_ERROR_CODES, ProtocolError, isVerifyErrorCode } from './errors.ts';
 export type { VerifyErrorCode } from './errors.ts';
 export { normalizeHtu, htuMatches } from './htu.ts';
+export { normalizeText, textDigest, textDigestSet, sameDigestSet } from './text-digest.ts';
 export { parsePublicP256Jwk, jwkThumbprint, JwkError } from './jwk.ts';
 export type { EcP256PublicJwk } from './jwk.ts';
 export { PASS_TYP, STEPUP_TYP, REVOCATION_TYP, DPOP_TYP } from './claims.ts';

@@ -38,6 +38,7 @@ import { Takeovers } from './domain/takeovers/takeovers.ts';
 import { Reputation } from './domain/reputation/reputation.ts';
 import { Reports } from './domain/reputation/reports.ts';
 import { Approvals } from './domain/approvals/approvals.ts';
+import { Plans } from './domain/plans/plans-service.ts';
 import { Grants } from './domain/grants/grants.ts';
 import { endAgentAccess } from './domain/grants/agent-stopped.ts';
 import { OidcClients } from './domain/oidc/clients.ts';
@@ -153,6 +154,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   // An agent that stops (removed or revoked) ends its open requests and grants in the same transaction.
   agents.onStopped(endAgentAccess(clock, notifier));
   const approvals = new Approvals({ store, clock, limiter, agents, passkeys, keys, activity, notifier, issuer: config.baseUrl });
+  const plans = new Plans({ store, clock, limiter, agents, activity, notifier });
   // Site verification fetches addresses the owner chose: only through the outbound guard (§24).
   const oidcClients = new OidcClients({ store, clock, limiter, fetch: guardedFetch({ allowLoopback: config.outboundAllowLoopback }), policy: { allowLoopback: config.outboundAllowLoopback } });
   const oidcSecret = await loadOidcSecret(store.serviceSecrets, encryption, clock);
@@ -173,7 +175,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
     afterCommit: () => outbox.wake(),
   });
   const relay = new TakeoverRelay(takeovers);
-  const services: Services = { takeovers, relay, accountDeletion, identityProviders, phone, recovery, sdkTarballs: new SdkTarballs(), metrics, emailVerification, passwordReset, dataExport, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
+  const services: Services = { takeovers, relay, accountDeletion, identityProviders, phone, recovery, sdkTarballs: new SdkTarballs(), metrics, emailVerification, passwordReset, dataExport, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, plans, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
 
   const app = Fastify({
     logger: opts.logger ?? {

@@ -8,6 +8,7 @@ import type { Passkeys } from './domain/passkeys/passkeys.ts';
 import type { OwnerAuth } from './http/auth/owner.ts';
 import type { Store } from './store/ports/index.ts';
 import type { Approvals } from './domain/approvals/approvals.ts';
+import type { Plans } from './domain/plans/plans-service.ts';
 import type { Grants } from './domain/grants/grants.ts';
 import type { RevocationSnapshots } from './domain/revocation/snapshot.ts';
 import type { AgentStatuses } from './domain/agents/agent-status.ts';
@@ -86,6 +87,8 @@ export interface Services {
   outbox: OutboxWorker;
   /** Access and step-up requests, polling, the owner's decisions (domain/approvals). */
   approvals: Approvals;
+  /** Plans an owner pre-approves (domain/plans); `plans.matchStep` is the agent-approval seam. */
+  plans: Plans;
   /** The owner's grants: listLive, owned, revoke, narrowUserInfo (domain/grants). */
   grants: Grants;
   config: Config;

@@ -33,6 +33,7 @@ import { emailTokensRepo } from './repos/email-tokens.ts';
 import { emailClaimsRepo } from './repos/email-claims.ts';
 import { takeoversRepo } from './repos/takeovers.ts';
 import { phoneCodesRepo, recoveryCodesRepo } from './repos/phone-codes.ts';
+import { plansRepo } from './repos/plans.ts';
 import { oauthIdentitiesRepo } from './repos/oauth-identities.ts';
 import { oauthStatesRepo } from './repos/oauth-states.ts';
 import type { HotPath } from './hot-path.ts';
@@ -71,6 +72,7 @@ function repos(db: Db, dialect: Dialect): Repos {
     emailTokens: emailTokensRepo(db),
     emailClaims: emailClaimsRepo(db),
     phoneCodes: phoneCodesRepo(db),
+    plans: plansRepo(db),
     recoveryCodes: recoveryCodesRepo(db),
     oauthIdentities: oauthIdentitiesRepo(db),
     oauthStates: oauthStatesRepo(db),

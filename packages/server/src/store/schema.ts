@@ -33,6 +33,9 @@ export interface Database {
   email_tokens: EmailTokensTable;
   email_claims: EmailClaimsTable;
   phone_codes: PhoneCodesTable;
+  plans: PlansTable;
+  plan_steps: PlanStepsTable;
+  plan_uses: PlanUsesTable;
   recovery_codes: RecoveryCodesTable;
   oauth_identities: OAuthIdentitiesTable;
   oauth_states: OAuthStatesTable;
@@ -426,5 +429,45 @@ export interface TakeoverReportsTable {
   kind: string;
   detail: string | null;
   url: string | null;
+  created_at: number;
+}
+
+export interface PlansTable {
+  id: string;
+  user_id: string;
+  agent_id: string;
+  txn_id: string;
+  title: string;
+  start_at: number;
+  end_at: number;
+  status: string;
+  created_at: number;
+  decided_at: number | null;
+}
+
+export interface PlanStepsTable {
+  plan_id: string;
+  step_id: string;
+  position: number;
+  url: string;
+  host: string;
+  path: string | null;
+  button: string;
+  category: string;
+  /** JSON list of lowercase hex digests. */
+  text_digests: string;
+  /** JSON list of earlier step ids. */
+  after_ids: string;
+  uses: number;
+  uses_left: number;
+  approved: number;
+  state: string;
+  reason: string | null;
+}
+
+export interface PlanUsesTable {
+  txn_id: string;
+  plan_id: string;
+  step_id: string;
   created_at: number;
 }

@@ -12,6 +12,7 @@ import { takeoverContract } from './contract-takeover.ts';
 import { erasureContract } from './contract-erasure.ts';
 import { phoneContract } from './contract-phone.ts';
 import { takeoverSessionsContract } from './contract-takeover-sessions.ts';
+import { plansContract } from './contract-plans.ts';
 import type { OpenStore } from './use-store.ts';
 
 /** Every contract suite each store must pass (sqlite.test.ts and postgres.test.ts run them all). */
@@ -30,6 +31,7 @@ const CONTRACTS: readonly ((name: string, open: OpenStore) => void)[] = [
   phoneContract,
   identityProvidersContract,
   takeoverSessionsContract,
+  plansContract,
 ];
 
 export function storeContracts(name: string, open: OpenStore): void {

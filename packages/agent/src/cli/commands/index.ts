@@ -3,6 +3,7 @@ import { callCommand } from './call.ts';
 import { initCommand } from './init.ts';
 import { notifyCommand } from './notify.ts';
 import { pairCommand } from './pair.ts';
+import { planCommand } from './plan.ts';
 import { reportStatusCommand } from './report-status.ts';
 import { requestCommand } from './request.ts';
 import { setIdCommand } from './set-id.ts';
@@ -26,6 +27,7 @@ export const COMMANDS: Command[] = [
   callCommand,
   stepupCommand,
   notifyCommand,
+  planCommand,
   reportStatusCommand,
   takeoverReportCommand,
 ];

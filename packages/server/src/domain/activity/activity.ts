@@ -37,7 +37,13 @@ export type ActivityAction =
   | 'oauth.sign_in'
   | 'takeover.requested'
   | 'takeover.ended'
-  | 'takeover.reported';
+  | 'takeover.reported'
+  | 'plan.submitted'
+  | 'plan.approved'
+  | 'plan.denied'
+  | 'plan.withdrawn'
+  | 'plan.step_used'
+  | 'plan.step_result';
 
 export interface ActivityEvent {
   userId: string;

@@ -8,6 +8,7 @@ import type { ApprovalDeps } from './deps.ts';
 import { expireStaleRequests } from './expiry.ts';
 import { checkSiteRoom } from './quota-filing.ts';
 import { narrowTo } from './request-rules.ts';
+import { approvePlanOfCard, chosenPlanSteps, denyPlanOfCard } from '../plans/plan-decisions.ts';
 
 /** ApproveLimitsIn (decisions §3). */
 export const LIMIT_EXPIRES_MIN_SEC = 60;
@@ -20,6 +21,8 @@ export interface TxAck {
   scopes?: string[];
   userInfo?: string[];
   limits?: { expiresIn?: number; maxUses?: number };
+  /** A plan card: the steps pre-approved (absent = all; money and security steps never). */
+  steps?: string[];
 }
 
 /** The owner's request, or 404 alike for unknown ids and other owners' requests. */
@@ -89,11 +92,14 @@ export async function decide(d: ApprovalDeps, userId: string, txnId: string, ack
   await requirePending(d, request, d.clock.now());
   const actions = request.kind === 'stepup'
     ? ({ approved: 'stepup.approved', denied: 'stepup.denied' } as const)
-    : ({ approved: 'request.approved', denied: 'request.denied' } as const);
+    : request.kind === 'plan'
+      ? ({ approved: 'plan.approved', denied: 'plan.denied' } as const)
+      : ({ approved: 'request.approved', denied: 'request.denied' } as const);
 
   if (!ack.approve) {
     const denied = await d.store.authzRequests.transition(request.id, ['pending'], 'denied', d.clock.now());
     if (!denied) throw conflict(LOST_RACE);
+    if (request.kind === 'plan') await denyPlanOfCard(d.store, request, d.clock.now());
     await d.activity.record({ userId, action: actions.denied, agentId: request.agentId, site: request.site, detail: summary(request), ip });
     await d.notifier.requestSettled(userId, request.id);
     return { status: 'denied' };
@@ -105,8 +111,9 @@ export async function decide(d: ApprovalDeps, userId: string, txnId: string, ack
     throw unauthorized('approving needs a passkey assertion over this request (GET /api/txn/{txn_id}/assertion-options)');
   }
   if (access) await checkSiteRoom(d.store, userId, request.site, d.clock.now());
+  if (request.kind === 'plan') await chosenPlanSteps(d.store, request, ack.steps);
   const passkey = await d.passkeys.verifyAssertion(userId, request.id, ack.assertion);
-  return settleApproved(d, userId, request, access, { device_id: passkey.id }, ip);
+  return settleApproved(d, userId, request, access, { device_id: passkey.id }, ip, ack.steps);
 }
 
 /** What an approval by a linked identity provider's fresh sign-in carries (decisions §15). */
@@ -152,8 +159,8 @@ export async function approveByIdentityProvider(d: ApprovalDeps, userId: string,
  * The one way a request becomes approved, whatever proved the owner: the request's compare-and-set,
  * the grant of an access request within the site quota, the activity record, then the notices.
  */
-async function settleApproved(d: ApprovalDeps, userId: string, request: AuthzRequestRecord, access: ApprovedAccess | null, proof: Record<string, unknown>, ip: string | null): Promise<{ status: RequestStatus }> {
-  const action = request.kind === 'stepup' ? 'stepup.approved' : 'request.approved';
+async function settleApproved(d: ApprovalDeps, userId: string, request: AuthzRequestRecord, access: ApprovedAccess | null, proof: Record<string, unknown>, ip: string | null, planSteps?: string[]): Promise<{ status: RequestStatus }> {
+  const action = request.kind === 'stepup' ? 'stepup.approved' : request.kind === 'plan' ? 'plan.approved' : 'request.approved';
   await d.store.transaction(async (repos) => {
     const now = d.clock.now();
     // First in the transaction: the lock order of every quota-checked write (quota-filing.ts).
@@ -168,6 +175,7 @@ async function settleApproved(d: ApprovalDeps, userId: string, request: AuthzReq
       await createGrantFromApproval(repos, approved, access, now);
       Object.assign(detail, { scopes: access.scopes, user_info: access.userInfo, grant_id: access.grantId, limits: { expires_in: access.expiresIn, max_uses: access.maxUses } });
     }
+    if (request.kind === 'plan') detail['steps'] = await approvePlanOfCard(repos, request, planSteps, now);
     await d.activity.record({ userId, action, agentId: request.agentId, site: request.site, detail, ip }, repos.activity);
   });
   await d.notifier.requestSettled(userId, request.id);

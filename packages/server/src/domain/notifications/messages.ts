@@ -54,6 +54,9 @@ export function approvalMessage(e: ApprovalEvent): OwnerMessage {
   if (e.kind === 'stepup') {
     return { ...base, title: clip(`${e.agentName} asks to act on ${e.site}`, TITLE_MAX), body: clip(`${e.action ?? 'a sensitive action'} · approve with your passkey`, BODY_MAX) };
   }
+  if (e.kind === 'plan') {
+    return { ...base, title: clip(`${e.agentName} asks you to pre-approve a plan`, TITLE_MAX), body: clip(`${e.action ?? 'A scheduled task'} · choose the steps, approve with your passkey`, BODY_MAX) };
+  }
   if (e.kind === 'oidc') {
     const what = e.bindingMessage ? `The site says: ${e.bindingMessage}` : `Sign-in (${(e.scopes ?? []).join(', ')})`;
     return { ...base, title: clip(`${e.agentName} asks to sign in to ${e.site}`, TITLE_MAX), body: clip(`${what} · approve with your passkey`, BODY_MAX) };

@@ -40,6 +40,8 @@ export function standardErasureSteps(deps: StandardStepDeps): ErasureStep[] {
       const open = await repos.authzRequests.listPendingForUser(user.id, now);
       for (const agentId of new Set(open.map((r) => r.agentId))) await repos.authzRequests.cancelPendingForAgent(agentId, now);
     }),
+    // Plans and their steps (decisions §20): after the requests step closed their open cards.
+    erasureStep('plans', (c) => c.repos.plans.deleteForUser(c.user.id)),
     erasureStep('oidc-sign-ins', async ({ repos, user, now }) => {
       for (const s of await repos.oidcSignIns.listLiveForUser(user.id, now)) await deps.endSignIn(repos, s.sid, now);
     }),

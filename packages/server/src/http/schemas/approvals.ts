@@ -10,7 +10,7 @@ import { type OwnerSignIn, signInKey } from '../../domain/oidc/owner-sign-ins.ts
 export const TxnParams = IdParam('txn_id', 't');
 export const GrantParams = IdParam('grant_id', 'gr');
 
-export const RequestKind = Type.Union([Type.Literal('initial'), Type.Literal('stepup')]);
+export const RequestKind = Type.Union([Type.Literal('initial'), Type.Literal('stepup'), Type.Literal('plan')]);
 export const RequestStatus = Type.Union(
   [Type.Literal('pending'), Type.Literal('approved'), Type.Literal('denied'), Type.Literal('expired'), Type.Literal('consumed')],
   { description: '`denied` also for a request cancelled because its agent was removed or revoked' },
@@ -55,7 +55,7 @@ export const GrantOut = Type.Object({
 });
 
 /** `action` of a step-up request, for the answers that list requests; access requests have none. */
-export const stepupAction = (r: AuthzRequestRecord): { action?: string } => (r.kind === 'stepup' && r.action !== null ? { action: r.action } : {});
+export const stepupAction = (r: AuthzRequestRecord): { action?: string } => ((r.kind === 'stepup' || r.kind === 'plan') && r.action !== null ? { action: r.action } : {});
 
 export function pendingOut({ request: r, agentName }: PendingItem) {
   return {

@@ -20,6 +20,7 @@ import * as addressTakeover from './017-address-takeover.ts';
 import * as revocationBound from './018-revocation-bound.ts';
 import * as phoneRecovery from './019-phone-recovery.ts';
 import * as identityProviders from './020-identity-providers.ts';
+import * as plans from './022-plans.ts';
 import * as takeovers from './023-takeovers.ts';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
@@ -46,6 +47,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '018-revocation-bound': revocationBound,
   '019-phone-recovery': phoneRecovery,
   '020-identity-providers': identityProviders,
+  '022-plans': plans,
   '023-takeovers': takeovers,
 };
 

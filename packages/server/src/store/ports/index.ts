@@ -21,6 +21,7 @@ export type * from './quotas.ts';
 export type * from './email.ts';
 export type * from './claims.ts';
 export type * from './phone.ts';
+export type * from './plans.ts';
 export type * from './passes.ts';
 export type * from './identity-providers.ts';
 export type * from './takeovers.ts';

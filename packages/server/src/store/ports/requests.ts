@@ -2,7 +2,7 @@ import type { OidcRequestContext } from './oidc.ts';
 
 /** Access and step-up requests (the `txn_id` of the interface). Times are epoch ms. */
 
-export type RequestKind = 'initial' | 'stepup';
+export type RequestKind = 'initial' | 'stepup' | 'plan';
 
 export type RequestStatus = 'pending' | 'approved' | 'denied' | 'expired' | 'consumed';
 

@@ -15,6 +15,7 @@ import type { QuotasRepo } from './quotas.ts';
 import type { EmailTokensRepo } from './email.ts';
 import type { EmailClaimsRepo } from './claims.ts';
 import type { PhoneCodesRepo, RecoveryCodesRepo } from './phone.ts';
+import type { PlansRepo } from './plans.ts';
 import type { OAuthIdentitiesRepo, OAuthStatesRepo } from './identity-providers.ts';
 import type { TakeoversRepo } from './takeovers.ts';
 import type { PassIssuance, PassIssuanceOutcome } from './passes.ts';
@@ -54,6 +55,7 @@ export interface Repos {
   emailTokens: EmailTokensRepo;
   emailClaims: EmailClaimsRepo;
   phoneCodes: PhoneCodesRepo;
+  plans: PlansRepo;
   recoveryCodes: RecoveryCodesRepo;
   oauthIdentities: OAuthIdentitiesRepo;
   oauthStates: OAuthStatesRepo;

@@ -26,6 +26,7 @@ import { loadInbox, markRequestRead, resetInbox, setUpInbox } from './views/noti
 import { loadNotifySettings } from './views/notify-settings.ts';
 import { focusRequest, renderPending, resetRequests, setHasAgents, showPasskeyNotices, startRequestClock, stopRequestClock } from './views/requests.ts';
 import { loadSites, resetSites, setUpSites } from './views/sites.ts';
+import { loadPlans, resetPlans } from './views/plans.ts';
 import { loadProviders, providerLabel, resetProviders } from './views/identity-providers.ts';
 import { sayIdentityReturn, takeIdentityReturn } from './views/identity-return.ts';
 import { offerPasskeyAutofill, setUpSignIn } from './views/sign-in.ts';
@@ -125,6 +126,7 @@ function signedOut(reason?: string): void {
   resetAccountDelete();
   resetInbox();
   resetSites();
+  resetPlans();
   resetPhoneAccount();
   resetRecoveryCodes();
   resetRecover();
@@ -203,6 +205,7 @@ registerLoader('activity', async () => void (await Promise.all([loadActivity(), 
 registerLoader('notifications', loadInbox);
 registerLoader('settings', loadNotifySettings);
 registerLoader('sites', loadSites);
+registerLoader('plans', loadPlans);
 onAgentsLoaded(setAgentChoices);
 onAgentsLoaded((agents) => {
   const has = agents.some((a) => a.status !== 'removed');
@@ -220,7 +223,7 @@ onShown('requests', (txn) => {
   }
 });
 onShown('access', () => quietly(reload('me')));
-onShown('agents', () => quietly(reload('agents')));
+onShown('agents', () => quietly(reload('agents', 'plans')));
 onShown('activity', () => quietly(reload('activity')));
 onShown('account', () => {
   quietly(reload('devices', 'settings'));

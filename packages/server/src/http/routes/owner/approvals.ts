@@ -22,6 +22,7 @@ const TxAckIn = Type.Object({
   scopes: Type.Optional(Type.Array(Type.String({ maxLength: 1000 }), { maxItems: 100, description: 'a non-empty subset of the requested scopes (narrowing); default: all requested' })),
   user_info: Type.Optional(Type.Array(Type.String({ maxLength: 1000 }), { maxItems: 100, description: 'a subset of the requested user_info fields (narrowing or clearing); default: all requested' })),
   limits: Type.Optional(Type.Union([ApproveLimitsIn, Type.Null()])),
+  steps: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 100, description: 'a plan card: the step ids pre-approved (default: all); money and security steps are never pre-approved' })),
 });
 
 const RESPONSE_DESCRIPTION = `The owner answers a request. The first answer from any device wins (compare-and-set on the
@@ -34,7 +35,9 @@ request's status); the owner's other devices are then told to dismiss the card.
   only narrow the request: **400** on widening, on an empty scope list and on an unknown field) and the optional
   \`limits\` (**400** when \`expires_in\` is outside 60..31536000 or \`max_uses\` below 1). It replaces any earlier grant
   of the agent at that site; replacing a revoked one takes it off the revocation list (\`rev_seq\` advances). For a
-  step-up, \`scopes\`, \`user_info\` and \`limits\` are ignored: the one action is approved as asked.
+  step-up, \`scopes\`, \`user_info\` and \`limits\` are ignored: the one action is approved as asked. For a plan
+  card (kind \`plan\`), \`steps\` names the steps pre-approved (absent = all; **400** on an id not in the plan); money
+  and security steps are never pre-approved.
 - **404** unknown request or another owner's. **409** not pending (already answered, expired, or cancelled) or
   another device answered first; **409** also (with \`quota: "live_sites"\`) when approving access would give the owner
   live access at more than ${QUOTAS.liveSitesPerOwner} sites: revoke access at a site no longer used, then approve. The
@@ -75,6 +78,7 @@ export async function approvalRoutes(base: FastifyInstance, s: Services): Promis
       scopes: b.scopes,
       userInfo: b.user_info,
       limits: limits && { expiresIn: limits.expires_in, maxUses: limits.max_uses },
+      steps: b.steps,
     }, request.ip);
   });
 }

@@ -43,6 +43,12 @@ export const ACTION_FILTERS: readonly [string, string][] = [
   ['takeover.requested', 'Take-over asked'],
   ['takeover.ended', 'Take-over ended'],
   ['takeover.reported', 'Take-over problem reported'],
+  ['plan.submitted', 'Plan submitted'],
+  ['plan.approved', 'Plan approved'],
+  ['plan.denied', 'Plan denied'],
+  ['plan.withdrawn', 'Plan withdrawn'],
+  ['plan.step_used', 'Plan step went ahead'],
+  ['plan.step_result', 'Plan step result'],
 ];
 
 const quoted = (v: unknown): string => (typeof v === 'string' ? `"${v}"` : '');
@@ -112,6 +118,13 @@ export function activityText(a: ActivityItem): [title: string, extra: string] {
     case 'takeover.requested': return [`${who} asked you to take over${at}`, str(d.reason)];
     case 'takeover.ended': return [`Take-over by ${who} ended: ${str(d.state).replace('_', ' ')}`, ''];
     case 'takeover.reported': return [`${who} could not be taken over${at}: ${str(d.kind).replaceAll('_', ' ')}`, ''];
+    // Plans (decisions §20): `title` and step ids as the agent sent them.
+    case 'plan.submitted': return [`${who} asks you to pre-approve the plan ${quoted(d.title)}`.replace(/ $/, ''), typeof d.steps === 'number' ? `${d.steps} step${d.steps === 1 ? '' : 's'}` : ''];
+    case 'plan.approved': return [`You approved a plan of ${who}`, Array.isArray(d.steps) ? `pre-approved steps: ${listText(d.steps)}` : ''];
+    case 'plan.denied': return [`You denied a plan of ${who}`, 'nothing of it is pre-approved'];
+    case 'plan.withdrawn': return [`You withdrew a plan of ${who}`, 'none of its steps goes ahead without asking'];
+    case 'plan.step_used': return [`${who} went ahead with a pre-approved plan step${at}`, str(d.step) ? `step ${str(d.step)}` : ''];
+    case 'plan.step_result': return [`${who} reported a plan step${at}: ${str(d.result) || 'unknown'}`, str(d.step) ? `step ${str(d.step)}` : ''];
     default: return [`${a.action}${a.agent_id ? ` · ${who}` : ''}${at}`, ''];
   }
 }

@@ -12,6 +12,7 @@ import { approvalAssertion, deviceFacts } from '../webauthn.ts';
 import { verifyPrompt } from './email-link.ts';
 import { providerApproveRow } from './identity-approve.ts';
 import { type Choices, choiceControls, readChoices } from './request-choices.ts';
+import { planChoices, readPlanSteps } from './plan-card.ts';
 import { signInBody, signInHeading, signInKindLabel, signInOutcome } from './sign-in-request.ts';
 
 /** How long an answered card stays to show its outcome before it goes. */
@@ -36,6 +37,7 @@ function heading(p: PendingRequest): HTMLHeadingElement {
   const site = el('span', { className: 'site', text: p.site });
   if (p.kind === 'stepup') return el('h3', {}, agent, ' asks you to confirm an action at ', site);
   if (p.kind === 'initial') return el('h3', {}, agent, ' asks for access to ', site);
+  if (p.kind === 'plan') return el('h3', {}, agent, ' asks you to pre-approve a plan, starting at ', site);
   return el('h3', {}, agent, ` asks (${p.kind}) at `, site);
 }
 
@@ -43,6 +45,7 @@ function outcomeText(p: PendingRequest, status: string, choices: Choices | undef
   if (p.sign_in) return signInOutcome(p, p.sign_in, status === 'approved', choices);
   // A refused step-up refuses that one action: the access the agent already has at the site stays.
   if (status !== 'approved' && p.kind === 'stepup') return `Denied: ${p.agent} may not "${p.action ?? ''}" at ${p.site}. Its access there stays; revoke it under Access if you want it gone.`;
+  if (p.kind === 'plan') return status === 'approved' ? `Approved: the ticked steps of "${p.action ?? ''}" go ahead without asking, inside the plan's window.` : `Denied: nothing of "${p.action ?? ''}" is pre-approved.`;
   if (status !== 'approved') return `Denied. ${p.agent} gets nothing from ${p.site}.`;
   if (p.kind === 'stepup') return `Approved: ${p.agent} may "${p.action ?? ''}" at ${p.site}, once.`;
   const scopes = choices?.scopes ?? p.scopes;
@@ -102,12 +105,12 @@ export function requestCard(p: PendingRequest, onGone: (card: RequestCard) => vo
   const unsupported = el('p', { className: 'notice unsupported', hidden: true, text: UNSUPPORTED });
   let place: ApprovePlace = 'here';
   const signIn = p.sign_in;
-  const kindLabel = signIn ? signInKindLabel(signIn) : p.kind === 'stepup' ? 'Confirm an action' : p.kind === 'initial' ? 'Access request' : 'Request';
+  const kindLabel = signIn ? signInKindLabel(signIn) : p.kind === 'stepup' ? 'Confirm an action' : p.kind === 'initial' ? 'Access request' : p.kind === 'plan' ? 'Plan' : 'Request';
   const body: HTMLElement[] = signIn
     ? signInBody(p, signIn)
     : p.kind === 'stepup'
       ? [el('blockquote', { className: 'action', text: p.action ?? '' }), el('p', { className: 'hint', text: 'Approve only if this is exactly what you want done. It can be used once.' })]
-      : p.kind === 'initial' ? choiceControls(p.scopes, p.user_info) : [];
+      : p.kind === 'initial' ? choiceControls(p.scopes, p.user_info) : p.kind === 'plan' ? planChoices(p) : [];
   const ariaLabel = signIn ? `${kindLabel}: ${p.agent} to ${signIn.client_name} at ${p.site}` : `${kindLabel} from ${p.agent} at ${p.site}`;
   const node = el('article', { className: `card request ${p.kind}${signIn ? ` sign-in ${signIn.verified ? 'verified' : 'unverified'}` : ''}`, 'data-txn': p.id, 'aria-busy': 'false', 'aria-label': ariaLabel },
     el('div', { className: 'card-top' }, el('span', { className: `kind ${p.kind}${signIn ? ' sign-in' : ''}`, text: kindLabel }), time),
@@ -168,6 +171,7 @@ export function requestCard(p: PendingRequest, onGone: (card: RequestCard) => vo
     if (card.state !== 'open') return;
     errorNode.hidden = true;
     let choices: Choices | undefined;
+    const planSteps = yes && p.kind === 'plan' ? readPlanSteps(node) : {};
     try {
       if (yes && p.kind === 'initial') choices = readChoices(node, signIn ? p.scopes : undefined);
     } catch (e) {
@@ -183,7 +187,7 @@ export function requestCard(p: PendingRequest, onGone: (card: RequestCard) => vo
         assertion = await approvalAssertion(p.id, () => (pressed.textContent = 'Waiting for your passkey…'));
         pressed.textContent = 'Approving…';
       }
-      const body = yes ? { approve: true, assertion, ...(choices ?? {}) } : { approve: false };
+      const body = yes ? { approve: true, assertion, ...(choices ?? {}), ...planSteps } : { approve: false };
       const { status } = await api<{ status: string }>('POST', `/api/txn/${seg(p.id)}/response`, body);
       card.finish(outcomeText(p, status, choices), status === 'approved' ? 'ok' : 'denied');
       reload('me', 'activity').catch(() => undefined);
