@@ -20,6 +20,7 @@ import * as addressTakeover from './017-address-takeover.ts';
 import * as revocationBound from './018-revocation-bound.ts';
 import * as phoneRecovery from './019-phone-recovery.ts';
 import * as identityProviders from './020-identity-providers.ts';
+import * as agentApprovals from './021-agent-approvals.ts';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -45,6 +46,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '018-revocation-bound': revocationBound,
   '019-phone-recovery': phoneRecovery,
   '020-identity-providers': identityProviders,
+  '021-agent-approvals': agentApprovals,
 };
 
 /**
