@@ -19,6 +19,7 @@ export type ActivityAction =
   | 'agent_approval.approved'
   | 'agent_approval.denied'
   | 'agent_approval.auto_approved'
+  | 'approval_mode.changed'
   | 'pass.issued'
   | 'grant.revoked'
   | 'grant.user_info_narrowed'

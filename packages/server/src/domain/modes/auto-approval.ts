@@ -26,7 +26,7 @@ export async function modeDecision(d: { store: Store; clock: Clock }, agentId: s
   if (match.mode === 'smart') {
     const scope = (await d.store.approvalModes.pauseScope(agentId)) ?? DEFAULT_PAUSE_SCOPE;
     const denied = await d.store.authzRequests.decidedSince(agentId, 'agent_approval', 'denied', now - DENIAL_PAUSE_MS);
-    recentlyDenied = denied.some((r) => denialPauses(r.site, site, scope));
+    recentlyDenied = denied.some((r) => (r.decidedAt ?? 0) + DENIAL_PAUSE_MS > now && denialPauses(r.site, site, scope));
   }
   const decision = decideMode({ match, category, site, details, recentlyDenied, autoApprovedThisHour: 0 });
   if (!decision.approve) return null;
