@@ -11,6 +11,7 @@ import type { PendingRequest } from '../types.ts';
 import { approvalAssertion, deviceFacts } from '../webauthn.ts';
 import { verifyPrompt } from './email-link.ts';
 import { providerApproveRow } from './identity-approve.ts';
+import { AGENT_APPROVAL_LABEL, agentApprovalBody, agentApprovalHeading, agentApprovalOutcome, isAgentApproval } from './agent-approval-card.ts';
 import { type Choices, choiceControls, readChoices } from './request-choices.ts';
 import { signInBody, signInHeading, signInKindLabel, signInOutcome } from './sign-in-request.ts';
 
@@ -35,12 +36,14 @@ function heading(p: PendingRequest): HTMLHeadingElement {
   const agent = el('strong', { text: p.agent });
   const site = el('span', { className: 'site', text: p.site });
   if (p.kind === 'stepup') return el('h3', {}, agent, ' asks you to confirm an action at ', site);
+  if (isAgentApproval(p)) return agentApprovalHeading(p);
   if (p.kind === 'initial') return el('h3', {}, agent, ' asks for access to ', site);
   return el('h3', {}, agent, ` asks (${p.kind}) at `, site);
 }
 
 function outcomeText(p: PendingRequest, status: string, choices: Choices | undefined): string {
   if (p.sign_in) return signInOutcome(p, p.sign_in, status === 'approved', choices);
+  if (isAgentApproval(p)) return agentApprovalOutcome(p, status === 'approved');
   // A refused step-up refuses that one action: the access the agent already has at the site stays.
   if (status !== 'approved' && p.kind === 'stepup') return `Denied: ${p.agent} may not "${p.action ?? ''}" at ${p.site}. Its access there stays; revoke it under Access if you want it gone.`;
   if (status !== 'approved') return `Denied. ${p.agent} gets nothing from ${p.site}.`;
@@ -102,12 +105,12 @@ export function requestCard(p: PendingRequest, onGone: (card: RequestCard) => vo
   const unsupported = el('p', { className: 'notice unsupported', hidden: true, text: UNSUPPORTED });
   let place: ApprovePlace = 'here';
   const signIn = p.sign_in;
-  const kindLabel = signIn ? signInKindLabel(signIn) : p.kind === 'stepup' ? 'Confirm an action' : p.kind === 'initial' ? 'Access request' : 'Request';
+  const kindLabel = signIn ? signInKindLabel(signIn) : p.kind === 'stepup' ? 'Confirm an action' : p.kind === 'initial' ? 'Access request' : isAgentApproval(p) ? AGENT_APPROVAL_LABEL : 'Request';
   const body: HTMLElement[] = signIn
     ? signInBody(p, signIn)
     : p.kind === 'stepup'
       ? [el('blockquote', { className: 'action', text: p.action ?? '' }), el('p', { className: 'hint', text: 'Approve only if this is exactly what you want done. It can be used once.' })]
-      : p.kind === 'initial' ? choiceControls(p.scopes, p.user_info) : [];
+      : p.kind === 'initial' ? choiceControls(p.scopes, p.user_info) : isAgentApproval(p) ? agentApprovalBody(p) : [];
   const ariaLabel = signIn ? `${kindLabel}: ${p.agent} to ${signIn.client_name} at ${p.site}` : `${kindLabel} from ${p.agent} at ${p.site}`;
   const node = el('article', { className: `card request ${p.kind}${signIn ? ` sign-in ${signIn.verified ? 'verified' : 'unverified'}` : ''}`, 'data-txn': p.id, 'aria-busy': 'false', 'aria-label': ariaLabel },
     el('div', { className: 'card-top' }, el('span', { className: `kind ${p.kind}${signIn ? ' sign-in' : ''}`, text: kindLabel }), time),
