@@ -1,6 +1,6 @@
 /** @mandate/agent: the agent SDK. The `mandate-agent` CLI (src/cli) is built on it. */
 export { MandateAgent } from './agent.ts';
-export type { MandateAgentOptions, AccessRequest, SiteFetchOptions } from './agent.ts';
+export type { MandateAgentOptions, AccessRequest, SiteFetchOptions, AgentApprovalDetails } from './agent.ts';
 export type { WaitOptions, WaitProgress } from './approvals/wait.ts';
 export {
   MandateError,

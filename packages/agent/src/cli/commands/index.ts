@@ -8,6 +8,7 @@ import { requestCommand } from './request.ts';
 import { setIdCommand } from './set-id.ts';
 import { statusCommand } from './status.ts';
 import { stepupCommand } from './stepup.ts';
+import { approveCommand } from './approve.ts';
 import { tokenCommand } from './token.ts';
 import { waitCommand } from './wait.ts';
 import { whoamiCommand } from './whoami.ts';
@@ -24,6 +25,7 @@ export const COMMANDS: Command[] = [
   tokenCommand,
   callCommand,
   stepupCommand,
+  approveCommand,
   notifyCommand,
   reportStatusCommand,
 ];
