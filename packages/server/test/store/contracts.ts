@@ -11,6 +11,7 @@ import { quotasContract } from './contract-quotas.ts';
 import { takeoverContract } from './contract-takeover.ts';
 import { erasureContract } from './contract-erasure.ts';
 import { phoneContract } from './contract-phone.ts';
+import { approvalModesContract } from './contract-approval-modes.ts';
 import type { OpenStore } from './use-store.ts';
 
 /** Every contract suite each store must pass (sqlite.test.ts and postgres.test.ts run them all). */
@@ -28,6 +29,7 @@ const CONTRACTS: readonly ((name: string, open: OpenStore) => void)[] = [
   accountDataContract,
   phoneContract,
   identityProvidersContract,
+  approvalModesContract,
 ];
 
 export function storeContracts(name: string, open: OpenStore): void {

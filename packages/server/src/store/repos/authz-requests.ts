@@ -18,7 +18,8 @@ const toRecord = (r: Selectable<AuthzRequestsTable>): AuthzRequestRecord => ({
   decidedAt: numOrNull(r.decided_at),
   grantId: r.grant_id,
   oidc: r.oidc === null ? null : (JSON.parse(r.oidc) as OidcRequestContext),
-  details: r.details === null ? null : (JSON.parse(r.details) as AgentApprovalDetails),
+  // Only agent approvals carry details; other kinds read as before migration 021 (no field).
+  ...(r.details === null ? {} : { details: JSON.parse(r.details) as AgentApprovalDetails }),
 });
 
 /** `purgeChunk`: rows deleted per statement at most (SQLITE_PURGE_CHUNK); all at once when absent. */
