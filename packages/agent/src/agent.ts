@@ -47,6 +47,20 @@ export type SiteFetchOptions = {
  * for access, keeps passes fresh, calls sites with pass + DPoP proof, gets step-ups when a site
  * asks for one, and reports to the owner. Every failure is a `MandateError` (see client/errors.ts).
  */
+/** What an agent approval describes (decisions §19); all optional, shown on the owner's card. */
+export interface AgentApprovalDetails {
+  label?: string;
+  amount?: string;
+  item?: string;
+  page?: string;
+  host?: string;
+  target_host?: string;
+  path?: string;
+  card_fields?: boolean;
+  password_fields?: boolean;
+  text_digests?: string[];
+}
+
 export class MandateAgent {
   readonly serviceUrl: string;
   readonly agentId: string;
@@ -112,7 +126,7 @@ export class MandateAgent {
    */
   async waitForApproval(txnId: string, opts: WaitOptions = {}): Promise<PollAnswer> {
     const answer = await waitForAnswer({ client: this.client, clock: this.clock, agentJwt: () => this.agentJwt() }, txnId, opts);
-    if (answer.kind !== 'stepup') await this.passes.forget(answer.site);
+    if (answer.kind === 'initial') await this.passes.forget(answer.site);
     return answer;
   }
 
@@ -204,6 +218,29 @@ export class MandateAgent {
   async planResult(txnId: string, result: 'done' | 'failed' | 'unknown'): Promise<PlanView> {
     const body = { agent_id: this.agentId, agent_jwt: await this.agentJwt(), txn_id: txnId, result };
     return this.client.call('POST', '/api/v1/plans/result', { body });
+  }
+
+  /**
+   * Asks the owner to approve one action on any site (`POST /api/v1/agent-approval`, decisions §19):
+   * no grant is needed. `action` is `[a-z0-9_:-]{1,64}`; `details` (label, amount, page, hosts, ...)
+   * are what the owner's card shows. The owner's approval mode may approve it at once (`status`).
+   */
+  async requestApproval(site: string, action: string, details: AgentApprovalDetails = {}, opts: { signal?: AbortSignal } = {}): Promise<CreatedRequest & { site: string; action: string; status: 'pending' | 'approved' }> {
+    const siteId = normalizeSiteId(site);
+    if (!/^[a-z0-9_:-]{1,64}$/.test(action)) throw new InvalidInputError(`invalid action ${JSON.stringify(action)}: 1 to 64 of [a-z0-9_:-], for example checkout:submit`);
+    const body = { agent_id: this.agentId, site: siteId, action, details, agent_jwt: await this.agentJwt() };
+    const created = await this.client.call<{ txn_id: string; expires_in: number; status: 'pending' | 'approved' }>('POST', '/api/v1/agent-approval', { body, signal: opts.signal });
+    return { site: siteId, action, status: created.status, ...this.created(created) };
+  }
+
+  /**
+   * `requestApproval`, then waits for the owner unless a mode approved it at once. Resolves when
+   * approved; rejects with `ApprovalError` (`denied`, `expired`, `timeout`) otherwise.
+   */
+  async approve(site: string, action: string, details: AgentApprovalDetails = {}, opts: Omit<WaitOptions, 'expiresAt'> = {}): Promise<{ txnId: string; status: 'approved' }> {
+    const created = await this.requestApproval(site, action, details, opts.signal ? { signal: opts.signal } : {});
+    if (created.status !== 'approved') await this.waitForApproval(created.txnId, { ...opts, expiresAt: created.expiresAt });
+    return { txnId: created.txnId, status: 'approved' };
   }
 
   /** A one-way note to the owner's phone (`POST /api/v1/agent-notify`). */

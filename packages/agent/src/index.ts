@@ -2,7 +2,7 @@
 export { MandateAgent } from './agent.ts';
 export { streamTakeover } from './takeover.ts';
 export type { TakeoverCommand, TakeoverEnd, TakeoverFrame, TakeoverStream, TakeoverStreamOptions, HeaderWebSocket, HeaderWebSocketClass } from './takeover.ts';
-export type { MandateAgentOptions, AccessRequest, SiteFetchOptions, PlanInput, PlanView } from './agent.ts';
+export type { MandateAgentOptions, AccessRequest, SiteFetchOptions, PlanInput, PlanView, AgentApprovalDetails } from './agent.ts';
 export { textDigest, normalizeText } from '@mandate/protocol';
 export type { WaitOptions, WaitProgress } from './approvals/wait.ts';
 export {

@@ -1,12 +1,13 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawn } from 'node:child_process';
 import { REPO_ROOT, runNode } from '../../server/test/helpers/child-process.ts';
 import { HttpOwner } from '../../server/test/helpers/over-http.ts';
+import { until } from '../../server/test/helpers/until.ts';
 import { freePort, startServer, type ServerProcess } from '../../server/test/helpers/server-process.ts';
 import { AgentKey } from '../src/keys/agent-key.ts';
 import { TestSite } from './helpers/test-site.ts';
@@ -244,6 +245,41 @@ describe('mandate-agent CLI', { timeout: 240_000 }, () => {
     const waited = await whileWaiting(['wait', txn, '--dir', dir, '--interval', '0.2', '--json'], () => owner.answerNext(agentId, 'stepup', 'deny'));
     expectCode(waited, 1);
     assert.equal(json(waited).error.code, 'approval_denied');
+  });
+
+  it('approve asks for one action on any site: exit 0 approved, 1 denied, 2 error, 3 expired; a mode may approve at once', { timeout: 60_000 }, async () => {
+    const ok = await whileWaiting(['approve', 'elsewhere.example', 'checkout:submit', '--label', 'Pay now', '--amount', '5 EUR', '--dir', dir, '--interval', '0.2', '--json'], () => owner.answerNext(agentId, 'agent_approval'));
+    expectCode(ok, 0);
+    assert.equal(json(ok).status, 'approved');
+    const denied = await whileWaiting(['approve', 'elsewhere.example', 'form:submit', '--label', 'Post', '--dir', dir, '--interval', '0.2', '--json'], () => owner.answerNext(agentId, 'agent_approval', 'deny'));
+    expectCode(denied, 1);
+    const timedOut = await cli(['approve', 'elsewhere.example', 'click', '--label', 'Next', '--dir', dir, '--interval', '0.2', '--timeout', '1', '--json']);
+    expectCode(timedOut, 3);
+    expectCode(await cli(['approve', 'elsewhere.example', 'Not An Action', '--dir', dir]), 2);
+    expectCode(await cli(['approve', 'elsewhere.example', '--dir', dir]), 2);
+    // The owner's smart mode approves a low action at once, no waiting (not on elsewhere.example:
+    // the denial above pauses it for an hour).
+    await owner.ok('POST', `/api/agents/${agentId}/approval-modes`, { site: '*', mode: 'smart' });
+    const auto = await cli(['approve', 'calm.example', 'click', '--label', 'Next page', '--dir', dir, '--json']);
+    expectCode(auto, 0);
+    await owner.ok('POST', `/api/agents/${agentId}/approval-modes`, { site: '*', mode: null });
+  });
+
+  it('the approve script of docs/agents/cli.md runs as written and branches on the answer', async () => {
+    const doc = readFileSync(join(REPO_ROOT, 'docs/agents/cli.md'), 'utf8');
+    const block = [...doc.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1] ?? '').find((b) => b.includes('mandate-agent approve'));
+    assert.ok(block, 'the docs show an approve script');
+    const bin = join(root, 'bin');
+    mkdirSync(bin, { recursive: true });
+    writeFileSync(join(bin, 'mandate-agent'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@" --dir ${JSON.stringify(dir)} --interval 0.2\n`, { mode: 0o755 });
+    const run = spawn('sh', ['-c', block], { env: { ...process.env, PATH: `${bin}:${process.env['PATH'] ?? ''}` } });
+    let out = '';
+    run.stdout.on('data', (c: Buffer) => { out += c.toString(); });
+    const done = new Promise<number>((r) => run.on('close', (code) => r(code ?? -1)));
+    const p = await until('the request of the docs script', async () => (await owner.pending()).find((x) => x.agent_id === agentId && x.kind === 'agent_approval' && x.site === 'shop.example.com'), { ms: 30_000 });
+    await owner.approve(p.id);
+    assert.equal(await done, 0);
+    assert.match(out, /approved: click/);
   });
 
   it('notify, report-status and status', async () => {

@@ -38,6 +38,7 @@ import { Takeovers } from './domain/takeovers/takeovers.ts';
 import { Reputation } from './domain/reputation/reputation.ts';
 import { Reports } from './domain/reputation/reports.ts';
 import { Approvals } from './domain/approvals/approvals.ts';
+import { planMatchOf } from './domain/plans/plan-match.ts';
 import { Plans } from './domain/plans/plans-service.ts';
 import { Grants } from './domain/grants/grants.ts';
 import { endAgentAccess } from './domain/grants/agent-stopped.ts';
@@ -153,8 +154,9 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   const reports = new Reports(store, clock, keys.resolver, config.baseUrl, limiter, activity);
   // An agent that stops (removed or revoked) ends its open requests and grants in the same transaction.
   agents.onStopped(endAgentAccess(clock, notifier));
-  const approvals = new Approvals({ store, clock, limiter, agents, passkeys, keys, activity, notifier, issuer: config.baseUrl });
   const plans = new Plans({ store, clock, limiter, agents, activity, notifier });
+  // An agent approval matching a pre-approved plan step is approved without a card (decisions §20).
+  const approvals = new Approvals({ store, clock, limiter, agents, passkeys, keys, activity, notifier, issuer: config.baseUrl, planMatch: planMatchOf(plans) });
   // Site verification fetches addresses the owner chose: only through the outbound guard (§24).
   const oidcClients = new OidcClients({ store, clock, limiter, fetch: guardedFetch({ allowLoopback: config.outboundAllowLoopback }), policy: { allowLoopback: config.outboundAllowLoopback } });
   const oidcSecret = await loadOidcSecret(store.serviceSecrets, encryption, clock);

@@ -15,6 +15,7 @@ import { rateCountersRepo } from './repos/rate-counters.ts';
 import { countersRepo } from './repos/counters.ts';
 import { outboxRepo } from './repos/outbox.ts';
 import { authzRequestsRepo } from './repos/authz-requests.ts';
+import { approvalModesRepo } from './repos/approval-modes.ts';
 import { grantsRepo } from './repos/grants.ts';
 import { reportsRepo } from './repos/reports.ts';
 import { agentStatusesRepo } from './repos/agent-statuses.ts';
@@ -55,6 +56,7 @@ function repos(db: Db, dialect: Dialect): Repos {
     counters: countersRepo(db),
     outbox: outboxRepo(db, dialect),
     authzRequests: authzRequestsRepo(db, purgeChunk),
+    approvalModes: approvalModesRepo(db),
     grants: grantsRepo(db),
     reports: reportsRepo(db),
     agentStatuses: agentStatusesRepo(db),

@@ -27,6 +27,8 @@ export interface Database {
   notify_settings: NotifySettingsTable;
   service_secrets: ServiceSecretsTable;
   oidc_clients: OidcClientsTable;
+  approval_modes: ApprovalModesTable;
+  approval_pause_scopes: ApprovalPauseScopesTable;
   oidc_sign_ins: OidcSignInsTable;
   oidc_subjects: OidcSubjectsTable;
   oidc_ciba: OidcCibaTable;
@@ -214,6 +216,8 @@ export interface AuthzRequestsTable {
   grant_id: string | null;
   /** JSON (migration 010): the sign-in context of a request filed by the OIDC provider. */
   oidc: string | null;
+  /** JSON (migration 021): the details of an agent approval. */
+  details: string | null;
 }
 
 export interface GrantsTable {
@@ -470,4 +474,17 @@ export interface PlanUsesTable {
   plan_id: string;
   step_id: string;
   created_at: number;
+}
+
+/** Migration 021: approval modes per agent and site (`*`: the agent's default). */
+export interface ApprovalModesTable {
+  agent_id: string;
+  site: string;
+  mode: string;
+  hourly_limit: number;
+}
+
+export interface ApprovalPauseScopesTable {
+  agent_id: string;
+  pause_scope: string;
 }

@@ -13,6 +13,7 @@ import { erasureContract } from './contract-erasure.ts';
 import { phoneContract } from './contract-phone.ts';
 import { takeoverSessionsContract } from './contract-takeover-sessions.ts';
 import { plansContract } from './contract-plans.ts';
+import { approvalModesContract } from './contract-approval-modes.ts';
 import type { OpenStore } from './use-store.ts';
 
 /** Every contract suite each store must pass (sqlite.test.ts and postgres.test.ts run them all). */
@@ -32,6 +33,7 @@ const CONTRACTS: readonly ((name: string, open: OpenStore) => void)[] = [
   identityProvidersContract,
   takeoverSessionsContract,
   plansContract,
+  approvalModesContract,
 ];
 
 export function storeContracts(name: string, open: OpenStore): void {

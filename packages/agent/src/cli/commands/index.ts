@@ -9,6 +9,7 @@ import { requestCommand } from './request.ts';
 import { setIdCommand } from './set-id.ts';
 import { statusCommand } from './status.ts';
 import { stepupCommand } from './stepup.ts';
+import { approveCommand } from './approve.ts';
 import { tokenCommand } from './token.ts';
 import { takeoverReportCommand } from './takeover-report.ts';
 import { waitCommand } from './wait.ts';
@@ -26,6 +27,7 @@ export const COMMANDS: Command[] = [
   tokenCommand,
   callCommand,
   stepupCommand,
+  approveCommand,
   notifyCommand,
   planCommand,
   reportStatusCommand,

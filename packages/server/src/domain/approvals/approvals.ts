@@ -4,6 +4,7 @@ import type { ApprovalDeps } from './deps.ts';
 import { type IdentityProviderProof, type TxAck, approvalOptions, approveByIdentityProvider, checkIdentityProviderApproval, decide } from './owner-decisions.ts';
 import { type PendingItem, pendingForOwner } from './pending.ts';
 import { type PollView, pollRequest } from './polling.ts';
+import { type AgentApprovalInput, type CreatedAgentApproval, requestAgentApproval } from './agent-approvals.ts';
 import { type StepupRequestInput, requestStepup } from './stepup-requests.ts';
 
 /**
@@ -21,6 +22,11 @@ export class Approvals {
   /** POST /api/v1/stepup. */
   requestStepup(input: StepupRequestInput): Promise<CreatedRequest> {
     return requestStepup(this.d, input);
+  }
+
+  /** POST /api/v1/agent-approval. */
+  requestAgentApproval(input: AgentApprovalInput): Promise<CreatedAgentApproval> {
+    return requestAgentApproval(this.d, input);
   }
 
   /** GET /api/v1/authz-requests/{txn_id}; `agentJwt` is the X-Agent-JWT header, if sent. */

@@ -29,7 +29,7 @@ export async function expireStaleRequests(d: { store: Store; clock: Clock }, now
 
 /** What the owner's trail shows of a request nobody answered: which request, what it asked, when it lapsed. */
 function expiredDetail(request: AuthzRequestRecord): Record<string, unknown> {
-  const asked = request.kind === 'stepup'
+  const asked = request.kind !== 'initial'
     ? { action: request.action }
     : { scopes: request.scopes, user_info: request.userInfo };
   return {

@@ -9,6 +9,7 @@ import { expireStaleRequests } from './expiry.ts';
 import { checkSiteRoom } from './quota-filing.ts';
 import { narrowTo } from './request-rules.ts';
 import { approvePlanOfCard, chosenPlanSteps, denyPlanOfCard } from '../plans/plan-decisions.ts';
+import { detailSummary } from './agent-approvals.ts';
 
 /** ApproveLimitsIn (decisions §3). */
 export const LIMIT_EXPIRES_MIN_SEC = 60;
@@ -77,6 +78,14 @@ function approvedAccess(request: AuthzRequestRecord, ack: TxAck): ApprovedAccess
   };
 }
 
+/** The Activity names of an answer, per request kind. */
+const ACTIONS = {
+  initial: { approved: 'request.approved', denied: 'request.denied' },
+  stepup: { approved: 'stepup.approved', denied: 'stepup.denied' },
+  agent_approval: { approved: 'agent_approval.approved', denied: 'agent_approval.denied' },
+  plan: { approved: 'plan.approved', denied: 'plan.denied' },
+} as const satisfies Record<AuthzRequestRecord['kind'], { approved: string; denied: string }>;
+
 const LOST_RACE = 'request is not pending any more (another device answered first, or it expired or was cancelled)';
 
 /**
@@ -90,11 +99,7 @@ const LOST_RACE = 'request is not pending any more (another device answered firs
 export async function decide(d: ApprovalDeps, userId: string, txnId: string, ack: TxAck, ip: string | null = null): Promise<{ status: RequestStatus }> {
   const request = await ownedRequest(d, userId, txnId);
   await requirePending(d, request, d.clock.now());
-  const actions = request.kind === 'stepup'
-    ? ({ approved: 'stepup.approved', denied: 'stepup.denied' } as const)
-    : request.kind === 'plan'
-      ? ({ approved: 'plan.approved', denied: 'plan.denied' } as const)
-      : ({ approved: 'request.approved', denied: 'request.denied' } as const);
+  const actions = ACTIONS[request.kind];
 
   if (!ack.approve) {
     const denied = await d.store.authzRequests.transition(request.id, ['pending'], 'denied', d.clock.now());
@@ -160,7 +165,7 @@ export async function approveByIdentityProvider(d: ApprovalDeps, userId: string,
  * the grant of an access request within the site quota, the activity record, then the notices.
  */
 async function settleApproved(d: ApprovalDeps, userId: string, request: AuthzRequestRecord, access: ApprovedAccess | null, proof: Record<string, unknown>, ip: string | null, planSteps?: string[]): Promise<{ status: RequestStatus }> {
-  const action = request.kind === 'stepup' ? 'stepup.approved' : request.kind === 'plan' ? 'plan.approved' : 'request.approved';
+  const action = ACTIONS[request.kind].approved;
   await d.store.transaction(async (repos) => {
     const now = d.clock.now();
     // First in the transaction: the lock order of every quota-checked write (quota-filing.ts).
@@ -183,6 +188,7 @@ async function settleApproved(d: ApprovalDeps, userId: string, request: AuthzReq
 }
 
 function summary(request: AuthzRequestRecord): Record<string, unknown> {
+  if (request.kind === 'agent_approval') return { txn_id: request.id, action: request.action, ...detailSummary(request.details ?? {}) };
   return request.kind === 'stepup'
     ? { txn_id: request.id, action: request.action }
     : { txn_id: request.id, scopes: request.scopes, user_info: request.userInfo };

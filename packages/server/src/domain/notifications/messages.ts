@@ -57,6 +57,9 @@ export function approvalMessage(e: ApprovalEvent): OwnerMessage {
   if (e.kind === 'plan') {
     return { ...base, title: clip(`${e.agentName} asks you to pre-approve a plan`, TITLE_MAX), body: clip(`${e.action ?? 'A scheduled task'} · choose the steps, approve with your passkey`, BODY_MAX) };
   }
+  if (e.kind === 'agent_approval') {
+    return { ...base, title: clip(`${e.agentName} asks before acting on ${e.site}`, TITLE_MAX), body: clip(`${e.action ?? 'an action'} · approve with your passkey`, BODY_MAX) };
+  }
   if (e.kind === 'oidc') {
     const what = e.bindingMessage ? `The site says: ${e.bindingMessage}` : `Sign-in (${(e.scopes ?? []).join(', ')})`;
     return { ...base, title: clip(`${e.agentName} asks to sign in to ${e.site}`, TITLE_MAX), body: clip(`${what} · approve with your passkey`, BODY_MAX) };
@@ -82,6 +85,11 @@ export function agentAddedMessage(agentName: string, how: string): OwnerMessage 
 /** Security notices (a new passkey, later recovery and sign-ins from a new place) are pushed as `note`. */
 export function securityMessage(title: string, body: string): OwnerMessage {
   return { type: 'security', push: 'note', url: '/app#account', title: clip(title, TITLE_MAX), body: clip(body, BODY_MAX) };
+}
+
+/** An agent approval approved without a card (approval mode or plan, decisions §19): kept in the inbox. */
+export function autoApprovedMessage(e: { txnId: string; agentName: string; site: string; what: string; reason: string }): OwnerMessage {
+  return { type: 'auto_approved', push: 'note', url: requestUrl(e.txnId), txnId: e.txnId, title: clip(`${e.agentName} acted on ${e.site} without asking`, TITLE_MAX), body: clip(`${e.what} · ${e.reason}`, BODY_MAX) };
 }
 
 export const TEST_MESSAGE: OwnerMessage = { type: null, push: 'test', url: '/app#account', title: 'Mandate test notification', body: 'Notifications reach this device. Approval requests will appear like this.' };

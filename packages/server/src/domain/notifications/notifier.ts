@@ -1,7 +1,7 @@
 import type { NewOutboxMessage, NotificationRecord, Repos, Store } from '../../store/ports/index.ts';
 import type { Clock } from '../../clock.ts';
 import { newId } from '../ids.ts';
-import { type ApprovalEvent, type OwnerMessage, agentAddedMessage, approvalMessage, dismissPayload, noteMessage, pushPayload, securityMessage, takeoverMessage } from './messages.ts';
+import { type ApprovalEvent, type OwnerMessage, agentAddedMessage, approvalMessage, dismissPayload, noteMessage, pushPayload, securityMessage, takeoverMessage, autoApprovedMessage } from './messages.ts';
 import { DEFAULT_SETTINGS, inQuietHours } from './settings.ts';
 import { NOTE_BUDGET, NOTE_DROPPED, NOTE_TTL_MS } from './note-limits.ts';
 
@@ -86,6 +86,11 @@ export class Notifier {
 
   async security(userId: string, title: string, body: string): Promise<void> {
     await this.publish(userId, securityMessage(title, body));
+  }
+
+  /** An agent approval was approved by a mode or a plan: an `auto_approved` notice (decisions §19). */
+  async autoApproved(userId: string, event: Parameters<typeof autoApprovedMessage>[0], repos: Repos = this.store): Promise<void> {
+    await this.publish(userId, autoApprovedMessage(event), repos);
   }
 
   private async publish(userId: string, m: OwnerMessage, repos: Repos = this.store): Promise<{ record: NotificationRecord | null; devices: number }> {

@@ -45,6 +45,10 @@ export function standardErasureSteps(deps: StandardStepDeps): ErasureStep[] {
     erasureStep('oidc-sign-ins', async ({ repos, user, now }) => {
       for (const s of await repos.oidcSignIns.listLiveForUser(user.id, now)) await deps.endSignIn(repos, s.sid, now);
     }),
+    // Approval modes of every agent the owner had (decisions §19).
+    erasureStep('approval-modes', async ({ repos, user }) => {
+      for (const a of await repos.agents.listForUser(user.id, true)) await repos.approvalModes.removeAgent(a.id);
+    }),
     erasureStep('sessions', (c) => c.repos.sessions.deleteForUser(c.user.id)),
     erasureStep('passkeys', (c) => c.repos.passkeys.deleteForUser(c.user.id)),
     // Phone verification and recovery-start codes, then the one-time recovery codes (decisions §14).

@@ -20,6 +20,8 @@ import { authzRequestRoutes } from './agent-api/authz-requests.ts';
 import { stepupRequestRoutes } from './agent-api/stepup.ts';
 import { agentPlanRoutes } from './agent-api/plans.ts';
 import { ownerPlanRoutes } from './owner/plans.ts';
+import { agentApprovalRoutes } from './agent-api/agent-approval.ts';
+import { approvalModeRoutes } from './owner/approval-modes.ts';
 import { approvalRoutes } from './owner/approvals.ts';
 import { grantRoutes } from './owner/grants.ts';
 import { userInfoRoutes } from './owner/user-info.ts';
@@ -47,7 +49,7 @@ import { takeoverSocketRoutes } from './owner/takeover-sockets.ts';
 
 /** Every route module, registered in one place. */
 export async function registerRoutes(app: FastifyInstance, s: Services): Promise<void> {
-  for (const routes of [metaRoutes, accountRoutes, agentRoutes, pairingCodeRoutes, agentPairRoutes, passkeyRoutes, jwksRoutes, tokenRoutes, verifyRoutes, stepupVerifyRoutes, revocationRoutes, siteAgentStatusRoutes, reputationRoutes, reportRoutes, agentStatusRoutes, agentNotifyRoutes, activityRoutes, agentStatusListRoutes, authzRequestRoutes, stepupRequestRoutes, agentPlanRoutes, ownerPlanRoutes, approvalRoutes, grantRoutes, userInfoRoutes, deviceRoutes, pushRoutes, notificationRoutes, swReportRoutes, oidcClientRoutes, oidcProviderRoutes, adminKeyRoutes, emailRoutes, emailClaimRoutes, passwordRoutes, exportRoutes, phoneRoutes, recoveryRoutes, accountDeleteRoutes, identityProviderRoutes, agentTakeoverRoutes, takeoverRoutes, takeoverSocketRoutes, pageRoutes]) {
+  for (const routes of [metaRoutes, accountRoutes, agentRoutes, pairingCodeRoutes, agentPairRoutes, passkeyRoutes, jwksRoutes, tokenRoutes, verifyRoutes, stepupVerifyRoutes, revocationRoutes, siteAgentStatusRoutes, reputationRoutes, reportRoutes, agentStatusRoutes, agentNotifyRoutes, activityRoutes, agentStatusListRoutes, authzRequestRoutes, stepupRequestRoutes, agentPlanRoutes, ownerPlanRoutes, agentApprovalRoutes, approvalModeRoutes, approvalRoutes, grantRoutes, userInfoRoutes, deviceRoutes, pushRoutes, notificationRoutes, swReportRoutes, oidcClientRoutes, oidcProviderRoutes, adminKeyRoutes, emailRoutes, emailClaimRoutes, passwordRoutes, exportRoutes, phoneRoutes, recoveryRoutes, accountDeleteRoutes, identityProviderRoutes, agentTakeoverRoutes, takeoverRoutes, takeoverSocketRoutes, pageRoutes]) {
     await routes(app, s);
   }
 }

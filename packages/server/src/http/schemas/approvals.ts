@@ -3,6 +3,7 @@ import type { AuthzRequestRecord, GrantRecord } from '../../store/ports/index.ts
 import type { PendingItem } from '../../domain/approvals/pending.ts';
 import { iso, isoOrNull } from '../../clock.ts';
 import { IdParam, Timestamp } from './common.ts';
+import { AgentApprovalDetailsOut, CategoryOut, agentApprovalOut } from './agent-approval.ts';
 import { type OwnerSignIn, signInKey } from '../../domain/oidc/owner-sign-ins.ts';
 
 /** Shapes shared by the approval, grant and /api/me routes. */
@@ -10,7 +11,7 @@ import { type OwnerSignIn, signInKey } from '../../domain/oidc/owner-sign-ins.ts
 export const TxnParams = IdParam('txn_id', 't');
 export const GrantParams = IdParam('grant_id', 'gr');
 
-export const RequestKind = Type.Union([Type.Literal('initial'), Type.Literal('stepup'), Type.Literal('plan')]);
+export const RequestKind = Type.Union([Type.Literal('initial'), Type.Literal('stepup'), Type.Literal('agent_approval'), Type.Literal('plan')]);
 export const RequestStatus = Type.Union(
   [Type.Literal('pending'), Type.Literal('approved'), Type.Literal('denied'), Type.Literal('expired'), Type.Literal('consumed')],
   { description: '`denied` also for a request cancelled because its agent was removed or revoked' },
@@ -24,7 +25,9 @@ export const PendingOut = Type.Object({
   site: Type.String(),
   scopes: Type.Array(Type.String(), { description: 'empty for a step-up' }),
   user_info: Type.Array(Type.String()),
-  action: Type.Optional(Type.String({ description: 'step-ups only: the action to approve, as the agent wrote it' })),
+  action: Type.Optional(Type.String({ description: 'step-ups and agent approvals only: the action to approve, as the agent wrote it' })),
+  details: Type.Optional(AgentApprovalDetailsOut),
+  category: Type.Optional(CategoryOut),
   sign_in: Type.Optional(Type.Object({
     client_id: Type.String(),
     client_name: Type.String({ description: 'the name the site registered' }),
@@ -55,7 +58,7 @@ export const GrantOut = Type.Object({
 });
 
 /** `action` of a step-up request, for the answers that list requests; access requests have none. */
-export const stepupAction = (r: AuthzRequestRecord): { action?: string } => ((r.kind === 'stepup' || r.kind === 'plan') && r.action !== null ? { action: r.action } : {});
+export const stepupAction = (r: AuthzRequestRecord): { action?: string } => (r.kind !== 'initial' && r.action !== null ? { action: r.action } : {});
 
 export function pendingOut({ request: r, agentName }: PendingItem) {
   return {
@@ -67,6 +70,7 @@ export function pendingOut({ request: r, agentName }: PendingItem) {
     scopes: r.scopes,
     user_info: r.userInfo,
     ...stepupAction(r),
+    ...agentApprovalOut(r),
     ...(r.oidc ? { sign_in: { client_id: r.oidc.clientId, client_name: r.oidc.clientName, verified: r.oidc.verified, flow: r.oidc.flow, binding_message: r.oidc.bindingMessage } } : {}),
     created_at: iso(r.createdAt),
     expires_at: iso(r.expiresAt),

@@ -20,6 +20,7 @@ import * as addressTakeover from './017-address-takeover.ts';
 import * as revocationBound from './018-revocation-bound.ts';
 import * as phoneRecovery from './019-phone-recovery.ts';
 import * as identityProviders from './020-identity-providers.ts';
+import * as agentApprovals from './021-agent-approvals.ts';
 import * as plans from './022-plans.ts';
 import * as takeovers from './023-takeovers.ts';
 
@@ -47,6 +48,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '018-revocation-bound': revocationBound,
   '019-phone-recovery': phoneRecovery,
   '020-identity-providers': identityProviders,
+  '021-agent-approvals': agentApprovals,
   '022-plans': plans,
   '023-takeovers': takeovers,
 };

@@ -9,6 +9,7 @@ export type * from './passkeys.ts';
 export type * from './agents.ts';
 export type * from './grants.ts';
 export type * from './requests.ts';
+export type * from './approval-modes.ts';
 export type * from './signing-keys.ts';
 export type * from './single-use.ts';
 export type * from './counters.ts';

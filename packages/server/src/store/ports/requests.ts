@@ -2,7 +2,22 @@ import type { OidcRequestContext } from './oidc.ts';
 
 /** Access and step-up requests (the `txn_id` of the interface). Times are epoch ms. */
 
-export type RequestKind = 'initial' | 'stepup' | 'plan';
+export type RequestKind = 'initial' | 'stepup' | 'agent_approval' | 'plan';
+
+/** What an agent approval (`agent_approval`, decisions §19) describes: shown on the owner's card. */
+export interface AgentApprovalDetails {
+  label?: string;
+  amount?: string;
+  item?: string;
+  page?: string;
+  host?: string;
+  target_host?: string;
+  path?: string;
+  card_fields?: boolean;
+  password_fields?: boolean;
+  text_digests?: string[];
+}
+
 
 export type RequestStatus = 'pending' | 'approved' | 'denied' | 'expired' | 'consumed';
 
@@ -23,6 +38,8 @@ export interface AuthzRequestRecord {
   grantId: string | null;
   /** Set when the OIDC provider filed the request for a sign-in: what the owner's card shows. */
   oidc: OidcRequestContext | null;
+  /** Agent approvals (`agent_approval`) only: the normalized details (migration 021). */
+  details?: AgentApprovalDetails | null;
 }
 
 export interface AuthzRequestsRepo {
@@ -44,6 +61,8 @@ export interface AuthzRequestsRepo {
    * `afterId` ('' for the first page): the data export reads them page by page.
    */
   pageForUser(userId: string, afterId: string, limit: number): Promise<AuthzRequestRecord[]>;
+  /** Requests of one agent and kind that moved to `status` at or after `since` (approval modes: recent denials). */
+  decidedSince(agentId: string, kind: RequestKind, status: RequestStatus, since: number): Promise<AuthzRequestRecord[]>;
   /** Ends every pending request of an agent (it was removed or revoked); returns how many. */
   cancelPendingForAgent(agentId: string, now: number): Promise<number>;
   /**

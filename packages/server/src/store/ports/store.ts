@@ -5,6 +5,7 @@ import type { SigningKeysRepo } from './signing-keys.ts';
 import type { SingleUseRepo, SingleUseItem } from './single-use.ts';
 import type { RateCountersRepo, CountersRepo } from './counters.ts';
 import type { AuthzRequestsRepo } from './requests.ts';
+import type { ApprovalModesRepo } from './approval-modes.ts';
 import type { GrantsRepo } from './grants.ts';
 import type { ReportsRepo, AgentStatusesRepo } from './reputation.ts';
 import type { ActivityRepo } from './activity.ts';
@@ -38,6 +39,7 @@ export interface Repos {
   counters: CountersRepo;
   outbox: OutboxRepo;
   authzRequests: AuthzRequestsRepo;
+  approvalModes: ApprovalModesRepo;
   grants: GrantsRepo;
   reports: ReportsRepo;
   agentStatuses: AgentStatusesRepo;

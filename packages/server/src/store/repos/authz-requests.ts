@@ -1,5 +1,5 @@
 import { sql, type Selectable } from 'kysely';
-import type { AuthzRequestRecord, AuthzRequestsRepo, OidcRequestContext, RequestKind, RequestStatus } from '../ports/index.ts';
+import type { AgentApprovalDetails, AuthzRequestRecord, AuthzRequestsRepo, OidcRequestContext, RequestKind, RequestStatus } from '../ports/index.ts';
 import type { AuthzRequestsTable } from '../schema.ts';
 import { type Db, affected, numOrNull, purgeInChunks } from './db.ts';
 
@@ -18,6 +18,8 @@ const toRecord = (r: Selectable<AuthzRequestsTable>): AuthzRequestRecord => ({
   decidedAt: numOrNull(r.decided_at),
   grantId: r.grant_id,
   oidc: r.oidc === null ? null : (JSON.parse(r.oidc) as OidcRequestContext),
+  // Only agent approvals carry details; other kinds read as before migration 021 (no field).
+  ...(r.details === null ? {} : { details: JSON.parse(r.details) as AgentApprovalDetails }),
 });
 
 /** `purgeChunk`: rows deleted per statement at most (SQLITE_PURGE_CHUNK); all at once when absent. */
@@ -43,6 +45,7 @@ export function authzRequestsRepo(db: Db, purgeChunk?: number): AuthzRequestsRep
           decided_at: r.decidedAt,
           grant_id: r.grantId,
           oidc: r.oidc === null ? null : JSON.stringify(r.oidc),
+          details: r.details === undefined || r.details === null ? null : JSON.stringify(r.details),
         })
         .onConflict((oc) => oc.columns(['agent_id', 'site']).where('status', '=', sql.lit('pending')).where('kind', '=', sql.lit('initial')).doNothing())
         .returning('id')
@@ -83,6 +86,10 @@ export function authzRequestsRepo(db: Db, purgeChunk?: number): AuthzRequestsRep
       if (from.includes('pending')) q = q.where((eb) => eb.or([eb('status', '!=', 'pending'), eb('expires_at', '>', now)]));
       const r = await q.returningAll().executeTakeFirst();
       return r && toRecord(r);
+    },
+    async decidedSince(agentId, kind, status, since) {
+      const rows = await db.selectFrom('authz_requests').selectAll().where('agent_id', '=', agentId).where('kind', '=', kind).where('status', '=', status).where('decided_at', '>=', since).orderBy('decided_at', 'desc').limit(500).execute();
+      return rows.map(toRecord);
     },
     async cancelPendingForAgent(agentId, now) {
       const r = await db

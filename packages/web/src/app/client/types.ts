@@ -1,7 +1,7 @@
 // The JSON shapes of the owner API this app reads (see GET /openapi.json). Kept here, not imported
 // from the server: the app is a client of the public API like any other.
 
-export type RequestKind = 'initial' | 'stepup';
+export type RequestKind = 'initial' | 'stepup' | 'agent_approval';
 export type AgentFlag = 'ok' | 'suspicious' | 'revoked';
 
 /** What makes an open request an OIDC sign-in: the site (client) the agent signs in to, and how. */
@@ -17,6 +17,20 @@ export interface SignInRequest {
 }
 
 /** An open request for one of the owner's agents (`pending` of GET /api/me). */
+/** What an agent approval describes (decisions §19). */
+export interface AgentApprovalDetails {
+  label?: string;
+  amount?: string;
+  item?: string;
+  page?: string;
+  host?: string;
+  target_host?: string;
+  path?: string;
+  card_fields?: boolean;
+  password_fields?: boolean;
+  text_digests?: string[];
+}
+
 export interface PendingRequest {
   id: string;
   kind: RequestKind | string;
@@ -28,6 +42,9 @@ export interface PendingRequest {
   action?: string;
   /** Only for an OIDC sign-in (kind `initial`; `scopes` are the OIDC scopes). */
   sign_in?: SignInRequest;
+  /** Agent approvals only (kind `agent_approval`). */
+  details?: AgentApprovalDetails;
+  category?: string;
   created_at: string;
   expires_at: string;
 }

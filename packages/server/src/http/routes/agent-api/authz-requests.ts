@@ -31,7 +31,7 @@ const PollOut = Type.Object({
   site: Type.String(),
   scopes: Type.Array(Type.String()),
   user_info: Type.Array(Type.String()),
-  action: Type.Optional(Type.String({ description: 'step-ups only' })),
+  action: Type.Optional(Type.String({ description: 'step-ups and agent approvals only' })),
   stepup_token: Type.Optional(Type.String({ description: 'approved step-up, collected with a valid X-Agent-JWT of the requesting agent: ES256 JWT, typ `stepup+jwt`, 60 s, single use' })),
   stepup_token_error: Type.Optional(Type.String({ description: 'why no step-up token is in this answer' })),
 });

@@ -16,6 +16,11 @@ export const ACTION_FILTERS: readonly [string, string][] = [
   ['stepup.denied', 'Action denied'],
   ['stepup.delivered', 'Confirmation collected'],
   ['stepup.used', 'Confirmation used at a site'],
+  ['agent_approval.requested', 'Agent asked before acting'],
+  ['agent_approval.approved', 'Agent action approved'],
+  ['agent_approval.denied', 'Agent action denied'],
+  ['agent_approval.auto_approved', 'Agent action approved by a rule'],
+  ['approval_mode.changed', 'Approval mode changed'],
   ['agent.created', 'Agent added'],
   ['agent.removed', 'Agent deleted'],
   ['agent.flagged', 'Agent revoked or unblocked'],
@@ -125,6 +130,11 @@ export function activityText(a: ActivityItem): [title: string, extra: string] {
     case 'plan.withdrawn': return [`You withdrew a plan of ${who}`, 'none of its steps goes ahead without asking'];
     case 'plan.step_used': return [`${who} went ahead with a pre-approved plan step${at}`, str(d.step) ? `step ${str(d.step)}` : ''];
     case 'plan.step_result': return [`${who} reported a plan step${at}: ${str(d.result) || 'unknown'}`, str(d.step) ? `step ${str(d.step)}` : ''];
+    case 'agent_approval.requested': return [`${who} asked before ${quoted(d.label ?? d.action)}${at}`, ''];
+    case 'agent_approval.approved': return [`You approved ${quoted(d.label ?? d.action)} for ${who}${at}`, ''];
+    case 'agent_approval.denied': return [`You denied ${quoted(d.label ?? d.action)} for ${who}${at}`, ''];
+    case 'agent_approval.auto_approved': return [`${quoted(d.label ?? d.action)} approved for ${who} by a rule${at}`, typeof d.reason === 'string' ? d.reason : ''];
+    case 'approval_mode.changed': return [`Approval mode for ${who}: ${d.site === '*' ? 'default' : String(d.site ?? '')} ${d.mode === null ? 'removed' : String(d.mode ?? '')}`, ''];
     default: return [`${a.action}${a.agent_id ? ` · ${who}` : ''}${at}`, ''];
   }
 }

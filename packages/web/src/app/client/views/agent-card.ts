@@ -6,6 +6,7 @@ import { button, el } from '../dom.ts';
 import { REFUSED_WHEN, capital, day, plural, when } from '../format.ts';
 import { reload } from '../loaders.ts';
 import { show } from '../message.ts';
+import { approvalModesSection } from './approval-modes.ts';
 import type { Agent, AgentStatus, ReportedStatus, Reputation } from '../types.ts';
 
 const FLAG_LABELS: Record<string, string> = { ok: 'Active', suspicious: 'Suspicious', revoked: 'Revoked' };
@@ -100,6 +101,7 @@ export function agentCard(a: Agent): HTMLElement {
       el('dt', { text: 'Last status' }), reported,
       el('dt', { text: 'Added' }), el('dd', { text: day(a.created_at) }),
       el('dt', { text: 'Key' }), el('dd', { className: 'code small', text: a.jkt, title: 'RFC 7638 thumbprint of its public key' })),
+    approvalModesSection(a),
     errorNode,
     actions);
 }

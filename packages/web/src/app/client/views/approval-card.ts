@@ -11,6 +11,7 @@ import type { PendingRequest } from '../types.ts';
 import { approvalAssertion, deviceFacts } from '../webauthn.ts';
 import { verifyPrompt } from './email-link.ts';
 import { providerApproveRow } from './identity-approve.ts';
+import { AGENT_APPROVAL_LABEL, agentApprovalBody, agentApprovalHeading, agentApprovalOutcome, isAgentApproval } from './agent-approval-card.ts';
 import { type Choices, choiceControls, readChoices } from './request-choices.ts';
 import { planChoices, readPlanSteps } from './plan-card.ts';
 import { signInBody, signInHeading, signInKindLabel, signInOutcome } from './sign-in-request.ts';
@@ -36,6 +37,7 @@ function heading(p: PendingRequest): HTMLHeadingElement {
   const agent = el('strong', { text: p.agent });
   const site = el('span', { className: 'site', text: p.site });
   if (p.kind === 'stepup') return el('h3', {}, agent, ' asks you to confirm an action at ', site);
+  if (isAgentApproval(p)) return agentApprovalHeading(p);
   if (p.kind === 'initial') return el('h3', {}, agent, ' asks for access to ', site);
   if (p.kind === 'plan') return el('h3', {}, agent, ' asks you to pre-approve a plan, starting at ', site);
   return el('h3', {}, agent, ` asks (${p.kind}) at `, site);
@@ -43,6 +45,7 @@ function heading(p: PendingRequest): HTMLHeadingElement {
 
 function outcomeText(p: PendingRequest, status: string, choices: Choices | undefined): string {
   if (p.sign_in) return signInOutcome(p, p.sign_in, status === 'approved', choices);
+  if (isAgentApproval(p)) return agentApprovalOutcome(p, status === 'approved');
   // A refused step-up refuses that one action: the access the agent already has at the site stays.
   if (status !== 'approved' && p.kind === 'stepup') return `Denied: ${p.agent} may not "${p.action ?? ''}" at ${p.site}. Its access there stays; revoke it under Access if you want it gone.`;
   if (p.kind === 'plan') return status === 'approved' ? `Approved: the ticked steps of "${p.action ?? ''}" go ahead without asking, inside the plan's window.` : `Denied: nothing of "${p.action ?? ''}" is pre-approved.`;
@@ -105,12 +108,12 @@ export function requestCard(p: PendingRequest, onGone: (card: RequestCard) => vo
   const unsupported = el('p', { className: 'notice unsupported', hidden: true, text: UNSUPPORTED });
   let place: ApprovePlace = 'here';
   const signIn = p.sign_in;
-  const kindLabel = signIn ? signInKindLabel(signIn) : p.kind === 'stepup' ? 'Confirm an action' : p.kind === 'initial' ? 'Access request' : p.kind === 'plan' ? 'Plan' : 'Request';
+  const kindLabel = signIn ? signInKindLabel(signIn) : p.kind === 'stepup' ? 'Confirm an action' : p.kind === 'initial' ? 'Access request' : isAgentApproval(p) ? AGENT_APPROVAL_LABEL : p.kind === 'plan' ? 'Plan' : 'Request';
   const body: HTMLElement[] = signIn
     ? signInBody(p, signIn)
     : p.kind === 'stepup'
       ? [el('blockquote', { className: 'action', text: p.action ?? '' }), el('p', { className: 'hint', text: 'Approve only if this is exactly what you want done. It can be used once.' })]
-      : p.kind === 'initial' ? choiceControls(p.scopes, p.user_info) : p.kind === 'plan' ? planChoices(p) : [];
+      : p.kind === 'initial' ? choiceControls(p.scopes, p.user_info) : isAgentApproval(p) ? agentApprovalBody(p) : p.kind === 'plan' ? planChoices(p) : [];
   const ariaLabel = signIn ? `${kindLabel}: ${p.agent} to ${signIn.client_name} at ${p.site}` : `${kindLabel} from ${p.agent} at ${p.site}`;
   const node = el('article', { className: `card request ${p.kind}${signIn ? ` sign-in ${signIn.verified ? 'verified' : 'unverified'}` : ''}`, 'data-txn': p.id, 'aria-busy': 'false', 'aria-label': ariaLabel },
     el('div', { className: 'card-top' }, el('span', { className: `kind ${p.kind}${signIn ? ' sign-in' : ''}`, text: kindLabel }), time),

@@ -1,0 +1,109 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createAgentJwt } from '@mandate/protocol';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../../server/test/helpers/browser.ts';
+import { startServer, type ServerProcess } from '../../server/test/helpers/server-process.ts';
+import { type AgentKey, agentKey } from './helpers/agent-runner.ts';
+import { call, expectStatus } from '../../server/test/helpers/over-http.ts';
+import { until } from '../../server/test/helpers/until.ts';
+import { PHONE, type OwnerTab, createAgent, expectNoError, expectNoSidewaysScroll, goTo, openOwnerTab, requestCard, signUp } from './helpers/owner-app.ts';
+
+// Agent approvals and approval modes in the owner app (decisions §19), on a phone (390 px): the card
+// shows the action, label, amount, page, hosts and category and is approved with the passkey or
+// denied; the agent's card holds its approval modes (default, per-site rows, add and remove).
+
+let server: ServerProcess;
+let browser: Browser;
+let phone: OwnerTab;
+let key: AgentKey;
+let agentId = '';
+
+before(async () => {
+  browser = await launchChromium('owner app');
+  server = await startServer({ env: { DATABASE_URL: '' } });
+  key = await agentKey();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+  key?.remove();
+});
+
+async function file(site: string, action: string, details: Record<string, unknown>) {
+  const r = await call<{ txn_id: string; status: string }>(server, 'POST', '/api/v1/agent-approval', { agent_id: agentId, agent_jwt: await createAgentJwt(key.privateKey, agentId), site, action, details });
+  expectStatus(r, 200, 'agent approval');
+  return r.body;
+}
+
+const pollStatus = (txn: string) => until('an answer', async () => {
+  const r = await call<{ status: string }>(server, 'GET', `/api/v1/authz-requests/${txn}`);
+  return r.body.status === 'pending' ? undefined : r.body.status;
+}, { ms: 20_000, everyMs: 200 });
+
+test('an agent approval card shows what the agent wants, approved with the passkey or denied', { timeout: 120_000 }, async () => {
+  phone = await openOwnerTab(browser, PHONE);
+  const { page } = phone;
+  await signUp(page, server.baseUrl, `owner.${Date.now()}@example.com`);
+  await page.locator('#passkey-setup').waitFor({ state: 'visible' });
+  await page.click('#passkey-setup-button');
+  await page.locator('#passkey-setup').waitFor({ state: 'hidden' });
+  agentId = await createAgent(page, 'shopper', key.publicJwk);
+
+  const pay = await file('shop.example', 'checkout:submit', { label: 'Pay <b>now</b>', amount: '42.00 EUR', page: 'Checkout', host: 'shop.example', target_host: 'pay.example', card_fields: true });
+  assert.equal(pay.status, 'pending');
+  await goTo(page, 'requests');
+  const card = await requestCard(page, pay.txn_id);
+  assert.equal(await card.locator('.kind').textContent(), 'Approve an action');
+  assert.match((await card.locator('h3').textContent()) ?? '', /shopper asks before acting on shop\.example/);
+  assert.match((await card.locator('.category').textContent()) ?? '', /^Money/);
+  const details = (await card.locator('.agent-approval-details').textContent()) ?? '';
+  for (const part of ['checkout:submit', 'Pay <b>now</b>', '42.00 EUR', 'Checkout', 'pay.example', 'card fields']) assert.ok(details.includes(part), `${part} in ${details}`);
+  assert.equal(await card.locator('.agent-approval-details b').count(), 0, 'the label is text, not markup');
+  await card.locator('.notice.warn', { hasText: 'another site: pay.example' }).waitFor();
+  await expectNoSidewaysScroll(page, 'an agent approval card');
+  await card.locator('button.approve').click();
+  await card.locator('.outcome.ok').waitFor();
+  assert.equal(await pollStatus(pay.txn_id), 'approved');
+
+  const del = await file('shop.example', 'click', { label: 'Delete draft' });
+  const second = await requestCard(page, del.txn_id);
+  assert.match((await second.locator('.category').textContent()) ?? '', /Deletes/);
+  await second.locator('button.deny').click();
+  assert.equal(await pollStatus(del.txn_id), 'denied');
+  await expectNoError(page);
+});
+
+test('approval modes on the agent card: default, add a site, remove it; a smart default approves a low action at once', { timeout: 90_000 }, async () => {
+  const { page } = phone;
+  await goTo(page, 'agents');
+  const card = page.locator(`#agents article[data-agent="${agentId}"]`);
+  await card.locator('details.approval-modes summary').click();
+  const modes = card.locator('details.approval-modes');
+  await modes.locator('select[name="default-mode"]').waitFor();
+  assert.equal(await modes.locator('select[name="default-mode"]').inputValue(), 'ask');
+  await modes.locator('select[name="default-mode"]').selectOption('smart');
+  const saved = page.waitForResponse((r) => r.url().endsWith('/approval-modes') && r.request().method() === 'POST');
+  await modes.locator('button.save-default').click();
+  assert.equal((await saved).status(), 200);
+  // Agent credentials never reach the modes (owner session only).
+  expectStatus(await call(server, 'GET', `/api/agents/${agentId}/approval-modes`, undefined, { authorization: `Bearer ${await createAgentJwt(key.privateKey, agentId)}` }), 401, 'agent JWT refused');
+
+  await modes.locator('input[name="mode-site"]').fill('news.example');
+  await modes.locator('select[name="mode"]').selectOption('allow');
+  await modes.locator('input[name="hourly-limit"]').fill('7');
+  await modes.locator('button.add-mode').click();
+  await modes.locator('li.mode-row[data-site="news.example"]', { hasText: 'allow, at most 7 an hour' }).waitFor();
+  await expectNoSidewaysScroll(page, 'approval modes');
+
+  // Smart default: a low action elsewhere is approved at once; allow on news.example approves a post.
+  assert.equal((await file('other.example', 'click', { label: 'Next page' })).status, 'approved');
+  assert.equal((await file('news.example', 'click', { label: 'Post comment' })).status, 'approved');
+  assert.equal((await file('other.example', 'click', { label: 'Buy now' })).status, 'pending');
+
+  await modes.locator('button.remove-mode').click();
+  await modes.locator('li.mode-row').waitFor({ state: 'detached' });
+  assert.equal((await file('news.example', 'click', { label: 'Post comment' })).status, 'pending', 'back to the smart default');
+  await expectNoError(page);
+});
