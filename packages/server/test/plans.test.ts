@@ -131,6 +131,34 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       assert.equal(posted?.stepId, 'post', 'the same digest set once step 1 is done, invisible characters aside');
     });
 
+    it('through POST /api/v1/agent-approval: matching approvals of the chosen steps pass without a card, the others ask', async () => {
+      const plan = await submitted({ steps: [
+        { url: 'https://shop.example/cart', button: 'Add to cart', path: '/cart*' },
+        { id: 'save', url: 'https://shop.example/list', button: 'Save list', path: '/list' },
+        { id: 'wish', url: 'https://shop.example/wish', button: 'Update wishlist', path: '/wish' },
+      ] });
+      expectStatus(await approve(t, owner, plan.txn_id, { steps: ['1', 'save'] }), 200);
+      t.clock.advance(120_000);
+      const ask = async (action: string, details: Record<string, unknown>) => {
+        const res = await t.app.inject({ method: 'POST', url: '/api/v1/agent-approval', remoteAddress: remoteAddress(), payload: { agent_id: agent.id, agent_jwt: await agent.jwt(), site: 'shop.example', action, details } });
+        expectStatus(res, 200);
+        return json<{ txn_id: string; status: string }>(res);
+      };
+      const cart = await ask('click', { label: 'Add to cart', host: 'shop.example', path: '/cart/42' });
+      assert.equal(cart.status, 'approved', 'a chosen step: no card');
+      const saved = await ask('click', { label: 'Save list', host: 'shop.example', path: '/list' });
+      assert.equal(saved.status, 'approved');
+      const wish = await ask('click', { label: 'Update wishlist', host: 'shop.example', path: '/wish' });
+      assert.equal(wish.status, 'pending', 'the step the owner did not tick asks');
+      const again = await ask('click', { label: 'Add to cart', host: 'shop.example', path: '/cart/43' });
+      assert.equal(again.status, 'pending', 'its one use is spent');
+      const pendingIds = (await t.services.store.authzRequests.listPendingForUser(owner.user.id, t.clock.now())).map((r) => r.id);
+      assert.ok(pendingIds.includes(wish.txn_id) && pendingIds.includes(again.txn_id) && !pendingIds.includes(cart.txn_id));
+      const done = await t.app.inject({ method: 'POST', url: '/api/v1/plans/result', payload: { agent_id: agent.id, agent_jwt: await agent.jwt(), txn_id: cart.txn_id, result: 'done' } });
+      expectStatus(done, 200);
+      assert.equal(json<PlanView>(done).steps[0]?.state, 'done');
+    });
+
     it('of racing agent approvals exactly as many as the uses get the step', async () => {
       const plan = await submitted({ steps: [{ url: 'https://shop.example/cart', button: 'Add to cart', path: '/cart*', uses: 3 }] });
       expectStatus(await approve(t, owner, plan.txn_id), 200);
