@@ -239,7 +239,12 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   await registerRoutes(app, services);
   // Every node schedules it; only the holder of the lease in the shared store does the work. Stopped
   // in preClose, while the store is still open, so that the lease is handed back on shutdown.
-  const housekeeping = scheduleHousekeeping(store, clock, { intervalMs: config.housekeepingIntervalSec * 1000, log: app.log });
+  const housekeeping = scheduleHousekeeping(store, clock, {
+    intervalMs: config.housekeepingIntervalSec * 1000,
+    log: app.log,
+    // Take-overs whose ten minutes ran out with nobody connected end here, with their Activity record.
+    sweeps: { takeoversExpired: () => takeovers.expireDue() },
+  });
   app.addHook('preClose', () => housekeeping.stop());
   app.addHook('onClose', () => proofSignatures.close());
   if (ownsStore) app.addHook('onClose', () => store.close());

@@ -2,6 +2,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { testApp, signUp, json, expectStatus, type TestApp } from './helpers/app.ts';
 import { createAgent, type TestAgent } from './helpers/agents.ts';
+import { housekeepingRound } from '../src/domain/housekeeping.ts';
 
 interface Opened { takeover_id: string; agent_token: string; expires_in: number }
 
@@ -71,6 +72,18 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       expectStatus(await t.app.inject({ method: 'POST', url: `/api/takeover/${takeover_id}/cancel`, headers: agent.owner.auth }), 404);
       expectStatus(await ask(agent), 200);
       assert.equal((await t.services.store.takeovers.byId(takeover_id))?.state, 'expired');
+    });
+
+    it('one that runs out with nobody connected is ended by housekeeping, with its Activity record', async () => {
+      const agent = await createAgent(t);
+      const { takeover_id } = json<Opened>(await ask(agent));
+      t.clock.advance(600_000);
+      const swept = await housekeepingRound(t.services.store, t.clock, `node-${takeover_id}`, 3_600_000, { takeoversExpired: () => t.services.takeovers.expireDue() });
+      assert.ok(swept && swept['takeoversExpired']! >= 1, JSON.stringify(swept));
+      assert.equal((await t.services.store.takeovers.byId(takeover_id))?.state, 'expired');
+      const ended = await t.services.store.activity.list(agent.owner.user.id, { before: 0, limit: 10, action: 'takeover.ended' });
+      assert.deepEqual(ended.map((a) => a.detail['state']), ['expired']);
+      await t.services.store.leases.release('housekeeping', `node-${takeover_id}`);
     });
 
     it('refuses bad input: bad JWT 401, a reason over 200, a non-http url', async () => {

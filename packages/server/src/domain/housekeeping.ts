@@ -94,17 +94,26 @@ export interface HousekeepingLog {
  * sweep; outbox delivery is not one: every node sends, each message claimed by one node).
  * Answers the sweep's counts, or null when another node holds the lease.
  */
-export async function housekeepingRound(store: Store, clock: Clock, holder: string, intervalMs: number): Promise<Record<string, number> | null> {
+export async function housekeepingRound(store: Store, clock: Clock, holder: string, intervalMs: number, sweeps: Sweeps = {}): Promise<Record<string, number> | null> {
   const held = await store.leases.acquire(HOUSEKEEPING_LEASE, holder, clock.now(), intervalMs * LEASE_INTERVALS);
   if (!held) return null;
-  return purgeExpired(store, clock);
+  const counts = await purgeExpired(store, clock);
+  for (const [name, sweep] of Object.entries(sweeps)) counts[name] = await sweep();
+  return counts;
 }
+
+/**
+ * Sweeps of domain services that need more than the store (an activity record, a socket to close):
+ * run after the purge, by the lease holder only. Each answers how many things it handled.
+ */
+export type Sweeps = Record<string, () => Promise<number>>;
 
 export interface HousekeepingOptions {
   intervalMs: number;
   /** This node's name in the lease; `nodeName()` by default. */
   holder?: string;
   log: HousekeepingLog;
+  sweeps?: Sweeps;
 }
 
 /**
@@ -118,7 +127,7 @@ export function scheduleHousekeeping(store: Store, clock: Clock, opts: Housekeep
   let inFlight: Promise<void> | null = null;
   const round = async () => {
     try {
-      const swept = await housekeepingRound(store, clock, holder, opts.intervalMs);
+      const swept = await housekeepingRound(store, clock, holder, opts.intervalMs, opts.sweeps);
       if (swept && !holding) opts.log.info({ holder, lease: HOUSEKEEPING_LEASE }, 'housekeeping lease taken: this node runs the background work');
       if (!swept && holding) opts.log.info({ holder, lease: HOUSEKEEPING_LEASE }, 'housekeeping lease lost: another node runs the background work');
       holding = swept !== null;
