@@ -15,7 +15,7 @@ import { lastLinkToken, verifyEmail } from './helpers/email-links.ts';
 // mailed links, OIDC clients and sign-ins, a password, a phone) exports every section as valid JSON
 // with none of its secrets or hashes, and nothing of another owner; one export per minute.
 
-const SECTIONS = ['profile', 'notification_settings', 'passkeys', 'devices', 'identity_providers', 'agents', 'grants', 'requests', 'notifications', 'activity', 'oidc_sign_ins', 'oidc_clients', 'plans', 'connections', 'operators'];
+const SECTIONS = ['profile', 'notification_settings', 'passkeys', 'devices', 'identity_providers', 'agents', 'grants', 'requests', 'notifications', 'activity', 'oidc_sign_ins', 'oidc_clients', 'plans', 'approval_modes', 'takeover_reports', 'connections', 'operators'];
 
 type Seeded = { owner: Awaited<ReturnType<typeof signUp>>; secrets: string[]; agentIds: string[]; grantId: string };
 
@@ -70,6 +70,16 @@ async function seed(t: TestApp, tag: string): Promise<Seeded> {
   const refreshHash = (await store.grants.byId(grant.id))?.refreshHash;
   assert.ok(refreshHash);
   secrets.push(refreshHash);
+
+  // An approval mode, a plan whose step carries the digest of a text the agent will type, a take-over report.
+  await store.approvalModes.put({ agentId: agent.id, site: 'shop.example', mode: 'smart', hourlyLimit: 20 });
+  const textHash = sha256Hex(`text ${tag}`);
+  await store.plans.create({
+    id: `p_${tag}${now}`, userId: owner.user.id, agentId: agent.id, txnId: `t_${tag}${now}`, title: 'Weekly shop', startAt: now, endAt: now + 3_600_000, status: 'pending', createdAt: now, decidedAt: null,
+    steps: [{ id: '1', position: 0, url: 'https://forum.example/t/1', host: 'forum.example', path: '/t/1', button: 'Post reply', category: 'publish', textDigests: [textHash], after: [], uses: 1, usesLeft: 0, approved: false, state: 'waiting', reason: null }],
+  });
+  secrets.push(textHash);
+  await store.takeovers.addReport({ id: `tkr_${tag}${now}`, agentId: agent.id, userId: owner.user.id, site: 'shop.example', kind: 'bot_detection', detail: 'a captcha', url: null, createdAt: now });
   expectStatus(await postAccessRequest(t, other, { site: 'books.example' }), 200);
 
   // An OIDC client with a secret, and a live sign-in of the agent there.
@@ -114,7 +124,8 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       assert.equal(doc.format, 'mandate-export');
       assert.deepEqual(doc.sections, SECTIONS);
       for (const name of SECTIONS) assert.ok(name in doc, `section ${name}`);
-      for (const name of ['plans', 'connections', 'operators']) assert.deepEqual(doc[name], []);
+      for (const name of ['plans', 'approval_modes', 'takeover_reports']) assert.equal((doc[name] as unknown[]).length, 1, name);
+      for (const name of ['connections', 'operators']) assert.deepEqual(doc[name], []);
 
       const profile = doc.profile as Record<string, unknown>;
       assert.equal(profile.email, a.owner.email);

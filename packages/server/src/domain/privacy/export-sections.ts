@@ -59,6 +59,30 @@ export const agentsSection = list('agents', async function* ({ user, store }) {
   }
 });
 
+/** Each agent's approval modes (decisions §19): its default (`*`) and per-site rows. */
+export const approvalModesSection = list('approval_modes', async function* ({ user, store }) {
+  for (const a of await store.agents.listForUser(user.id, true)) {
+    for (const m of await store.approvalModes.list(a.id)) yield { agent_id: m.agentId, site: m.site, mode: m.mode, hourly_limit: m.hourlyLimit };
+  }
+});
+
+/** Plans (decisions §20) with their steps; never the digests of the agent's texts (hashes). */
+export const plansSection = list('plans', async function* ({ user, store }) {
+  for (const p of await store.plans.list({ userId: user.id }, 0, 10_000)) {
+    yield {
+      id: p.id, agent_id: p.agentId, title: p.title, status: p.status, start_at: iso(p.startAt), end_at: iso(p.endAt), created_at: iso(p.createdAt), decided_at: iso(p.decidedAt),
+      steps: p.steps.map((st) => ({ id: st.id, url: st.url, path: st.path, button: st.button, category: st.category, uses: st.uses, uses_left: st.usesLeft, approved: st.approved, state: st.state })),
+    };
+  }
+});
+
+/** Sites where a take-over failed, as the owner's agents reported them (decisions §21). */
+export const takeoverReportsSection = list('takeover_reports', async function* ({ user, store }) {
+  for (const r of await store.takeovers.reportsForUser(user.id, 10_000)) {
+    yield { id: r.id, agent_id: r.agentId, site: r.site, kind: r.kind, detail: r.detail, url: r.url, created_at: iso(r.createdAt) };
+  }
+});
+
 /** Every grant of the owner's agents, revoked and superseded ones too; never the refresh token's hash. */
 export const grantsSection = list('grants', async function* ({ user, store }) {
   for (const a of await store.agents.listForUser(user.id, true)) {
@@ -141,7 +165,9 @@ export const EXPORT_SECTIONS: readonly ExportSection[] = [
   activitySection,
   oidcSignInsSection,
   oidcClientsSection,
-  notYet('plans'),
+  plansSection,
+  approvalModesSection,
+  takeoverReportsSection,
   notYet('connections'),
   notYet('operators'),
 ];
