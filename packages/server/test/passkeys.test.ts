@@ -89,8 +89,9 @@ describe('passkey registration', () => {
     assert.match(body.device_id, /^dev_[a-z2-7]{26}$/);
     const devices = json<Record<string, unknown>[]>(await get('/api/devices', owner.auth));
     assert.equal(devices.length, 1);
-    assert.deepEqual(Object.keys(devices[0] ?? {}).sort(), ['created_at', 'id', 'kind', 'last_used_at', 'name']);
+    assert.deepEqual(Object.keys(devices[0] ?? {}).sort(), ['created_at', 'id', 'kind', 'last_used_at', 'name', 'paused_until']);
     assert.equal(devices[0]?.name, 'Passkey (Chrome on Linux)');
+    assert.equal(devices[0]?.paused_until, null, 'a passkey is never paused');
     assert.equal(devices[0]?.kind, 'passkey');
     assert.equal(devices[0]?.last_used_at, null);
     const again = await registerOptions(await passkeySession(owner, auth));
