@@ -176,7 +176,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
     steps: standardErasureSteps({ agents, endSignIn: (repos, sid, now) => endSignIn(repos, oidcSecret, sid, now) }),
     afterCommit: () => outbox.wake(),
   });
-  const relay = new TakeoverRelay(takeovers);
+  const relay = new TakeoverRelay(takeovers, { nodeUrl: config.nodeInternalUrl });
   const services: Services = { takeovers, relay, accountDeletion, identityProviders, phone, recovery, sdkTarballs: new SdkTarballs(), metrics, emailVerification, passwordReset, dataExport, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, plans, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
 
   const app = Fastify({
@@ -207,6 +207,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   notifier.attachLog(app.log);
   notifier.onNotesDropped((n) => metrics.notePushesDroppedBy(n));
   outbox.attachLog(app.log);
+  relay.attachLog(app.log);
   outbox.start();
   app.addHook('preClose', () => outbox.stop());
   // Links being mailed when the app stops are finished while the store is open.

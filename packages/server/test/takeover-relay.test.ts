@@ -1,36 +1,12 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { WebSocket } from 'ws';
 import { testApp, signUp, json, expectStatus, type TestApp } from './helpers/app.ts';
 import { createAgent, type TestAgent } from './helpers/agents.ts';
+import { RelayClient } from './helpers/relay-client.ts';
 
 interface Opened { takeover_id: string; agent_token: string }
 /** A tiny valid-looking JPEG in base64 (starts FF D8 FF). */
 const JPEG = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 16, 74, 70, 73, 70, 0, 1]).toString('base64');
-
-/** A client socket that keeps every message and the close it got. */
-class Client {
-  readonly messages: Record<string, unknown>[] = [];
-  closed: { code: number; reason: string } | undefined;
-  readonly ws: WebSocket;
-  readonly opened: Promise<void>;
-  readonly refused: Promise<number>;
-  constructor(url: string, headers: Record<string, string>) {
-    this.ws = new WebSocket(url, { headers });
-    this.opened = new Promise((resolve, reject) => { this.ws.once('open', () => resolve()); this.ws.once('error', reject); });
-    this.refused = new Promise((resolve) => this.ws.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0)));
-    this.opened.catch(() => {});
-    this.ws.on('message', (d) => this.messages.push(JSON.parse(d.toString()) as Record<string, unknown>));
-    this.ws.on('close', (code, reason) => { this.closed = { code, reason: reason.toString() }; });
-  }
-  send(m: unknown): void {
-    this.ws.send(typeof m === 'string' ? m : JSON.stringify(m));
-  }
-  async until(check: () => boolean, what: string): Promise<void> {
-    for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
-    assert.ok(check(), `timed out waiting for ${what}: ${JSON.stringify(this.messages.slice(-3))} ${JSON.stringify(this.closed)}`);
-  }
-}
 
 /** The relay between two real WebSocket clients over a listening server (decisions §21), on SQLite and PostgreSQL. */
 for (const backend of ['sqlite', 'postgres'] as const) {
@@ -51,9 +27,9 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       return { agent: a, ...json<Opened>(res) };
     };
     const connect = async (s: Awaited<ReturnType<typeof open>>) => {
-      const agentEnd = new Client(`${ws}/api/v1/takeover/${s.takeover_id}/agent`, { authorization: `Bearer ${s.agent_token}` });
+      const agentEnd = new RelayClient(`${ws}/api/v1/takeover/${s.takeover_id}/agent`, { authorization: `Bearer ${s.agent_token}` });
       await agentEnd.opened;
-      const ownerEnd = new Client(`${ws}/api/takeover/${s.takeover_id}/owner`, s.agent.owner.auth);
+      const ownerEnd = new RelayClient(`${ws}/api/takeover/${s.takeover_id}/owner`, s.agent.owner.auth);
       await ownerEnd.opened;
       await agentEnd.until(() => agentEnd.messages.some((m) => m.t === 'live'), 'live');
       return { agentEnd, ownerEnd };
@@ -82,17 +58,17 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     it('the agent token only in the header: a query string 400, a wrong token 401, no token 401; owner: not signed in 401, another owner 404, a foreign Origin with the cookie 403', async () => {
       const s = await open();
       const url = `${ws}/api/v1/takeover/${s.takeover_id}/agent`;
-      assert.equal(await new Client(`${url}?token=${s.agent_token}`, {}).refused, 400);
-      assert.equal(await new Client(`${url}?x=1`, { authorization: `Bearer ${s.agent_token}` }).refused, 400);
-      assert.equal(await new Client(url, { authorization: 'Bearer wrong' }).refused, 401);
-      assert.equal(await new Client(url, {}).refused, 401);
+      assert.equal(await new RelayClient(`${url}?token=${s.agent_token}`, {}).refused, 400);
+      assert.equal(await new RelayClient(`${url}?x=1`, { authorization: `Bearer ${s.agent_token}` }).refused, 400);
+      assert.equal(await new RelayClient(url, { authorization: 'Bearer wrong' }).refused, 401);
+      assert.equal(await new RelayClient(url, {}).refused, 401);
       const ownerUrl = `${ws}/api/takeover/${s.takeover_id}/owner`;
-      assert.equal(await new Client(ownerUrl, {}).refused, 401);
+      assert.equal(await new RelayClient(ownerUrl, {}).refused, 401);
       const other = await signUp(t.app);
-      assert.equal(await new Client(ownerUrl, other.auth).refused, 404);
+      assert.equal(await new RelayClient(ownerUrl, other.auth).refused, 404);
       const cookie = `session=${s.agent.owner.session_token}`;
-      assert.equal(await new Client(ownerUrl, { cookie, origin: 'https://evil.example' }).refused, 403);
-      const same = new Client(ownerUrl, { cookie, origin: 'http://localhost:8080' });
+      assert.equal(await new RelayClient(ownerUrl, { cookie, origin: 'https://evil.example' }).refused, 403);
+      const same = new RelayClient(ownerUrl, { cookie, origin: 'http://localhost:8080' });
       await same.opened;
       same.ws.close();
     });
@@ -150,7 +126,29 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       await three.agentEnd.until(() => three.agentEnd.closed !== undefined, 'agent closed');
       assert.deepEqual(three.agentEnd.messages.at(-1), { t: 'expired' });
       assert.equal((await t.services.store.takeovers.byId(c.takeover_id))?.state, 'expired');
-      assert.equal(await new Client(`${ws}/api/v1/takeover/${c.takeover_id}/agent`, { authorization: `Bearer ${c.agent_token}` }).refused, 401);
+      assert.equal(await new RelayClient(`${ws}/api/v1/takeover/${c.takeover_id}/agent`, { authorization: `Bearer ${c.agent_token}` }).refused, 401);
+    });
+
+    it('a session ended or erased where this node could not tell: relay-check and the periodic check close both ends', async () => {
+      const a = await open();
+      const one = await connect(a);
+      // Ended in the store behind the relay's back, as a cancel on another node does.
+      assert.equal(await t.services.store.takeovers.end(a.takeover_id, 'cancelled', t.clock.now()), true);
+      expectStatus(await t.app.inject({ method: 'POST', url: `/api/takeover/${a.takeover_id}/relay-check` }), 204);
+      await one.agentEnd.until(() => one.agentEnd.closed !== undefined, 'agent closed by relay-check');
+      assert.deepEqual(one.ownerEnd.messages.at(-1), { t: 'cancelled' });
+      expectStatus(await t.app.inject({ method: 'POST', url: '/api/takeover/tk_unknown/relay-check' }), 204);
+      expectStatus(await t.app.inject({ method: 'POST', url: `/api/takeover/${'x'.repeat(65)}/relay-check` }), 422);
+
+      // Erased with its account: the row is gone, and the next check tells both ends it was cancelled.
+      const b = await open(a.agent);
+      const two = await connect(b);
+      await t.services.store.takeovers.deleteForUser(a.agent.owner.user.id);
+      await t.services.relay.checkHeld();
+      await two.agentEnd.until(() => two.agentEnd.closed !== undefined, 'agent closed by the periodic check');
+      assert.deepEqual(two.agentEnd.messages.at(-1), { t: 'cancelled' });
+      assert.deepEqual(two.ownerEnd.messages.at(-1), { t: 'cancelled' });
+      assert.equal(t.services.relay.size, 0);
     });
   });
 }

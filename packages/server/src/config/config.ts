@@ -13,6 +13,11 @@ export interface Config {
   host: string;
   /** Public base URL, no trailing slash. Issuer of every token; WebAuthn RP id and origin come from it. */
   baseUrl: string;
+  /**
+   * This node's address as the other nodes reach it (NODE_INTERNAL_URL, no trailing slash): a
+   * take-over end that reaches another node is forwarded here (decisions §21). null: one node.
+   */
+  nodeInternalUrl: string | null;
   /** A registry package (AGENT_PACKAGE) that printed commands install the agent tool from; null: `<baseUrl>/download/agent` (decisions §26). */
   agentPackage: string | null;
   /** Empty: embedded SQLite in dataDir. `postgres://...`: PostgreSQL. */
@@ -131,6 +136,7 @@ export function parseConfig(env: Env): Config {
   } catch {
     problems.push(`BASE_URL is not a URL: "${baseUrl}"`);
   }
+  const nodeInternalUrl = internalUrl(get('NODE_INTERNAL_URL'), problems);
   const agentPackage = get('AGENT_PACKAGE') || null;
   if (agentPackage !== null && !isAgentPackageName(agentPackage)) {
     problems.push(`AGENT_PACKAGE must be an npm package name such as @mandate/agent (optionally @version), got "${agentPackage}"`);
@@ -155,6 +161,7 @@ export function parseConfig(env: Env): Config {
     port,
     host,
     baseUrl,
+    nodeInternalUrl,
     agentPackage,
     databaseUrl,
     dataDir: resolve(get('DATA_DIR') ?? './data'),
@@ -186,6 +193,19 @@ export function parseConfig(env: Env): Config {
   };
   if (problems.length) throw new ConfigError(problems);
   return config;
+}
+
+/** NODE_INTERNAL_URL: an http(s) origin, optionally with a path, as the other nodes reach this one. */
+function internalUrl(value: string | undefined, problems: string[]): string | null {
+  if (value === undefined || value === '') return null;
+  try {
+    const u = new URL(value);
+    if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.search || u.hash || u.username || u.password) throw new Error();
+    return u.origin + u.pathname.replace(/\/+$/, '');
+  } catch {
+    problems.push(`NODE_INTERNAL_URL must be this node's http(s) address as the other nodes reach it, such as http://10.0.0.5:8080 (no query, fragment or credentials), got "${value}"`);
+    return null;
+  }
 }
 
 /** Settings that are fine on a laptop and dangerous in production; printed loudly at start. */

@@ -6,6 +6,7 @@ export const CONFIG_KEYS = [
   'PORT',
   'HOST',
   'BASE_URL',
+  'NODE_INTERNAL_URL',
   'AGENT_PACKAGE',
   'DATABASE_URL',
   'DATA_DIR',

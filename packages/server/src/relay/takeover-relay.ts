@@ -1,12 +1,27 @@
 import type { WebSocket, RawData } from 'ws';
-import type { TakeoverRecord } from '../store/ports/index.ts';
+import type { TakeoverRecord, TakeoverState } from '../store/ports/index.ts';
 import type { Takeovers } from '../domain/takeovers/takeovers.ts';
 import { type ClosingReason, checkAgentMessage, checkOwnerMessage } from '../domain/takeovers/relay-messages.ts';
+import { linkToNode } from './node-link.ts';
 
 export type RelayRole = 'agent' | 'owner';
 
 export interface RelayLog {
   info(details: object, message: string): void;
+}
+
+export interface RelayOptions {
+  /** This node's NODE_INTERNAL_URL; null: one node, every end is paired here. */
+  nodeUrl: string | null;
+  log?: RelayLog;
+  /** How often the sessions held here are checked against the store (an end decided on a node that could not tell this one). */
+  checkEveryMs?: number;
+}
+
+/** An end's upgrade, as the route saw it: the path and headers a forwarded link repeats. */
+export interface RelayUpgrade {
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
 }
 
 interface Pair {
@@ -25,26 +40,103 @@ const REPLACED = 4000;
  */
 const MAX_BUFFERED = 8 * 1024 * 1024;
 
+/** Messages an end may send while this node finds where its session is relayed (a few milliseconds). */
+const MAX_HELD = 64;
+/** Attempts to find the relaying node when it moves meanwhile. */
+const ROUTE_ATTEMPTS = 3;
+/** 1013: try again later (the relay moved more often than the attempts allow). */
+const TRY_AGAIN = 1013;
+
 /** Closes a socket that sent what the relay refuses; a close reason may hold at most 123 bytes. */
 const refuse = (ws: WebSocket, reason: string): void => ws.close(POLICY, Buffer.from(reason).subarray(0, 120).toString());
 
 /**
- * The take-over relay on one node (decisions §21): pairs the agent's socket with the owner's, checks
- * every message (domain/takeovers/relay-messages.ts) and forwards the text it received to the other
- * end. Frames live only in memory for as long as the send takes. When the session ends (done,
- * cancelled, expired, agent left) both ends get the closing message and are closed; the domain tells
- * the relay of ends decided elsewhere (a cancel over HTTP).
+ * The take-over relay (decisions §21): pairs the agent's socket with the owner's, checks every
+ * message (domain/takeovers/relay-messages.ts) and forwards the text it received to the other end.
+ * Frames live only in memory for as long as the send takes. When the session ends (done, cancelled,
+ * expired, agent left) both ends get the closing message and are closed.
+ *
+ * Across nodes, one node relays each session: the first node an end reaches records itself in the
+ * session row (a compare-and-set, so racing nodes agree); an end that reaches another node is
+ * forwarded there (relay/node-link.ts). An end decided on another node (a cancel over HTTP) is told
+ * to the relaying node (`recheck`), and every node checks the sessions it relays against the store
+ * every few seconds, which also catches an account deleted elsewhere.
  */
 export class TakeoverRelay {
   private readonly pairs = new Map<string, Pair>();
+  /** Forwarded ends on this node: their links to the relaying node (closed when this node stops). */
+  private readonly links = new Set<WebSocket>();
+  private readonly rechecks = new Map<string, Promise<void>>();
+  private readonly checkTimer: NodeJS.Timeout;
+  private log: RelayLog | undefined;
 
-  constructor(private readonly takeovers: Takeovers, private readonly log?: RelayLog) {
-    takeovers.onEnded((id, state) => this.closeBoth(id, state));
+  constructor(private readonly takeovers: Takeovers, private readonly options: RelayOptions = { nodeUrl: null }) {
+    this.log = options.log;
+    takeovers.onEnded((id, state) => this.ended(id, state));
+    this.checkTimer = setInterval(() => void this.checkHeld().catch((e: unknown) => this.log?.info({ err: String(e) }, 'take-over check failed')), options.checkEveryMs ?? 10_000);
+    this.checkTimer.unref();
+  }
+
+  /** The app's log, once it exists (the relay is built before it). */
+  attachLog(log: RelayLog): void {
+    this.log = log;
   }
 
   /** Sessions with at least one end on this node (metrics, tests). */
   get size(): number {
     return this.pairs.size;
+  }
+
+  /** Ends on this node forwarded to the node relaying their session (tests). */
+  get forwarded(): number {
+    return this.links.size;
+  }
+
+  /**
+   * Routes an authorized end: paired here when this node relays the session (or is the only one),
+   * else forwarded to the node that does. Messages that arrive meanwhile are held and replayed.
+   */
+  async connect(t: TakeoverRecord, role: RelayRole, ws: WebSocket, upgrade: RelayUpgrade): Promise<void> {
+    const self = this.options.nodeUrl;
+    if (self === null) return this.attach(t, role, ws);
+    const held: [RawData, boolean][] = [];
+    const hold = (data: RawData, isBinary: boolean): void => {
+      held.push([data, isBinary]);
+      if (held.length > MAX_HELD) refuse(ws, 'too many messages before the relay was ready');
+    };
+    ws.on('message', hold);
+    ws.on('error', () => {});
+    const release = (): void => {
+      ws.off('message', hold);
+    };
+    for (let attempt = 0; attempt < ROUTE_ATTEMPTS; attempt++) {
+      const node = await this.takeovers.claimRelayNode(t.id, self);
+      if (node === undefined) {
+        release();
+        return ws.close(1000, 'take-over ended');
+      }
+      if (node === self) return this.attachHeld(t, role, ws, release, held);
+      const outcome = await linkToNode(ws, { node, path: upgrade.path, headers: upgrade.headers }, held, (link) => {
+        release();
+        this.links.add(link);
+        link.on('close', () => this.links.delete(link));
+      });
+      if (outcome === 'linked' || outcome === 'refused') return release();
+      if (outcome === 'unreachable' && (await this.takeovers.moveRelayNode(t.id, node, self))) {
+        this.log?.info({ takeover: t.id, from: node }, 'take-over relay taken over from an unreachable node');
+        return this.attachHeld(t, role, ws, release, held);
+      }
+    }
+    release();
+    ws.close(TRY_AGAIN, 'the relay is moving: connect again');
+  }
+
+  private attachHeld(t: TakeoverRecord, role: RelayRole, ws: WebSocket, release: () => void, held: [RawData, boolean][]): void {
+    release();
+    // The end may have left while its session was routed: nothing to pair then.
+    if (ws.readyState !== 1) return;
+    this.attach(t, role, ws);
+    for (const [data, isBinary] of held) ws.emit('message', data, isBinary);
   }
 
   attach(t: TakeoverRecord, role: RelayRole, ws: WebSocket): void {
@@ -67,7 +159,8 @@ export class TakeoverRelay {
       });
     });
     ws.on('close', () => void this.onClose(t.id, role, ws).catch(() => {}));
-    if (role === 'owner') this.send(pair.agent, '{"t":"live"}');
+    // The agent learns the owner is watching whichever end came first (it streams frames from then on).
+    if (pair.agent && pair.owner) this.send(pair.agent, '{"t":"live"}');
   }
 
   private async onMessage(id: string, role: RelayRole, ws: WebSocket, data: RawData, isBinary: boolean): Promise<void> {
@@ -128,9 +221,53 @@ export class TakeoverRelay {
 
   /** Closes every socket (the server is stopping). */
   closeAll(): void {
+    clearInterval(this.checkTimer);
     for (const [id, pair] of [...this.pairs]) {
       this.drop(id);
       for (const ws of [pair.agent, pair.owner]) ws?.close(1001, 'server stopping');
+    }
+    for (const link of this.links) link.close(1001, 'server stopping');
+  }
+
+  /**
+   * A session ended on this node: its ends here are closed; when another node relays it, that node
+   * is told to look (it reads the state itself, so the message needs no authority).
+   */
+  private ended(id: string, state: Exclude<TakeoverState, 'open'>): void {
+    if (this.pairs.has(id)) return this.closeBoth(id, state);
+    const self = this.options.nodeUrl;
+    if (self === null) return;
+    void this.takeovers.relayNodeOf(id).then(async (node) => {
+      if (!node || node === self) return;
+      const res = await fetch(`${node.replace(/\/+$/, '')}/api/takeover/${id}/relay-check`, { method: 'POST', signal: AbortSignal.timeout(3000) });
+      if (res.status !== 204) throw new Error(`answered ${res.status}`);
+    }).catch((e: unknown) => this.log?.info({ takeover: id, err: e instanceof Error ? e.message : String(e) }, 'could not tell the relaying node a take-over ended; its periodic check will'));
+  }
+
+  /**
+   * Looks up session `id` in the store when this node relays it, and closes its ends if it ended
+   * (or is gone). Concurrent calls for one session share one lookup. Answers whether it is held here.
+   */
+  recheck(id: string): boolean {
+    if (!this.pairs.has(id)) return false;
+    if (!this.rechecks.has(id)) {
+      const p = this.closeEnded([id]).finally(() => this.rechecks.delete(id));
+      this.rechecks.set(id, p);
+    }
+    return true;
+  }
+
+  /** Checks every session relayed here against the store (the periodic safety net). */
+  async checkHeld(): Promise<void> {
+    if (this.pairs.size > 0) await this.closeEnded([...this.pairs.keys()]);
+  }
+
+  private async closeEnded(ids: string[]): Promise<void> {
+    const states = await this.takeovers.statesOf(ids);
+    for (const id of ids) {
+      const state = states.get(id);
+      // A session that is gone was erased with its account: its ends are told it was cancelled.
+      if (state !== 'open') this.closeBoth(id, state ?? 'cancelled');
     }
   }
 

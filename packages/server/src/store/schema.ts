@@ -417,8 +417,7 @@ export interface TakeoversTable {
   reason: string;
   token_hash: string;
   state: string;
-  agent_node: string | null;
-  owner_node: string | null;
+  relay_node: string | null;
   created_at: number;
   expires_at: number;
   ended_at: number | null;

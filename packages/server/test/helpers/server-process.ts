@@ -50,13 +50,13 @@ export function freePort(): Promise<number> {
 }
 
 /**
- * Starts a server. `env` is laid over PORT, HOST=127.0.0.1, BASE_URL=http://localhost:<port>,
+ * Starts a server, on `port` when given (a test that must name the address in `env` first). `env` is laid over PORT, HOST=127.0.0.1, BASE_URL=http://localhost:<port>,
  * LOG_LEVEL=warn and a DATA_DIR of its own (a temp dir, removed by `stop()`, unless `env` names one).
  */
-export async function startServer(opts: { env?: Record<string, string>; name?: string; healthyWithinMs?: number } = {}): Promise<ServerProcess> {
+export async function startServer(opts: { env?: Record<string, string>; name?: string; healthyWithinMs?: number; port?: number } = {}): Promise<ServerProcess> {
   const name = opts.name ?? 'server';
   ensureBuilt(); // before anything is made, so a failed build leaves nothing behind
-  const port = await freePort();
+  const port = opts.port ?? (await freePort());
   const ownDataDir = opts.env?.DATA_DIR === undefined ? mkdtempSync(join(tmpdir(), 'mandate-e2e-')) : undefined;
   const env = { PORT: String(port), HOST: '127.0.0.1', BASE_URL: `http://localhost:${port}`, LOG_LEVEL: 'warn', ...(ownDataDir ? { DATA_DIR: ownDataDir } : {}), ...opts.env };
   const child = runNode(name, ['--enable-source-maps', '--import', NO_TYPESCRIPT, 'dist/main.js'], { cwd: SERVER_DIR, env });

@@ -10,7 +10,7 @@ const uniq = (p: string): string => `${p}${Date.now().toString(36)}${(n++).toStr
 export function takeoverSessionsContract(name: string, open: OpenStore): void {
   describe(`store contract (take-over sessions): ${name}`, () => {
     const store = useStore(open);
-    const session = (over: Partial<TakeoverRecord> = {}): Omit<TakeoverRecord, 'state' | 'agentNode' | 'ownerNode' | 'endedAt'> => ({
+    const session = (over: Partial<TakeoverRecord> = {}): Omit<TakeoverRecord, 'state' | 'relayNode' | 'endedAt'> => ({
       id: uniq('tk_'), agentId: uniq('ag_'), userId: uniq('u_'), url: 'https://shop.example/cart', reason: 'captcha', tokenHash: 'ab'.repeat(32), createdAt: 1_000, expiresAt: 601_000, ...over,
     });
 
@@ -27,14 +27,42 @@ export function takeoverSessionsContract(name: string, open: OpenStore): void {
       assert.equal((await store.takeovers.byId(winner.id))?.state, 'expired');
     });
 
-    it('end wins once among racers; setNode records each end; expiredOpen lists the due ones', async () => {
+    it('the first node to claim the relay wins, even racing; a move is a compare-and-set; an ended session has none', async () => {
       const s = session();
       await store.takeovers.open(s, 1_000);
-      await store.takeovers.setNode(s.id, 'agent', 'http://10.0.0.1:3000');
-      await store.takeovers.setNode(s.id, 'owner', 'http://10.0.0.2:3000');
+      assert.equal((await store.takeovers.byId(s.id))?.relayNode, null);
+      const nodes = Array.from({ length: 6 }, (_, i) => `http://10.0.0.${i + 1}:3000`);
+      const answers = await Promise.all(nodes.map((node) => store.takeovers.claimRelayNode(s.id, node)));
+      const first = answers[0];
+      assert.ok(first !== undefined && nodes.includes(first));
+      assert.ok(answers.every((a) => a === first), `every racer is told the same node: ${answers.join(', ')}`);
+      assert.equal((await store.takeovers.byId(s.id))?.relayNode, first);
+      const other = nodes.find((n) => n !== first)!;
+      assert.equal(await store.takeovers.moveRelayNode(s.id, other, 'http://10.0.0.9:3000'), false, 'only from the recorded node');
+      const moves = await Promise.all(['http://10.0.0.7:3000', 'http://10.0.0.8:3000'].map((to) => store.takeovers.moveRelayNode(s.id, first, to)));
+      assert.equal(moves.filter(Boolean).length, 1);
+      assert.equal(await store.takeovers.claimRelayNode(s.id, other), moves[0] ? 'http://10.0.0.7:3000' : 'http://10.0.0.8:3000');
+      assert.equal(await store.takeovers.end(s.id, 'done', 2_000), true);
+      assert.equal(await store.takeovers.claimRelayNode(s.id, other), undefined);
+      assert.equal(await store.takeovers.moveRelayNode(s.id, 'http://10.0.0.7:3000', other), false);
+    });
+
+    it('statesOf answers the state of the sessions that exist, in chunks', async () => {
+      const open = session();
+      const done = session();
+      await store.takeovers.open(open, 1_000);
+      await store.takeovers.open(done, 1_000);
+      await store.takeovers.end(done.id, 'cancelled', 2_000);
+      const ids = [open.id, done.id, 'tk_missing', ...Array.from({ length: 600 }, () => uniq('tk_'))];
+      const states = await store.takeovers.statesOf(ids);
+      assert.deepEqual([...states.entries()].sort(), [[open.id, 'open'], [done.id, 'cancelled']].sort());
+      assert.equal((await store.takeovers.statesOf([])).size, 0);
+    });
+
+    it('end wins once among racers; expiredOpen lists the due ones', async () => {
+      const s = session();
+      await store.takeovers.open(s, 1_000);
       const r = await store.takeovers.byId(s.id);
-      assert.equal(r?.agentNode, 'http://10.0.0.1:3000');
-      assert.equal(r?.ownerNode, 'http://10.0.0.2:3000');
       assert.equal(r?.tokenHash, s.tokenHash);
       assert.ok((await store.takeovers.expiredOpen(601_000, 1000)).some((t) => t.id === s.id));
       const ends = await Promise.all(['done', 'cancelled', 'expired', 'agent_left'].map((st) => store.takeovers.end(s.id, st as 'done', 5_000)));

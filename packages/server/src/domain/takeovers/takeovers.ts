@@ -99,6 +99,25 @@ export class Takeovers {
     return n;
   }
 
+  /** Where session `id` is relayed (decisions §21): `node` unless another node was first; undefined once it is not open. */
+  claimRelayNode(id: string, node: string): Promise<string | undefined> {
+    return this.store.takeovers.claimRelayNode(id, node);
+  }
+
+  /** Takes the relay of session `id` over from an unreachable node: one compare-and-set. */
+  moveRelayNode(id: string, from: string, to: string): Promise<boolean> {
+    return this.store.takeovers.moveRelayNode(id, from, to);
+  }
+
+  async relayNodeOf(id: string): Promise<string | null> {
+    return (await this.store.takeovers.byId(id))?.relayNode ?? null;
+  }
+
+  /** The stored state of each listed session that still exists. */
+  statesOf(ids: readonly string[]): Promise<Map<string, TakeoverState>> {
+    return this.store.takeovers.statesOf(ids);
+  }
+
   /** Milliseconds until the session's time is up, by the service clock. */
   remainingMs(t: TakeoverRecord): number {
     return Math.max(0, t.expiresAt - this.clock.now());

@@ -3,8 +3,8 @@ import type { Dialect } from '../ports/index.ts';
 
 /**
  * Take-overs (issue 25, decisions §21). `takeovers` holds one row per session: the agent's relay
- * token only as a SHA-256, the state, and the internal address of the node holding each end of
- * the relay. A partial unique index keeps one open session per agent, on SQLite and PostgreSQL
+ * token only as a SHA-256, the state, and the internal address of the node that relays it (the
+ * first node an end connected to; the other end's node forwards there). A partial unique index keeps one open session per agent, on SQLite and PostgreSQL
  * alike. `takeover_reports` holds the sites where a take-over failed, as agents reported them.
  * Frames never reach the database.
  */
@@ -18,8 +18,7 @@ export async function up(db: Kysely<unknown>, _dialect: Dialect): Promise<void> 
     .addColumn('reason', 'text', (c) => c.notNull())
     .addColumn('token_hash', 'text', (c) => c.notNull())
     .addColumn('state', 'text', (c) => c.notNull())
-    .addColumn('agent_node', 'text')
-    .addColumn('owner_node', 'text')
+    .addColumn('relay_node', 'text')
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('expires_at', 'bigint', (c) => c.notNull())
     .addColumn('ended_at', 'bigint')

@@ -1,8 +1,8 @@
 /**
  * Ports for take-overs (decisions §21): the owner steers the agent's browser for a while. A session
  * row holds who, where and why, the SHA-256 of the agent's relay token (the token itself is only in
- * the agent's answer), its state, and the internal address of the node holding each end of the relay
- * (so another node can forward to it). Frames never come here. Times are epoch milliseconds.
+ * the agent's answer), its state, and the internal address of the node that relays it (so a node
+ * holding the other end forwards there). Frames never come here. Times are epoch milliseconds.
  */
 
 export type TakeoverState = 'open' | 'done' | 'cancelled' | 'expired' | 'agent_left';
@@ -16,10 +16,8 @@ export interface TakeoverRecord {
   /** SHA-256 (hex) of the agent's relay token. */
   tokenHash: string;
   state: TakeoverState;
-  /** NODE_INTERNAL_URL of the node holding the agent's socket, or null (none connected). */
-  agentNode: string | null;
-  /** NODE_INTERNAL_URL of the node holding the owner's socket, or null. */
-  ownerNode: string | null;
+  /** NODE_INTERNAL_URL of the node that pairs the two ends, or null (none has connected yet). */
+  relayNode: string | null;
   createdAt: number;
   expiresAt: number;
   endedAt: number | null;
@@ -44,14 +42,21 @@ export interface TakeoversRepo {
    * that expired by `now` are marked `expired` first, then the insert is a no-op on the unique
    * index of open sessions per agent, so of racing callers exactly one gets true.
    */
-  open(t: Omit<TakeoverRecord, 'state' | 'agentNode' | 'ownerNode' | 'endedAt'>, now: number): Promise<boolean>;
+  open(t: Omit<TakeoverRecord, 'state' | 'relayNode' | 'endedAt'>, now: number): Promise<boolean>;
   byId(id: string): Promise<TakeoverRecord | undefined>;
   /** The owner's sessions that are open and unexpired at `now`, newest first. */
   activeForUser(userId: string, now: number): Promise<TakeoverRecord[]>;
   /** Ends the session with `state` if it is still open: one conditional UPDATE, exactly one racing caller wins. */
   end(id: string, state: Exclude<TakeoverState, 'open'>, now: number): Promise<boolean>;
-  /** Records (or clears, with null) the node holding one end. */
-  setNode(id: string, end: 'agent' | 'owner', node: string | null): Promise<void>;
+  /**
+   * Makes `node` the session's relay node unless one is recorded already, and answers the one that
+   * is (so of racing nodes all agree on the first); undefined when the session is not open.
+   */
+  claimRelayNode(id: string, node: string): Promise<string | undefined>;
+  /** Moves the relay from `from` (unreachable) to `to`, if it is still `from`: one compare-and-set. */
+  moveRelayNode(id: string, from: string, to: string): Promise<boolean>;
+  /** The state of each listed session that still exists (the relay's check of the pairs it holds). */
+  statesOf(ids: readonly string[]): Promise<Map<string, TakeoverState>>;
   /** Open sessions whose time ran out by `now` (the caller ends them and tells the owner). */
   expiredOpen(now: number, limit: number): Promise<TakeoverRecord[]>;
   addReport(r: TakeoverReportRecord): Promise<void>;

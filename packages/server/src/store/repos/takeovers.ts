@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import type { TakeoverRecord, TakeoverReportKind, TakeoverReportRecord, TakeoversRepo, TakeoverState } from '../ports/index.ts';
 import type { TakeoverReportsTable, TakeoversTable } from '../schema.ts';
 import { type Db, affected, numOrNull } from './db.ts';
@@ -11,8 +11,7 @@ const toRecord = (r: Selectable<TakeoversTable>): TakeoverRecord => ({
   reason: r.reason,
   tokenHash: r.token_hash,
   state: r.state as TakeoverState,
-  agentNode: r.agent_node,
-  ownerNode: r.owner_node,
+  relayNode: r.relay_node,
   createdAt: Number(r.created_at),
   expiresAt: Number(r.expires_at),
   endedAt: numOrNull(r.ended_at),
@@ -37,7 +36,7 @@ export function takeoversRepo(db: Db): TakeoversRepo {
       // No conflict target: the partial unique index (one open per agent) makes a second one a no-op.
       const inserted = await db
         .insertInto('takeovers')
-        .values({ id: t.id, agent_id: t.agentId, user_id: t.userId, url: t.url, reason: t.reason, token_hash: t.tokenHash, state: 'open', agent_node: null, owner_node: null, created_at: t.createdAt, expires_at: t.expiresAt, ended_at: null })
+        .values({ id: t.id, agent_id: t.agentId, user_id: t.userId, url: t.url, reason: t.reason, token_hash: t.tokenHash, state: 'open', relay_node: null, created_at: t.createdAt, expires_at: t.expiresAt, ended_at: null })
         .onConflict((oc) => oc.doNothing())
         .returning('id')
         .executeTakeFirst();
@@ -54,8 +53,27 @@ export function takeoversRepo(db: Db): TakeoversRepo {
     async end(id, state, now) {
       return affected(await db.updateTable('takeovers').set({ state, ended_at: now }).where('id', '=', id).where('state', '=', 'open').executeTakeFirst()) === 1;
     },
-    async setNode(id, end, node) {
-      await db.updateTable('takeovers').set(end === 'agent' ? { agent_node: node } : { owner_node: node }).where('id', '=', id).execute();
+    async claimRelayNode(id, node) {
+      // One statement: on PostgreSQL a racing UPDATE of the row waits and then sees the first's value.
+      const r = await db
+        .updateTable('takeovers')
+        .set({ relay_node: sql<string>`coalesce(relay_node, ${node})` })
+        .where('id', '=', id)
+        .where('state', '=', 'open')
+        .returning('relay_node')
+        .executeTakeFirst();
+      return r?.relay_node ?? undefined;
+    },
+    async moveRelayNode(id, from, to) {
+      return affected(await db.updateTable('takeovers').set({ relay_node: to }).where('id', '=', id).where('relay_node', '=', from).where('state', '=', 'open').executeTakeFirst()) === 1;
+    },
+    async statesOf(ids) {
+      const states = new Map<string, TakeoverState>();
+      for (let i = 0; i < ids.length; i += 500) {
+        const rows = await db.selectFrom('takeovers').select(['id', 'state']).where('id', 'in', ids.slice(i, i + 500)).execute();
+        for (const r of rows) states.set(r.id, r.state as TakeoverState);
+      }
+      return states;
     },
     async expiredOpen(now, limit) {
       const rows = await db.selectFrom('takeovers').selectAll().where('state', '=', 'open').where('expires_at', '<=', now).orderBy('expires_at').limit(limit).execute();

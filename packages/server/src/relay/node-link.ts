@@ -1,0 +1,110 @@
+import { WebSocket, type RawData } from 'ws';
+import { MAX_MESSAGE_BYTES } from '../domain/takeovers/relay-messages.ts';
+
+/**
+ * Node-to-node forwarding of one take-over end (decisions §21). When an end reaches a node that does
+ * not relay its session, that node opens the same WebSocket on the relaying node (its
+ * NODE_INTERNAL_URL, read from the session row) with the client's own credentials, and pipes
+ * messages both ways. The relaying node authorizes the link exactly as a direct connection and
+ * checks every message, so a forwarding node adds no trust of its own: no secret is shared between
+ * nodes.
+ *
+ * The address is this deployment's own node (set by its operator, usually private), not one an
+ * owner, agent or site chose, so this is not an outbound fetch for the guard of decisions §24 (which
+ * would refuse private addresses by design).
+ */
+
+/** Sent on a forwarded upgrade: the relaying node attaches it, or answers 409 when it no longer relays the session. */
+export const RELAY_HOP_HEADER = 'x-mandate-relay-hop';
+/** The client headers a link carries: its credentials and the Origin the relaying node checks. */
+const FORWARDED_HEADERS = ['authorization', 'cookie', 'origin', 'user-agent'] as const;
+/** A relaying node that does not answer within this is treated as gone. */
+const CONNECT_TIMEOUT_MS = 3000;
+/** As in the relay: frames for a slow receiver are dropped, not queued. */
+const MAX_BUFFERED = 8 * 1024 * 1024;
+
+export type LinkOutcome =
+  /** Linked: the two sockets are piped until either closes. */
+  | 'linked'
+  /** The relaying node refused the end (its answer is passed on as the close reason). */
+  | 'refused'
+  /** The relaying node answered that it no longer relays this session: claim again. */
+  | 'moved'
+  /** Nothing answered: the caller may take the relay over. */
+  | 'unreachable';
+
+export interface LinkTarget {
+  /** The relaying node's NODE_INTERNAL_URL. */
+  node: string;
+  /** The path of the end on every node, e.g. /api/v1/takeover/tk_.../agent. */
+  path: string;
+  /** The client's upgrade request headers. */
+  headers: Record<string, string | string[] | undefined>;
+}
+
+/** Close codes a peer may send (RFC 6455 §7.4): the others (1005, 1006, 1015) only describe a close. */
+const sendableCode = (code: number, fallback: number): number => (code === 1000 || (code >= 1001 && code <= 1014 && ![1004, 1005, 1006].includes(code)) || (code >= 3000 && code <= 4999) ? code : fallback);
+const shortReason = (reason: string): string => Buffer.from(reason).subarray(0, 120).toString();
+const isFrame = (text: string): boolean => {
+  try {
+    return (JSON.parse(text) as { t?: unknown }).t === 'frame';
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * Links `local` (an end's socket on this node) to the relaying node. Messages `local` receives
+ * before the link is open are taken from `held` (the caller held them while it decided) and sent
+ * first, in order. Resolves once the outcome is known; when linked, a close on either side closes
+ * the other with the same code and reason.
+ */
+export function linkToNode(local: WebSocket, target: LinkTarget, held: [RawData, boolean][], onLinked: (link: WebSocket) => void): Promise<LinkOutcome> {
+  const headers: Record<string, string> = { [RELAY_HOP_HEADER]: '1' };
+  for (const h of FORWARDED_HEADERS) {
+    const v = target.headers[h];
+    if (typeof v === 'string') headers[h] = v;
+  }
+  const url = new URL(target.node.replace(/\/+$/, '') + target.path);
+  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+  return new Promise((resolve) => {
+    let settled = false;
+    const settle = (o: LinkOutcome): void => {
+      if (!settled) (settled = true), resolve(o);
+    };
+    const link = new WebSocket(url, { headers, maxPayload: MAX_MESSAGE_BYTES, handshakeTimeout: CONNECT_TIMEOUT_MS, perMessageDeflate: false });
+    link.on('unexpected-response', (_req, res) => {
+      const status = res.statusCode ?? 0;
+      res.resume();
+      link.terminate();
+      if (status === 409) return settle('moved');
+      if (status >= 500 || status === 0) return settle('unreachable');
+      local.close(1008, shortReason(`refused by the relaying node (${status})`));
+      settle('refused');
+    });
+    link.on('error', () => settle('unreachable'));
+    link.on('open', () => {
+      if (local.readyState !== WebSocket.OPEN) {
+        link.close(1000, 'the end left');
+        return settle('linked');
+      }
+      for (const [data, isBinary] of held) link.send(data, { binary: isBinary });
+      local.on('message', (data, isBinary) => {
+        if (link.readyState === WebSocket.OPEN) link.send(data, { binary: isBinary });
+      });
+      link.on('message', (data, isBinary) => {
+        if (local.readyState !== WebSocket.OPEN) return;
+        const text = isBinary ? data : data.toString();
+        // Parsed only when the receiver is behind, to tell a frame (dropped) from anything else (kept).
+        if (local.bufferedAmount > MAX_BUFFERED && typeof text === 'string' && isFrame(text)) return;
+        local.send(text);
+      });
+      local.on('close', (code, reason) => link.close(sendableCode(code, 1000), shortReason(reason.toString())));
+      link.on('close', (code, reason) => {
+        if (local.readyState === WebSocket.OPEN) local.close(sendableCode(code, 1011), shortReason(reason.toString() || 'the relaying node went away'));
+      });
+      onLinked(link);
+      settle('linked');
+    });
+  });
+}
