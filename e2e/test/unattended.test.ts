@@ -118,14 +118,19 @@ describe('unattended agents: a pre-approved plan and a take-over, the owner in C
     const listTxn = String(list.json?.['txn_id']);
     assert.deepEqual(stepsOf(await agent.run('plan', 'result', listTxn, '--result', 'done')), [['cart', 'done', true, 0], ['list', 'done', true, 0], ['pay', 'asking', false, 0]]);
 
-    // No card for either: nothing pending, the Requests view is empty; the inbox says what a rule approved.
+    // No card for either: nothing pending, and after its next refresh the phone shows none waiting;
+    // the inbox says what a rule approved.
+    const refreshed = page.waitForRequest((r) => new URL(r.url()).pathname === '/api/me', { timeout: 15_000 }).then((r) => r.response());
     assert.deepEqual(await pendingIds(), []);
     for (const txn of [cartTxn, listTxn]) {
       const r = expectStatus(await call<{ status: string }>(server, 'GET', `/api/v1/authz-requests/${txn}`), 200, 'the agent polls');
       assert.equal(r.body.status, 'approved');
     }
     await goTo(page, 'requests');
-    assert.equal(await page.locator('#pending article').count(), 0, 'no card on the phone');
+    await refreshed;
+    assert.equal(await page.locator(`#pending article[data-txn="${cartTxn}"], #pending article[data-txn="${listTxn}"]`).count(), 0, 'no card on the phone');
+    assert.equal(await page.locator('#pending article:not(.done)').count(), 0, 'nothing waiting on the phone');
+    assert.equal(await page.locator('#pending-count').isVisible(), false, 'no badge');
     await openNotifications(page);
     const ruled = page.locator('#inbox li[data-type="auto_approved"]');
     await until('both approvals in the inbox', async () => ((await ruled.count()) === 2 ? true : undefined), { ms: 15_000 });
@@ -136,7 +141,8 @@ describe('unattended agents: a pre-approved plan and a take-over, the owner in C
     const payFlags = ['--label', 'Pay now', '--amount', '19.90 EUR', '--path', '/checkout', '--interval', '0.2', '--timeout', '60'];
     const denied = await answerWaitingApproval(page, approve('checkout:submit', ...payFlags), 'deny');
     assert.equal(denied.result.code, 1, logs(denied.result));
-    assert.equal(denied.result.json?.['txn_id'] ?? denied.txnId, denied.txnId);
+    const refusal = denied.result.json?.['error'] as { code?: string; txn_id?: string } | undefined;
+    assert.deepEqual([refusal?.code, refusal?.txn_id], ['approval_denied', denied.txnId], show(denied.result));
     const approved = await answerWaitingApproval(page, approve('checkout:submit', ...payFlags), 'approve');
     assert.equal(approved.result.code, 0, logs(approved.result));
     assert.equal(approved.result.json?.['txn_id'], approved.txnId, 'the CLI waited on the card the owner approved');
@@ -234,14 +240,15 @@ async function answerWaitingApproval(page: Page, waiting: Promise<CliResult>, an
   let ended = false;
   void waiting.then(() => { ended = true; });
   await goTo(page, 'requests');
-  const card: Locator = page.locator('#pending article', { hasText: 'Pay now' });
+  const card: Locator = page.locator('#pending article.agent_approval:not(.done)', { hasText: 'Pay now' });
   await card.waitFor({ state: 'visible', timeout: 20_000 });
   const txnId = (await card.getAttribute('data-txn')) ?? '';
   assert.match(txnId, /^t_/);
   assert.match((await card.locator('.category').textContent()) ?? '', /^Money/);
   assert.equal(ended, false, 'the CLI waits for the owner');
+  const answered = page.locator(`#pending article.done[data-txn="${txnId}"]`);
   await card.locator(`button.${answer}`).click();
-  if (answer === 'approve') await card.locator('.outcome.ok').waitFor({ timeout: 15_000 });
+  await answered.waitFor({ timeout: 15_000 });
   return { txnId, result: await waiting };
 }
 
