@@ -67,7 +67,9 @@ export class TakeoverRelay {
       });
     });
     ws.on('close', () => void this.onClose(t.id, role, ws).catch(() => {}));
+    // The agent streams once it hears the owner is there, whichever end connected first.
     if (role === 'owner') this.send(pair.agent, '{"t":"live"}');
+    else if (pair.owner) this.send(ws, '{"t":"live"}');
   }
 
   private async onMessage(id: string, role: RelayRole, ws: WebSocket, data: RawData, isBinary: boolean): Promise<void> {
