@@ -210,9 +210,15 @@ describe('unattended agents: a pre-approved plan and a take-over, the owner in C
       assert.deepEqual(commands.slice(2), [{ t: 'text', text: 'K7Q2' }, { t: 'set', value: 'K7Q2' }, { t: 'key', key: 'Enter' }]);
       assert.deepEqual(lines.at(-1), { event: 'ended', reason: 'done' });
 
-      // Nothing is left open.
+      // Nothing is left open; the notice, tapped again, says the take-over ended and stays in the app.
       const active = expectStatus(await call<unknown[]>(server, 'GET', '/api/takeover/active', undefined, { cookie }), 200, 'open take-overs');
       assert.deepEqual(active.body, []);
+      await page.goto(`${server.baseUrl}/app`);
+      await openNotifications(page);
+      const again = page.locator('#inbox li[data-type="takeover"]').first();
+      await again.locator('.inbox-open').click();
+      await again.locator('.inbox-note', { hasText: 'This take-over has ended.' }).waitFor();
+      assert.equal(new URL(page.url()).pathname, '/app');
       assert.deepEqual(owner.problems, []);
     } finally {
       if (tk.running()) await tk.stop();
