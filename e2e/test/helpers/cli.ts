@@ -35,13 +35,23 @@ export class AgentCli {
   ) {}
 
   /** A fresh agent directory, key and registration: `init --email` signed in as the owner. */
-  static async init(serviceUrl: string, owner: { email: string; password: string }, name: string): Promise<AgentCli> {
+  static init(serviceUrl: string, owner: { email: string; password: string }, name: string): Promise<AgentCli> {
+    return AgentCli.register(['init', '--service', serviceUrl, '--name', name, '--email', owner.email], { MANDATE_PASSWORD: owner.password });
+  }
+
+  /** A fresh agent directory paired with the one-time code the owner app showed (`pair CODE`): no owner password on the agent's side. */
+  static pair(serviceUrl: string, code: string, name: string): Promise<AgentCli> {
+    return AgentCli.register(['pair', code, '--service', serviceUrl, '--name', name], {});
+  }
+
+  /** Runs a registering command (`init`, `pair`) in a new directory; answers the agent it registered. */
+  private static async register(args: string[], env: Record<string, string>): Promise<AgentCli> {
     const dir = mkdtempSync(join(tmpdir(), 'mandate-e2e-agent-'));
-    const r = await runCli(dir, ['init', '--service', serviceUrl, '--name', name, '--email', owner.email], { MANDATE_PASSWORD: owner.password });
+    const r = await runCli(dir, args, env);
     const agentId = r.json?.['agent_id'];
     if (r.code !== 0 || typeof agentId !== 'string') {
       rmSync(dir, { recursive: true, force: true });
-      throw new Error(`init failed: ${show(r)}`);
+      throw new Error(`${args[0] ?? 'registration'} failed: ${show(r)}`);
     }
     return new AgentCli(dir, agentId);
   }

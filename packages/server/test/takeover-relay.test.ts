@@ -55,6 +55,19 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       assert.ok(!row.includes(JPEG));
     });
 
+    it('the owner first, the agent after (the owner tapped the push before the agent connected): the agent still gets live', async () => {
+      const s = await open();
+      const ownerEnd = new Client(`${ws}/api/takeover/${s.takeover_id}/owner`, s.agent.owner.auth);
+      await ownerEnd.opened;
+      const agentEnd = new Client(`${ws}/api/v1/takeover/${s.takeover_id}/agent`, { authorization: `Bearer ${s.agent_token}` });
+      await agentEnd.opened;
+      await agentEnd.until(() => agentEnd.messages.some((m) => m.t === 'live'), 'live');
+      agentEnd.send({ t: 'frame', data: JPEG, w: 390, h: 844 });
+      await ownerEnd.until(() => ownerEnd.messages.some((m) => m.t === 'frame'), 'a frame');
+      agentEnd.send({ t: 'done' });
+      await ownerEnd.until(() => ownerEnd.closed !== undefined, 'owner closed');
+    });
+
     it('the agent token only in the header: a query string 400, a wrong token 401, no token 401; owner: not signed in 401, another owner 404, a foreign Origin with the cookie 403', async () => {
       const s = await open();
       const url = `${ws}/api/v1/takeover/${s.takeover_id}/agent`;

@@ -56,6 +56,17 @@ function requestLines(item: InboxItem): (HTMLElement | null)[] {
   ];
 }
 
+/** A take-over notice says "tap to take over": its page while the take-over is open, else a note that it ended. */
+async function openTakeover(id: string, note: HTMLElement): Promise<void> {
+  const open = await api<{ id: string }[]>('GET', '/api/takeover/active');
+  if (open.some((t) => t.id === id)) {
+    location.href = `/app/takeover/${encodeURIComponent(id)}`;
+    return;
+  }
+  note.textContent = 'This take-over has ended.';
+  note.hidden = false;
+}
+
 function inboxItem(item: InboxItem): HTMLElement {
   const open = el('button', { type: 'button', className: 'inbox-open' },
     el('span', { className: `inbox-kind ${item.type}`, text: TYPE_LABELS[item.type] ?? item.type }),
@@ -74,6 +85,10 @@ function inboxItem(item: InboxItem): HTMLElement {
       await markRead(item, node);
     } catch (e) {
       await report(e);
+      return;
+    }
+    if (item.type === 'takeover' && item.takeover_id) {
+      await openTakeover(item.takeover_id, note).catch(report);
       return;
     }
     if (item.type !== 'approval' || !item.txn_id) return;
