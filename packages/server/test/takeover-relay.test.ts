@@ -57,9 +57,9 @@ for (const backend of ['sqlite', 'postgres'] as const) {
 
     it('the owner first, the agent after (the owner tapped the push before the agent connected): the agent still gets live', async () => {
       const s = await open();
-      const ownerEnd = new Client(`${ws}/api/takeover/${s.takeover_id}/owner`, s.agent.owner.auth);
+      const ownerEnd = new RelayClient(`${ws}/api/takeover/${s.takeover_id}/owner`, s.agent.owner.auth);
       await ownerEnd.opened;
-      const agentEnd = new Client(`${ws}/api/v1/takeover/${s.takeover_id}/agent`, { authorization: `Bearer ${s.agent_token}` });
+      const agentEnd = new RelayClient(`${ws}/api/v1/takeover/${s.takeover_id}/agent`, { authorization: `Bearer ${s.agent_token}` });
       await agentEnd.opened;
       await agentEnd.until(() => agentEnd.messages.some((m) => m.t === 'live'), 'live');
       agentEnd.send({ t: 'frame', data: JPEG, w: 390, h: 844 });
