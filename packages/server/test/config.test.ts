@@ -25,6 +25,15 @@ describe('configuration', () => {
     assert.equal(parseConfig({ BASE_URL: 'https://mandate.example.com/' }).baseUrl, 'https://mandate.example.com');
   });
 
+  it('takes NODE_INTERNAL_URL as an http(s) address without query, fragment or credentials; empty: one node', () => {
+    assert.equal(parseConfig({}).nodeInternalUrl, null);
+    assert.equal(parseConfig({ NODE_INTERNAL_URL: '' }).nodeInternalUrl, null);
+    assert.equal(parseConfig({ NODE_INTERNAL_URL: 'http://10.0.0.5:8080/' }).nodeInternalUrl, 'http://10.0.0.5:8080');
+    for (const bad of ['10.0.0.5:8080', 'ws://10.0.0.5', 'http://10.0.0.5/?a=1', 'http://u:p@10.0.0.5']) {
+      assert.throws(() => parseConfig({ NODE_INTERNAL_URL: bad }), (e: unknown) => e instanceof ConfigError && /NODE_INTERNAL_URL/.test(e.problems.join()), bad);
+    }
+  });
+
   it('reports every bad value at once', () => {
     assert.throws(
       () => parseConfig({ PORT: 'eighty', BASE_URL: 'ftp://x', DATABASE_URL: 'mysql://x', LOG_LEVEL: 'loud', KEY_ENCRYPTION_KEY: 'short', TRUST_PROXY: 'maybe', ADMIN_EMAILS: 'nobody' }),
