@@ -169,14 +169,18 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   const pairing = new Pairing(store.challenges, clock, limiter, agents);
   // The issuers are the operator's choice (configuration), not a user's: see outbound/openid-issuers.ts.
   const identityProviders = new IdentityProviders({ store, clock, limiter, accounts, approvals, activity, notifier, issuers: new OpenIdIssuers(config.baseUrl), providers: config.oauthProviders });
+  const relay = new TakeoverRelay(takeovers, { nodeUrl: config.nodeInternalUrl });
   // Account deletion (decisions §16): one erasure step per concept, all in one transaction; the
   // back-channel logouts its agent and sign-in steps queue go out once it commits.
   const accountDeletion = new AccountDeletion({
     store, clock, accounts,
     steps: standardErasureSteps({ agents, endSignIn: (repos, sid, now) => endSignIn(repos, oidcSecret, sid, now) }),
-    afterCommit: () => outbox.wake(),
+    afterCommit: () => {
+      outbox.wake();
+      // The owner's take-overs relayed here close at once (those on other nodes at their next check).
+      void relay.checkHeld().catch(() => {});
+    },
   });
-  const relay = new TakeoverRelay(takeovers, { nodeUrl: config.nodeInternalUrl });
   const services: Services = { takeovers, relay, accountDeletion, identityProviders, phone, recovery, sdkTarballs: new SdkTarballs(), metrics, emailVerification, passwordReset, dataExport, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, plans, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
 
   const app = Fastify({

@@ -153,7 +153,8 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       expectStatus(await t.app.inject({ method: 'POST', url: '/api/takeover/tk_unknown/relay-check' }), 204);
       expectStatus(await t.app.inject({ method: 'POST', url: `/api/takeover/${'x'.repeat(65)}/relay-check` }), 422);
 
-      // Erased with its account: the row is gone, and the next check tells both ends it was cancelled.
+      // Erased behind the relay's back (as on another node): the row is gone, and the periodic check
+      // tells both ends it was cancelled.
       const b = await open(a.agent);
       const two = await connect(b);
       await t.services.store.takeovers.deleteForUser(a.agent.owner.user.id);
@@ -161,6 +162,14 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       await two.agentEnd.until(() => two.agentEnd.closed !== undefined, 'agent closed by the periodic check');
       assert.deepEqual(two.agentEnd.messages.at(-1), { t: 'cancelled' });
       assert.deepEqual(two.ownerEnd.messages.at(-1), { t: 'cancelled' });
+
+      // The owner deletes the account on this node: its take-overs close at once.
+      const c = await open();
+      const three = await connect(c);
+      const { email, password } = c.agent.owner;
+      expectStatus(await t.app.inject({ method: 'POST', url: '/api/account/delete', headers: c.agent.owner.auth, payload: { confirm: email, password } }), 200);
+      await three.agentEnd.until(() => three.agentEnd.closed !== undefined, 'agent closed by the deletion');
+      assert.deepEqual(three.ownerEnd.messages.at(-1), { t: 'cancelled' });
       assert.equal(t.services.relay.size, 0);
     });
   });
