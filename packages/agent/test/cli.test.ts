@@ -318,6 +318,24 @@ describe('mandate-agent CLI', { timeout: 240_000 }, () => {
     expectCode(await cli(['plan', 'frobnicate', 'x', '--dir', dir]), 2);
   });
 
+  it('approve --text: a publish step matches only the same texts, sent as digests (decisions §20)', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const file = join(root, 'publish-plan.json');
+    const post = 'Hello, readers:\nnew  stock today';
+    writeFileSync(file, JSON.stringify({ title: 'Morning post', start_at: now, end_at: now + 3600, steps: [{ url: 'https://blog.example/new', button: 'Publish', texts: [post] }] }));
+    const submitted = await cli(['plan', 'submit', file, '--dir', dir, '--json']);
+    expectCode(submitted, 0);
+    await owner.approve((json(submitted) as { txn_id: string }).txn_id);
+    // Another text asks the owner (answered here by a denial); the planned text, trailing spaces and all, passes at once.
+    const other = await whileWaiting(['approve', 'blog.example', 'form:submit', '--label', 'Publish', '--text', 'Something else', '--dir', dir, '--interval', '0.2', '--json'], () => owner.answerNext(agentId, 'agent_approval', 'deny'));
+    expectCode(other, 1);
+    const same = await cli(['approve', 'blog.example', 'form:submit', '--label', 'Publish', '--text', `${post}   `, '--dir', dir, '--json']);
+    expectCode(same, 0);
+    const pending = await owner.pending();
+    assert.ok(!pending.some((p) => p.agent_id === agentId && p.site === 'blog.example'), 'no card for the planned text');
+    expectCode(await cli(['approve', 'blog.example', 'form:submit', ...Array.from({ length: 9 }, (_, i) => ['--text', `t${i}`]).flat(), '--dir', dir]), 2);
+  });
+
   it('refuses a key file others can read, with the fix', async () => {
     chmodSync(join(dir, 'key.json'), 0o644);
     const r = await cli(['whoami', '--dir', dir]);

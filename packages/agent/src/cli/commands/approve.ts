@@ -1,3 +1,4 @@
+import { textDigestSet } from '@mandate/protocol';
 import type { Command } from '../command.ts';
 import type { AgentApprovalDetails } from '../../agent.ts';
 import { agentFromDir } from '../agent-from-dir.ts';
@@ -14,7 +15,7 @@ const TEXT_FIELDS = ['label', 'amount', 'item', 'page', 'host', 'target-host', '
 export const approveCommand: Command = {
   name: 'approve',
   summary: 'ask the owner to approve one action on any site; exit 0 approved, 1 denied, 2 error, 3 expired',
-  usage: 'mandate-agent approve SITE ACTION [--label TEXT] [--amount TEXT] [--item TEXT] [--page TEXT] [--host HOST] [--target-host HOST] [--path PATH] [--card-fields] [--password-fields]',
+  usage: 'mandate-agent approve SITE ACTION [--label TEXT] [--amount TEXT] [--item TEXT] [--page TEXT] [--host HOST] [--target-host HOST] [--path PATH] [--card-fields] [--password-fields] [--text TEXT]...',
   help: `Asks the owner to approve one action on SITE (POST /api/v1/agent-approval); the site need not use
 Mandate and no access grant is needed. Waits for the answer unless the owner's approval mode approves
 it at once. Exit code: 0 approved, 1 denied, 2 error, 3 expired (nobody answered in time).
@@ -25,10 +26,12 @@ it at once. Exit code: 0 approved, 1 denied, 2 error, 3 expired (nobody answered
   --amount TEXT     an amount shown on the page (money: always asks unless a plan covers it)
   --item TEXT, --page TEXT, --host HOST, --target-host HOST, --path PATH
   --card-fields, --password-fields   the form has such fields
+  --text TEXT       a text the click sends or publishes (repeatable, at most 8): only its digest
+                    goes to the service, and a plan step that names texts matches only the same set
 ${WAIT_HELP}`,
   options: {
     label: { type: 'string' }, amount: { type: 'string' }, item: { type: 'string' }, page: { type: 'string' }, host: { type: 'string' }, 'target-host': { type: 'string' }, path: { type: 'string' },
-    'card-fields': { type: 'boolean' }, 'password-fields': { type: 'boolean' }, ...WAIT_OPTIONS,
+    'card-fields': { type: 'boolean' }, 'password-fields': { type: 'boolean' }, text: { type: 'string', multiple: true }, ...WAIT_OPTIONS,
   },
   positionals: { min: 2, max: 2 },
 
@@ -42,6 +45,10 @@ ${WAIT_HELP}`,
     }
     if (flag(values, 'card-fields')) details.card_fields = true;
     if (flag(values, 'password-fields')) details.password_fields = true;
+    // Each --text whole (commas and all); only digests leave this machine (decisions §20).
+    const texts = ([] as unknown[]).concat(values['text'] ?? []).filter((v): v is string => typeof v === 'string');
+    if (texts.length > 8) throw new UsageError('approve takes at most 8 --text', 'approve');
+    if (texts.length > 0) details.text_digests = textDigestSet(texts);
     const timeoutMs = seconds(values, 'timeout', 'approve', { min: 1, max: 3600 });
     const intervalMs = seconds(values, 'interval', 'approve', { min: 0.2, max: 60 });
     try {
