@@ -1,4 +1,4 @@
-import { createAgentJwt, isValidAction, isValidScopeList, LIMITS } from '@mandate/protocol';
+import { createAgentJwt, isValidAction, isValidScopeList, LIMITS, type AgentApprovalDetails } from '@mandate/protocol';
 import { waitForAnswer, type WaitOptions } from './approvals/wait.ts';
 import { AccessRequiredError, AgentRevokedError, InvalidInputError, KeyFileError } from './client/errors.ts';
 import { ServiceClient, type FetchLike } from './client/http.ts';
@@ -13,6 +13,8 @@ import { normalizeSiteId, siteIdOfUrl } from './site-id.ts';
 import { FileStateStore } from './state/file-state-store.ts';
 import { MemoryStateStore } from './state/memory-state-store.ts';
 import type { StateStore } from './state/state-store.ts';
+
+export type { AgentApprovalDetails };
 
 export type MandateAgentOptions = {
   serviceUrl: string;
@@ -47,20 +49,6 @@ export type SiteFetchOptions = {
  * for access, keeps passes fresh, calls sites with pass + DPoP proof, gets step-ups when a site
  * asks for one, and reports to the owner. Every failure is a `MandateError` (see client/errors.ts).
  */
-/** What an agent approval describes (decisions §19); all optional, shown on the owner's card. */
-export interface AgentApprovalDetails {
-  label?: string;
-  amount?: string;
-  item?: string;
-  page?: string;
-  host?: string;
-  target_host?: string;
-  path?: string;
-  card_fields?: boolean;
-  password_fields?: boolean;
-  text_digests?: string[];
-}
-
 export class MandateAgent {
   readonly serviceUrl: string;
   readonly agentId: string;

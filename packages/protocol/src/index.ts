@@ -39,3 +39,4 @@ export type { DpopProofInput, AgentJwtInput, PrivateKey } from './sign.ts';
 export { signServiceToken, signPass, signStepupToken, signRevocationSnapshot } from './service-sign.ts';
 export type { SignatureCheck, SignatureChecker } from './es256.ts';
 export type { PushPayload, PushType } from './push.ts';
+export type { AgentApprovalDetails } from './agent-approval.ts';

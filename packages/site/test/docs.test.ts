@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import ts from 'typescript';
-import { REPO_ROOT, runTs } from '../../server/test/helpers/child-process.ts';
+import { runTs } from '../../server/test/helpers/child-process.ts';
+import { docExamples, exampleProject, typecheck } from '../../server/test/helpers/doc-examples.ts';
 import { freePort } from '../../server/test/helpers/server-process.ts';
 import { type AgentWithPass, type Mandate, RealClock, agentRequest, agentWithPass, startMandate, stepupFor } from './helpers/mandate.ts';
 
@@ -14,37 +13,14 @@ import { type AgentWithPass, type Mandate, RealClock, agentRequest, agentWithPas
 // example serves POST /orders/:id/pay).
 
 const GUIDE = 'docs/sites/sdk.md';
-type Example = { file: string; run: boolean; code: string };
-
-function examples(): Example[] {
-  const text = readFileSync(join(REPO_ROOT, GUIDE), 'utf8');
-  return [...text.matchAll(/<!-- example: ([\w.-]+\.ts)( \(run\))? -->\n```ts\n([\s\S]*?)```/g)].map((m) => ({ file: m[1] ?? '', run: m[2] !== undefined, code: m[3] ?? '' }));
-}
-
-/** Typechecks the files with the repository's compiler settings; returns the diagnostics as text. */
-function typecheck(dir: string, files: string[]): string[] {
-  const base = ts.readConfigFile(join(REPO_ROOT, 'tsconfig.base.json'), ts.sys.readFile);
-  const parsed = ts.parseJsonConfigFileContent(base.config, ts.sys, dir);
-  const program = ts.createProgram(
-    files.map((f) => join(dir, f)),
-    { ...parsed.options, noEmit: true, typeRoots: [join(REPO_ROOT, 'node_modules/@types')] },
-  );
-  return ts.getPreEmitDiagnostics(program).map((d) => {
-    const where = d.file ? `${d.file.fileName}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1}` : '';
-    return `${where} ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`;
-  });
-}
 
 describe(`${GUIDE} examples`, () => {
   let dir = '';
-  const all = examples();
+  const all = docExamples(GUIDE);
 
   before(() => {
     // Outside the repository, as a reader's project would be; node_modules links to this checkout's.
-    dir = mkdtempSync(join(tmpdir(), 'mandate-sdk-docs-'));
-    writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module', private: true }));
-    symlinkSync(join(REPO_ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
-    for (const e of all) writeFileSync(join(dir, e.file), e.code);
+    dir = exampleProject('mandate-sdk-docs-', all);
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 

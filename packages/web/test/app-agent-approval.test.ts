@@ -1,35 +1,28 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createAgentJwt } from '@mandate/protocol';
-import type { Browser } from 'playwright-core';
-import { launchChromium } from '../../server/test/helpers/browser.ts';
-import { startServer, type ServerProcess } from '../../server/test/helpers/server-process.ts';
-import { type AgentKey, agentKey } from './helpers/agent-runner.ts';
+import type { ServerProcess } from '../../server/test/helpers/server-process.ts';
+import type { AgentKey } from './helpers/agent-runner.ts';
 import { call, expectStatus } from '../../server/test/helpers/over-http.ts';
 import { until } from '../../server/test/helpers/until.ts';
-import { PHONE, type OwnerTab, createAgent, expectNoError, expectNoSidewaysScroll, goTo, openOwnerTab, requestCard, signUp } from './helpers/owner-app.ts';
+import { type OwnerAppRig, type OwnerTab, expectNoError, expectNoSidewaysScroll, goTo, ownerWithAgent, requestCard, startOwnerAppRig } from './helpers/owner-app.ts';
 
 // Agent approvals and approval modes in the owner app (decisions §19), on a phone (390 px): the card
 // shows the action, label, amount, page, hosts and category and is approved with the passkey or
 // denied; the agent's card holds its approval modes (default, per-site rows, add and remove).
 
+let rig: OwnerAppRig;
 let server: ServerProcess;
-let browser: Browser;
-let phone: OwnerTab;
 let key: AgentKey;
+let phone: OwnerTab;
 let agentId = '';
 
 before(async () => {
-  browser = await launchChromium('owner app');
-  server = await startServer({ env: { DATABASE_URL: '' } });
-  key = await agentKey();
+  rig = await startOwnerAppRig('owner app');
+  ({ server, key } = rig);
 });
 
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-  key?.remove();
-});
+after(() => rig?.close());
 
 async function file(site: string, action: string, details: Record<string, unknown>) {
   const r = await call<{ txn_id: string; status: string }>(server, 'POST', '/api/v1/agent-approval', { agent_id: agentId, agent_jwt: await createAgentJwt(key.privateKey, agentId), site, action, details });
@@ -43,13 +36,8 @@ const pollStatus = (txn: string) => until('an answer', async () => {
 }, { ms: 20_000, everyMs: 200 });
 
 test('an agent approval card shows what the agent wants, approved with the passkey or denied', { timeout: 120_000 }, async () => {
-  phone = await openOwnerTab(browser, PHONE);
+  ({ tab: phone, agentId } = await ownerWithAgent(rig, { email: `owner.${Date.now()}@example.com`, agentName: 'shopper' }));
   const { page } = phone;
-  await signUp(page, server.baseUrl, `owner.${Date.now()}@example.com`);
-  await page.locator('#passkey-setup').waitFor({ state: 'visible' });
-  await page.click('#passkey-setup-button');
-  await page.locator('#passkey-setup').waitFor({ state: 'hidden' });
-  agentId = await createAgent(page, 'shopper', key.publicJwk);
 
   const pay = await file('shop.example', 'checkout:submit', { label: 'Pay <b>now</b>', amount: '42.00 EUR', page: 'Checkout', host: 'shop.example', target_host: 'pay.example', card_fields: true });
   assert.equal(pay.status, 'pending');

@@ -1,45 +1,32 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createAgentJwt } from '@mandate/protocol';
-import type { Browser } from 'playwright-core';
-import { launchChromium } from '../../server/test/helpers/browser.ts';
-import { startServer, type ServerProcess } from '../../server/test/helpers/server-process.ts';
-import { type AgentKey, agentKey } from './helpers/agent-runner.ts';
+import type { ServerProcess } from '../../server/test/helpers/server-process.ts';
+import type { AgentKey } from './helpers/agent-runner.ts';
 import { call, expectStatus } from '../../server/test/helpers/over-http.ts';
-import { PHONE, type OwnerTab, createAgent, expectNoError, expectNoSidewaysScroll, goTo, openOwnerTab, requestCard, sessionCookie, signUp } from './helpers/owner-app.ts';
+import { type OwnerAppRig, expectNoError, expectNoSidewaysScroll, goTo, ownerWithAgent, requestCard, sessionCookie, startOwnerAppRig } from './helpers/owner-app.ts';
 
 // Plans in the owner app (decisions §20), on a phone (390 px): the plan card shows the steps with
 // tick boxes, a payment step shown but not tickable; the owner unticks one step and approves the
 // rest with the passkey (virtual authenticator); the Plans list under Agents shows the outcome and
 // withdraws the plan.
 
+let rig: OwnerAppRig;
 let server: ServerProcess;
-let browser: Browser;
-let phone: OwnerTab;
 let key: AgentKey;
 
 before(async () => {
-  browser = await launchChromium('owner app (plans)');
-  server = await startServer({ env: { DATABASE_URL: '' } });
-  key = await agentKey();
+  rig = await startOwnerAppRig('owner app (plans)');
+  ({ server, key } = rig);
 });
 
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-  key?.remove();
-});
+after(() => rig?.close());
 
 type PlanView = { plan_id: string; txn_id: string; status: string; steps: { id: string; approved: boolean; uses_left: number }[] };
 
 test('the owner ticks plan steps, approves with the passkey, sees the plan under Agents and withdraws it', { timeout: 120_000 }, async () => {
-  phone = await openOwnerTab(browser, PHONE);
+  const { tab: phone, agentId } = await ownerWithAgent(rig, { email: `plans.${Date.now()}@example.com`, agentName: 'nightly shopper' });
   const { page } = phone;
-  await signUp(page, server.baseUrl, `plans.${Date.now()}@example.com`);
-  await page.locator('#passkey-setup').waitFor({ state: 'visible' });
-  await page.click('#passkey-setup-button');
-  await page.locator('#passkey-setup').waitFor({ state: 'hidden' });
-  const agentId = await createAgent(page, 'nightly shopper', key.publicJwk);
   const cookie = await sessionCookie(phone.context, server.baseUrl);
 
   const now = Math.floor(Date.now() / 1000);

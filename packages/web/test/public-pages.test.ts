@@ -9,7 +9,7 @@ const PAGES = [
   { path: '/how-it-works', title: 'How it works', markers: ['passkey', 'P-256', 'DPoP', 'Cloud mode', 'Local mode', 'step-up token', 'revocation list', 'Who learns what'], links: ['/app'] },
   { path: '/for-shops', title: 'for sites', markers: ['POST /api/v1/verify', 'insufficient_scope', 'stepup_required', 'Cheap checks come first', 'Cloud mode', 'Local mode', 'X-Service-Stepup'], links: [] },
   { path: '/docs', title: 'Documentation', markers: ['For agent developers', 'For sites', 'Reference', 'Operations', '/openapi.json'], links: ['/llms.txt'] },
-  { path: '/docs/agents', title: 'agent developers', markers: ['POST /api/v1/authz-requests', 'POST /api/v1/token', 'POST /api/v1/stepup', 'X-Agent-JWT', 'DPoP', 'Numbers to know'], links: ['/docs/agents/quickstart'] },
+  { path: '/docs/agents', title: 'agent developers', markers: ['POST /api/v1/authz-requests', 'POST /api/v1/token', 'POST /api/v1/stepup', 'POST /api/v1/agent-approval', 'X-Agent-JWT', 'DPoP', 'Numbers to know'], links: ['/docs/agents/quickstart', '/docs/agents/unattended'] },
   { path: '/legal/privacy', title: 'Privacy', markers: ['argon2id', 'IP address', 'passkey', 'activity trail', 'Download my data', 'Delete account', BASE_URL], links: ['/app'] },
   { path: '/legal/terms', title: 'Terms', markers: ['step-up', 'revoke', 'without warranty', BASE_URL], links: ['/legal/privacy'] },
 ] as const;

@@ -6,24 +6,31 @@ export type SeenRequest = { method: string; path: string; authorization: string 
 /**
  * A tiny site for the tests, verifying in cloud mode with the service's POST /api/v1/verify, as the
  * site-side contract says:
- *   GET  /items             needs scope `list`
+ *   GET  /items             needs scope `list` (also as GET /listings, the route of docs/agents/sdk.md)
  *   POST /orders/:id/pay    needs a step-up for "pay order <id>" and names that action in its 403
  *   POST /orders/:id/cancel needs a step-up for "cancel order <id>" but does not name it
  *   GET  /flaky             answers 401 token_expired to its first call, then behaves like /items
- * It records what it saw so tests can check the headers each request carried.
+ * It records what it saw so tests can check the headers each request carried. It listens on
+ * 127.0.0.1; `siteId` and `publicUrl` (what it verifies requests against) default to that address,
+ * or name the site a guide uses (`shop.example` at `https://shop.example`) for a test that sends
+ * that guide's requests here.
  */
 export class TestSite {
   readonly seen: SeenRequest[] = [];
+  /** Where it listens. */
   readonly url: string;
   readonly siteId: string;
+  /** The origin requests are verified against (the `htu` of their DPoP proofs). */
+  readonly publicUrl: string;
   private flakyDone = false;
 
-  private constructor(private readonly server: Server, port: number, private readonly serviceUrl: string) {
+  private constructor(private readonly server: Server, port: number, private readonly serviceUrl: string, as: { siteId?: string; publicUrl?: string }) {
     this.url = `http://127.0.0.1:${port}`;
-    this.siteId = `127.0.0.1:${port}`;
+    this.siteId = as.siteId ?? `127.0.0.1:${port}`;
+    this.publicUrl = as.publicUrl ?? this.url;
   }
 
-  static async start(serviceUrl: string): Promise<TestSite> {
+  static async start(serviceUrl: string, as: { siteId?: string; publicUrl?: string } = {}): Promise<TestSite> {
     const port = await freePort();
     let site: TestSite | undefined;
     const server = createServer((req, res) => {
@@ -34,7 +41,7 @@ export class TestSite {
         res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'verification_unavailable', detail: String(e) }));
       });
     });
-    site = new TestSite(server, port, serviceUrl);
+    site = new TestSite(server, port, serviceUrl, as);
     await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
     return site;
   }
@@ -48,7 +55,7 @@ export class TestSite {
     const res = await fetch(`${this.serviceUrl}/api/v1/verify`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ access_token: bearer(req), dpop: header(req, 'dpop') ?? '', method: req.method, url: `${this.url}${req.url}`, site: this.siteId, ...extra }),
+      body: JSON.stringify({ access_token: bearer(req), dpop: header(req, 'dpop') ?? '', method: req.method, url: `${this.publicUrl}${req.url}`, site: this.siteId, ...extra }),
     });
     if (res.status !== 200) throw new Error(`verify answered ${res.status}`);
     return (await res.json()) as Record<string, any>;
@@ -61,7 +68,7 @@ export class TestSite {
       this.flakyDone = true;
       return { status: 401, body: { error: 'token_expired' } };
     }
-    if (req.method === 'GET' && (path === '/items' || path === '/flaky')) {
+    if (req.method === 'GET' && (path === '/items' || path === '/listings' || path === '/flaky')) {
       const v = await this.verify(req);
       if (!v.valid) return { status: 401, body: { error: v.error } };
       if (!v.scopes.includes('list')) return { status: 403, body: { error: 'insufficient_scope' } };

@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, CDPSession, Locator, Page } from 'playwright-core';
-import { addAuthenticator, expectNoError } from '../../../server/test/helpers/browser.ts';
+import { addAuthenticator, expectNoError, launchChromium } from '../../../server/test/helpers/browser.ts';
+import { startServer, type ServerProcess } from '../../../server/test/helpers/server-process.ts';
+import { type AgentKey, agentKey } from './agent-runner.ts';
 
 /** The owner app driven in Chromium like a person: page helpers shared by the app-* browser tests. */
 
@@ -104,6 +106,46 @@ export async function createAgent(page: Page, name: string, publicJwk: object): 
   const id = (await card.locator('.agent-id').textContent()) ?? '';
   assert.match(id, /^ag_[a-z0-9]+$/);
   return id;
+}
+
+/** What a test file of the owner app runs against: Chromium, a server on SQLite and an agent's key. */
+export interface OwnerAppRig {
+  browser: Browser;
+  server: ServerProcess;
+  key: AgentKey;
+  close(): Promise<void>;
+}
+
+/** Starts Chromium, a server (embedded database) and makes an agent key; `close()` ends them. */
+export async function startOwnerAppRig(what: string): Promise<OwnerAppRig> {
+  const browser = await launchChromium(what);
+  const server = await startServer({ env: { DATABASE_URL: '' } });
+  const key = await agentKey();
+  return {
+    browser,
+    server,
+    key,
+    close: async () => {
+      await browser.close();
+      await server.stop();
+      key.remove();
+    },
+  };
+}
+
+/**
+ * A new owner on a fresh tab (a phone unless `viewport` says otherwise): signed up, the first passkey
+ * set up as the app offers it, and one agent added with `publicJwk`. Answers the tab and the agent id.
+ */
+export async function ownerWithAgent(rig: OwnerAppRig, opts: { email: string; agentName: string; viewport?: { width: number; height: number } }): Promise<{ tab: OwnerTab; agentId: string }> {
+  const tab = await openOwnerTab(rig.browser, opts.viewport ?? PHONE);
+  const { page } = tab;
+  await signUp(page, rig.server.baseUrl, opts.email);
+  await page.locator('#passkey-setup').waitFor({ state: 'visible' });
+  await page.click('#passkey-setup-button');
+  await page.locator('#passkey-setup').waitFor({ state: 'hidden' });
+  const agentId = await createAgent(page, opts.agentName, rig.key.publicJwk);
+  return { tab, agentId };
 }
 
 /** The card of one request, once it appeared (the app polls: no reload). */

@@ -1,23 +1,12 @@
+import type { AgentApprovalDetails } from '@mandate/protocol';
 import type { OidcRequestContext } from './oidc.ts';
 
 /** Access and step-up requests (the `txn_id` of the interface). Times are epoch ms. */
 
 export type RequestKind = 'initial' | 'stepup' | 'agent_approval' | 'plan';
 
-/** What an agent approval (`agent_approval`, decisions §19) describes: shown on the owner's card. */
-export interface AgentApprovalDetails {
-  label?: string;
-  amount?: string;
-  item?: string;
-  page?: string;
-  host?: string;
-  target_host?: string;
-  path?: string;
-  card_fields?: boolean;
-  password_fields?: boolean;
-  text_digests?: string[];
-}
-
+/** What an agent approval (`agent_approval`, decisions §19) describes: one definition in @mandate/protocol. */
+export type { AgentApprovalDetails } from '@mandate/protocol';
 
 export type RequestStatus = 'pending' | 'approved' | 'denied' | 'expired' | 'consumed';
 

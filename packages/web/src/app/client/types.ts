@@ -1,6 +1,10 @@
 // The JSON shapes of the owner API this app reads (see GET /openapi.json). Kept here, not imported
 // from the server: the app is a client of the public API like any other.
 
+import type { AgentApprovalDetails } from '@mandate/protocol';
+
+export type { AgentApprovalDetails };
+
 export type RequestKind = 'initial' | 'stepup' | 'agent_approval';
 export type AgentFlag = 'ok' | 'suspicious' | 'revoked';
 
@@ -17,20 +21,6 @@ export interface SignInRequest {
 }
 
 /** An open request for one of the owner's agents (`pending` of GET /api/me). */
-/** What an agent approval describes (decisions §19). */
-export interface AgentApprovalDetails {
-  label?: string;
-  amount?: string;
-  item?: string;
-  page?: string;
-  host?: string;
-  target_host?: string;
-  path?: string;
-  card_fields?: boolean;
-  password_fields?: boolean;
-  text_digests?: string[];
-}
-
 export interface PendingRequest {
   id: string;
   kind: RequestKind | string;

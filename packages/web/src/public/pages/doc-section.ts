@@ -30,6 +30,7 @@ export function docSectionPage(ctx: SiteContext, section: DocSection): string {
 function agentsLanding(ctx: SiteContext, section: DocSection): SafeHtml {
   const sdk = ctx.docs.find('agents', 'sdk');
   const cli = ctx.docs.find('agents', 'cli');
+  const unattended = ctx.docs.find('agents', 'unattended');
   const api = docHref(ctx, 'reference', 'api');
   return html`
     <h1>Mandate for agent developers</h1>
@@ -53,6 +54,7 @@ function agentsLanding(ctx: SiteContext, section: DocSection): SafeHtml {
           <tr><td>Get or renew a pass</td><td><code>POST /api/v1/token</code></td><td>pass (600 s) and a single-use refresh token</td></tr>
           <tr><td>Call the site</td><td><code>Authorization: Bearer &lt;pass&gt;</code> and a fresh <code>DPoP</code> proof per request</td><td>the site's answer</td></tr>
           <tr><td>Sensitive action</td><td><code>POST /api/v1/stepup</code>, then poll with <code>X-Agent-JWT</code></td><td>a step-up token, sent once as <code>X-Service-Stepup</code></td></tr>
+          <tr><td>Ask before acting on any site</td><td><code>POST /api/v1/agent-approval</code>, then poll like any request${unattended ? html` (<a href="${unattended.path}">approval modes, plans, take-overs</a>)` : ''}</td><td><code>approved</code> at once by the owner's mode or plan, else a card</td></tr>
           <tr><td>Am I still allowed?</td><td><code>GET /api/v1/agent-status</code></td><td><code>global_flag</code> and revoked sites</td></tr>
           <tr><td>Tell the owner</td><td><code>POST /api/v1/agent-notify</code>, <code>POST /api/v1/agent-status</code></td><td>a note, or a status on the owner's dashboard</td></tr>
         </tbody>

@@ -5,17 +5,15 @@ import type { Services } from '../../../services.ts';
 import { BAD_VERIFY_LINK, EMAIL_SEND_LIMIT, VERIFY_PATH } from '../../../domain/accounts/email-verification.ts';
 import { LINK_ATTEMPTS } from '../../../domain/accounts/email-links.ts';
 import { withErrors } from '../../schemas/common.ts';
-import { answerLinkConfirm, answerLinkPreview, withFormBodies } from './email-pages.ts';
+import { answerLinkConfirm, withFormBodies } from './email-pages.ts';
+import { LinkToken, linkPageRoute } from '../link-page.ts';
 
-const Token = Type.String({ minLength: 1, maxLength: 200, description: 'the `token` of the mailed link' });
-const LinkQuery = Type.Object({ token: Type.Optional(Type.String({ maxLength: 200, description: 'the `token` of the mailed link' })) });
 const SentOut = Type.Object({
   sent: Type.Literal(true),
   to: Type.String({ description: 'the address the link went to: the account\'s current email' }),
   expires_in: Type.Integer({ description: 'seconds the link stays valid: 86400' }),
 });
 const VerifiedOut = Type.Object({ email_verified: Type.Literal(true), email: Type.String() });
-const Html = Type.String({ description: 'an HTML page' });
 
 const PAGE_TITLE = 'Verify your email address';
 const BAD_LINK_PAGE = {
@@ -44,28 +42,19 @@ export async function emailRoutes(base: FastifyInstance, s: Services): Promise<v
       return s.emailVerification.send(user);
     });
 
-    app.get(VERIFY_PATH, {
-      schema: {
-        summary: 'The page behind a verification link',
-        description: `An HTML page that shows the address and a "Verify" button, which POSTs the token to ${VERIFY_PATH}. Opening the page does not use the link (mail scanners open links). A missing, unknown, used or expired token, or one sent to an address the account no longer has: 400 with a page saying so and what to do (send a new link from the app); a client that does not ask for HTML gets the 400 as JSON \`{detail}\`. At most ${LINK_ATTEMPTS.perAddress} page views and confirmations per client address per ${LINK_ATTEMPTS.windowSec / 60} minutes.`,
-        tags: ['owner'],
-        querystring: LinkQuery,
-        produces: ['text/html'],
-        response: { 200: Html },
-      },
-    }, async (request, reply) => {
-      const token = request.query.token ?? '';
-      return answerLinkPreview(reply, request.headers.accept, {
+    linkPageRoute(scope, {
+      path: VERIFY_PATH,
+      summary: 'The page behind a verification link',
+      description: `An HTML page that shows the address and a "Verify" button, which POSTs the token to ${VERIFY_PATH}. Opening the page does not use the link (mail scanners open links). A missing, unknown, used or expired token, or one sent to an address the account no longer has: 400 with a page saying so and what to do (send a new link from the app); a client that does not ask for HTML gets the 400 as JSON \`{detail}\`. At most ${LINK_ATTEMPTS.perAddress} page views and confirmations per client address per ${LINK_ATTEMPTS.windowSec / 60} minutes.`,
+      title: PAGE_TITLE,
+      preview: (token, ip) => s.emailVerification.preview(token, ip),
+      badDetail: BAD_VERIFY_LINK,
+      badPage: BAD_LINK_PAGE,
+      page: (shown, token) => ({
         title: PAGE_TITLE,
-        preview: () => s.emailVerification.preview(token, request.ip),
-        badDetail: BAD_VERIFY_LINK,
-        badPage: BAD_LINK_PAGE,
-        page: (shown) => ({
-            title: PAGE_TITLE,
-            lines: [`Confirm that ${shown.email} is your address for Mandate.`, 'Once verified, sites you approve can be given this address, and Mandate can mail you about your account.'],
-            form: { action: VERIFY_PATH, token, label: `Verify ${shown.email}` },
-          }),
-      });
+        lines: [`Confirm that ${shown.email} is your address for Mandate.`, 'Once verified, sites you approve can be given this address, and Mandate can mail you about your account.'],
+        form: { action: VERIFY_PATH, token, label: `Verify ${shown.email}` },
+      }),
     });
 
     app.post(VERIFY_PATH, {
@@ -73,7 +62,7 @@ export async function emailRoutes(base: FastifyInstance, s: Services): Promise<v
         summary: 'Verify the email address of a mailed link',
         description: `Uses the link's token once: the account's address is verified if it is still the one the link was sent to. No session needed (the link may be opened on another device) and no cookie read, so no cross-site request can use it without the token. A bad, used or expired token: 400 \`{detail}\`; of two confirmations at once exactly one succeeds. The page's button sends the token form-encoded (JSON \`{token}\` works as well); a client that asks for HTML, as a browser does, gets a page back, any other JSON. At most ${LINK_ATTEMPTS.perAddress} attempts per client address per ${LINK_ATTEMPTS.windowSec / 60} minutes (429).`,
         tags: ['owner'],
-        body: Type.Object({ token: Token }),
+        body: Type.Object({ token: LinkToken }),
         response: withErrors({ 200: VerifiedOut }, 400, 429),
       },
     }, async (request, reply) => {

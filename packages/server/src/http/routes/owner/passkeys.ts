@@ -7,7 +7,8 @@ import { Email, ReadableLine, withErrors } from '../../schemas/common.ts';
 import { LINK_ATTEMPTS } from '../../../domain/accounts/email-links.ts';
 import { BAD_UNDO_LINK, UNDO_PATH, type UndoResult } from '../../../domain/passkeys/first-passkey.ts';
 import { mailTime } from '../../../domain/mail/mail-texts.ts';
-import { answerLinkConfirm, answerLinkPreview, withFormBodies } from './email-pages.ts';
+import { answerLinkConfirm, withFormBodies } from './email-pages.ts';
+import { linkPageRoute } from '../link-page.ts';
 
 // WebAuthn JSON is what @simplewebauthn/browser produces; its inner shape is checked by the domain
 // (malformed or forged credentials are a 400/401 there, not a 422 here).
@@ -97,7 +98,6 @@ export async function passkeyRoutes(base: FastifyInstance, s: Services): Promise
   await undoRoutes(base, s);
 }
 
-const UndoQuery = Type.Object({ token: Type.Optional(Type.String({ maxLength: 200, description: 'the `token` of the mailed undo link' })) });
 const UndoOut = Type.Object({
   undone: Type.Literal(true),
   device_id: Type.String({ description: 'the passkey the link was about' }),
@@ -126,34 +126,27 @@ async function undoRoutes(base: FastifyInstance, s: Services): Promise<void> {
     const app = scope.withTypeProvider<TypeBoxTypeProvider>();
     const limits = `At most ${LINK_ATTEMPTS.perAddress} page views and confirmations per client address per ${LINK_ATTEMPTS.windowSec / 60} minutes (429).`;
 
-    app.get(UNDO_PATH, {
-      schema: {
-        summary: 'The page behind a passkey undo link',
-        description: `When an account's first passkey is added (any session may add the first, a password session too), the owner is told in the inbox and, when the email is verified, by a mail with this single-use link, valid 24 hours. The page shows the passkey and a button that POSTs the token to ${UNDO_PATH}; opening it changes nothing. A missing, unknown, used or expired token: 400 with a page saying what to do (as JSON \`{detail}\` to a client that does not ask for HTML). ${limits}`,
-        tags: ['passkeys'],
-        querystring: UndoQuery,
-        produces: ['text/html'],
-        response: { 200: Type.String({ description: 'an HTML page' }) },
+    linkPageRoute(scope, {
+      path: UNDO_PATH,
+      summary: 'The page behind a passkey undo link',
+      description: `When an account's first passkey is added (any session may add the first, a password session too), the owner is told in the inbox and, when the email is verified, by a mail with this single-use link, valid 24 hours. The page shows the passkey and a button that POSTs the token to ${UNDO_PATH}; opening it changes nothing. A missing, unknown, used or expired token: 400 with a page saying what to do (as JSON \`{detail}\` to a client that does not ask for HTML). ${limits}`,
+      tags: ['passkeys'],
+      tokenDescription: 'the `token` of the mailed undo link',
+      title: UNDO_TITLE,
+      preview: (token, ip) => s.firstPasskey.preview(token, ip),
+      badDetail: BAD_UNDO_LINK,
+      badPage: BAD_UNDO_PAGE,
+      page: (shown, token) => {
+        const what = shown.passkey ? `The passkey "${shown.passkey.name}", added on ${mailTime(shown.passkey.createdAt)}, will be removed` : 'That passkey has already been removed';
+        return {
+          title: UNDO_TITLE,
+          lines: [
+            `${what}, with every passkey added after it and every access approved since, and every session of the account will be signed out.`,
+            'Do this if you did not add it yourself: someone knows your password. Then sign in and change your password.',
+          ],
+          form: { action: UNDO_PATH, token, label: shown.passkey ? 'Remove it and sign out everywhere' : 'Sign out everywhere' },
+        };
       },
-    }, async (request, reply) => {
-      const token = request.query.token ?? '';
-      return answerLinkPreview(reply, request.headers.accept, {
-        title: UNDO_TITLE,
-        preview: () => s.firstPasskey.preview(token, request.ip),
-        badDetail: BAD_UNDO_LINK,
-        badPage: BAD_UNDO_PAGE,
-        page: (shown) => {
-          const what = shown.passkey ? `The passkey "${shown.passkey.name}", added on ${mailTime(shown.passkey.createdAt)}, will be removed` : 'That passkey has already been removed';
-          return {
-            title: UNDO_TITLE,
-            lines: [
-              `${what}, with every passkey added after it and every access approved since, and every session of the account will be signed out.`,
-              'Do this if you did not add it yourself: someone knows your password. Then sign in and change your password.',
-            ],
-            form: { action: UNDO_PATH, token, label: shown.passkey ? 'Remove it and sign out everywhere' : 'Sign out everywhere' },
-          };
-        },
-      });
     });
 
     app.post(UNDO_PATH, {

@@ -5,7 +5,8 @@ import type { Services } from '../../../services.ts';
 import { BAD_RESET_LINK, FORGOT_PER_ACCOUNT, FORGOT_PER_CLIENT, MIN_PASSWORD_LENGTH, RESET_LINK_LIFETIME_SEC, RESET_PATH } from '../../../domain/accounts/password-reset.ts';
 import { LINK_ATTEMPTS } from '../../../domain/accounts/email-links.ts';
 import { withErrors } from '../../schemas/common.ts';
-import { answerLinkConfirm, answerLinkPreview, withFormBodies } from './email-pages.ts';
+import { answerLinkConfirm, withFormBodies } from './email-pages.ts';
+import { linkPageRoute } from '../link-page.ts';
 
 const ForgotIn = Type.Object({ email: Type.String({ minLength: 1, maxLength: 254, description: 'the address of the account' }) });
 const ForgotOut = Type.Object({
@@ -23,8 +24,6 @@ const ResetOut = Type.Object({
   signed_in: Type.Literal(false, { description: 'the reset signs nobody in: every session ended' }),
   next_step: Type.String(),
 });
-const LinkQuery = Type.Object({ token: Type.Optional(Type.String({ maxLength: 200, description: 'the `token` of the mailed link' })) });
-const Html = Type.String({ description: 'an HTML page' });
 
 const PAGE_TITLE = 'Choose a new password';
 const BAD_LINK_PAGE = {
@@ -52,28 +51,19 @@ export async function passwordRoutes(base: FastifyInstance, s: Services): Promis
       },
     }, async (request) => s.passwordReset.forgot(request.body.email, request.ip));
 
-    app.get(RESET_PATH, {
-      schema: {
-        summary: 'The page behind a password link',
-        description: `An HTML page with the account's address and a field for the new password (at least ${MIN_PASSWORD_LENGTH} characters); its button POSTs the token and the password to ${RESET_PATH}. Opening the page does not use the link (mail scanners open links). A missing, unknown, used, expired or voided token: 400 with a page saying what to do; a client that does not ask for HTML gets JSON \`{detail}\`. ${LINK_LIMITS}`,
-        tags: ['owner'],
-        querystring: LinkQuery,
-        produces: ['text/html'],
-        response: { 200: Html },
-      },
-    }, async (request, reply) => {
-      const token = request.query.token ?? '';
-      return answerLinkPreview(reply, request.headers.accept, {
+    linkPageRoute(scope, {
+      path: RESET_PATH,
+      summary: 'The page behind a password link',
+      description: `An HTML page with the account's address and a field for the new password (at least ${MIN_PASSWORD_LENGTH} characters); its button POSTs the token and the password to ${RESET_PATH}. Opening the page does not use the link (mail scanners open links). A missing, unknown, used, expired or voided token: 400 with a page saying what to do; a client that does not ask for HTML gets JSON \`{detail}\`. ${LINK_LIMITS}`,
+      title: PAGE_TITLE,
+      preview: (token, ip) => s.passwordReset.preview(token, ip),
+      badDetail: BAD_RESET_LINK,
+      badPage: BAD_LINK_PAGE,
+      page: (shown, token) => ({
         title: PAGE_TITLE,
-        preview: () => s.passwordReset.preview(token, request.ip),
-        badDetail: BAD_RESET_LINK,
-        badPage: BAD_LINK_PAGE,
-        page: (shown) => ({
-          title: PAGE_TITLE,
-          lines: [`Choose a new password for ${shown.email}.`, 'Every device signed in to the account is signed out; your passkeys stay. Then sign in with the new password.'],
-          form: { action: RESET_PATH, token, label: 'Set the new password', newPassword: { label: `New password (at least ${MIN_PASSWORD_LENGTH} characters)`, minLength: MIN_PASSWORD_LENGTH } },
-        }),
-      });
+        lines: [`Choose a new password for ${shown.email}.`, 'Every device signed in to the account is signed out; your passkeys stay. Then sign in with the new password.'],
+        form: { action: RESET_PATH, token, label: 'Set the new password', newPassword: { label: `New password (at least ${MIN_PASSWORD_LENGTH} characters)`, minLength: MIN_PASSWORD_LENGTH } },
+      }),
     });
 
     app.post(RESET_PATH, {
