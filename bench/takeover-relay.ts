@@ -129,11 +129,11 @@ async function measure(proc: Proc, relay: Relay, round: number, ends: RelayEnds[
   return r;
 }
 
-const HEAD = ['round', 'relay', 'made/s', 'sent/s', 'relayed/s', 'ratio', 'p50 ms', 'p99 ms', 'dropped', 'skipped', 'relay CPU µs/frame', 'relay CPU %', 'load gen CPU µs/frame', 'idle RSS MiB', 'KiB/session connected', 'KiB/session under load', 'errors'];
-const NUMERIC = new Set([2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]);
+const HEAD = ['round', 'relay', 'made/s', 'sent/s', 'relayed/s', 'ratio', 'p50 ms', 'p99 ms', 'dropped', 'skipped', 'late', 'relay CPU µs/frame', 'relay CPU %', 'load gen CPU µs/frame', 'idle RSS MiB', 'KiB/session connected', 'KiB/session under load', 'errors'];
+const NUMERIC = new Set([2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17]);
 
 function cells(round: string, r: Omit<Round, 'round' | 'firstError'>, ratio: string): string[] {
-  return [round, r.relay, fmt(r.targetPerSec, 0), fmt(r.offeredPerSec, 0), fmt(r.relayedPerSec, 0), ratio, fmt(r.p50Ms, 1), fmt(r.p99Ms, 1), String(r.dropped), String(r.skipped), fmt(r.relayCpuUs, 0), fmt(r.relayCpuPct, 0), fmt(r.generatorCpuUs, 0), fmt(r.rssIdleMiB, 0), fmt(r.kibPerSessionConnected, 1), fmt(r.kibPerSessionLoaded, 1), String(r.errors + r.unclosed)];
+  return [round, r.relay, fmt(r.targetPerSec, 0), fmt(r.offeredPerSec, 0), fmt(r.relayedPerSec, 0), ratio, fmt(r.p50Ms, 1), fmt(r.p99Ms, 1), String(r.dropped), String(r.skipped), String(r.late), fmt(r.relayCpuUs, 0), fmt(r.relayCpuPct, 0), fmt(r.generatorCpuUs, 0), fmt(r.rssIdleMiB, 0), fmt(r.kibPerSessionConnected, 1), fmt(r.kibPerSessionLoaded, 1), String(r.errors + r.unclosed)];
 }
 
 /** The median of every figure over the rounds of one relay (counts summed). */
@@ -142,7 +142,7 @@ function medianOf(relay: Relay, rs: readonly Round[]): Omit<Round, 'round' | 'fi
   const sum = (f: (r: Round) => number) => rs.reduce((n, r) => n + f(r), 0);
   return {
     relay, targetPerSec: m((r) => r.targetPerSec), offeredPerSec: m((r) => r.offeredPerSec), relayedPerSec: m((r) => r.relayedPerSec),
-    p50Ms: m((r) => r.p50Ms), p99Ms: m((r) => r.p99Ms), dropped: m((r) => r.dropped), skipped: m((r) => r.skipped),
+    p50Ms: m((r) => r.p50Ms), p99Ms: m((r) => r.p99Ms), dropped: m((r) => r.dropped), skipped: m((r) => r.skipped), late: m((r) => r.late),
     generatorCpuUs: m((r) => r.generatorCpuUs), windowSec: m((r) => r.windowSec), relayCpuUs: m((r) => r.relayCpuUs), relayCpuPct: m((r) => r.relayCpuPct),
     rssIdleMiB: m((r) => r.rssIdleMiB), kibPerSessionConnected: m((r) => r.kibPerSessionConnected), kibPerSessionLoaded: m((r) => r.kibPerSessionLoaded),
     errors: sum((r) => r.errors), unclosed: sum((r) => r.unclosed),
@@ -193,7 +193,7 @@ export async function takeoverRelay(o: TakeoverRelayOptions): Promise<string> {
     markdownTable(`take-over relay: ${o.sessions} sessions, ${o.fps} frames/s of ${o.kb} kB each (${o.store}), ${o.seconds} s window after ${o.warmup} s, ${o.rounds} rounds`, HEAD, body, NUMERIC),
     '',
     `${machine}; load average ${loadBefore.toFixed(1)} before, ${(loadavg()[0] ?? NaN).toFixed(1)} after.`,
-    'made/s: frames the agents\' screens produced (sessions x fps); sent/s: frames the agents sent (one is skipped while 512 KiB are unsent on the agent\'s socket); relayed/s: frames that reached the owners; dropped: frames sent in the window that never arrived (the relay drops a frame while 8 MiB are unsent to its owner).',
+    'made/s: frames the agents\' screens produced (sessions x fps); sent/s: frames the agents sent; relayed/s: frames that reached the owners; dropped: frames sent in the window that never arrived (the relay drops a frame while 8 MiB are unsent to its owner); skipped: not sent, the agent\'s socket had 512 KiB unsent; late: not sent, the load generator came to the session after a newer frame was due (it is saturated too); KiB/session: the relay\'s RSS growth over N, once connected (before any frame) and at the end of the window.',
     ...firstErrors,
   ].join('\n');
 }

@@ -42,6 +42,8 @@ export interface RelayFigures {
   dropped: number;
   /** Frames the agents did not send in the window because their socket had more than AGENT_MAX_BUFFERED unsent. */
   skipped: number;
+  /** Frames not sent because this process (the load generator) came to them late, after a newer one was due. */
+  late: number;
   /** CPU time of this process (the load generator) per frame relayed, µs. */
   generatorCpuUs: number;
   windowSec: number;
@@ -84,6 +86,7 @@ interface Counters {
   target: number;
   offered: number;
   skipped: number;
+  late: number;
   relayed: number;
 }
 
@@ -132,7 +135,7 @@ export class RelaySessions {
     const template = frameTemplate(shape.frameBytes);
     let windowStart = Infinity;
     let windowEnd = Infinity;
-    const counters: Counters = { target: 0, offered: 0, skipped: 0, relayed: 0 };
+    const counters: Counters = { target: 0, offered: 0, skipped: 0, late: 0, relayed: 0 };
     const latencies: number[] = [];
     let receivedOfWindow = 0;
     const listeners: (() => void)[] = [];
@@ -170,11 +173,11 @@ export class RelaySessions {
         if (due === 0) continue;
         counters.target += due;
         // Frames due while the generator was busy are lost as a screen's would be: the newest is sent.
+        counters.late += due - 1;
         if (s.agent.readyState !== WebSocket.OPEN || s.agent.bufferedAmount > AGENT_MAX_BUFFERED) {
-          counters.skipped += due;
+          counters.skipped++;
           continue;
         }
-        counters.skipped += due - 1;
         counters.offered++;
         const seq = s.sentAt.length;
         template.write(seq.toString(16).padStart(SEQ_DIGITS, '0'), SEQ_AT, 'latin1');
@@ -186,7 +189,7 @@ export class RelaySessions {
     const ticker = setInterval(tick, TICK_MS);
     try {
       await sleep(shape.warmupSec * 1000);
-      counters.target = counters.offered = counters.skipped = counters.relayed = 0;
+      counters.target = counters.offered = counters.skipped = counters.late = counters.relayed = 0;
       hooks.atWindowStart();
       const cpu0 = process.cpuUsage();
       windowStart = performance.now();
@@ -212,6 +215,7 @@ export class RelaySessions {
         p99Ms: percentile(latencies, 0.99),
         dropped: inWindow.offered - receivedOfWindow,
         skipped: inWindow.skipped,
+        late: inWindow.late,
         generatorCpuUs: (cpu.user + cpu.system) / Math.max(1, inWindow.relayed),
         windowSec: seconds,
         errors: this.errors,
@@ -232,7 +236,7 @@ export class RelaySessions {
     const ownersClosed = this.sessions.map((s) => (s.owner.readyState === WebSocket.CLOSED ? Promise.resolve() : new Promise<void>((r) => s.owner.once('close', () => r()))));
     for (const s of this.sessions) s.agent.close(1000, 'done');
     let left = 0;
-    await Promise.race([Promise.all(ownersClosed), sleep(60_000)]);
+    await withTimeout(Promise.all(ownersClosed), 'owners closed', 60_000).catch(() => {});
     for (const s of this.sessions) {
       if (s.owner.readyState !== WebSocket.CLOSED) {
         left++;
@@ -254,9 +258,9 @@ function open(url: string, headers: Record<string, string>): Promise<WebSocket> 
   }), `${url}: not open`);
 }
 
-function withTimeout<T>(p: Promise<T>, what: string): Promise<T> {
+function withTimeout<T>(p: Promise<T>, what: string, ms = CONNECT_TIMEOUT_MS): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`${what} after ${CONNECT_TIMEOUT_MS / 1000} s`)), CONNECT_TIMEOUT_MS); });
+  const late = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`${what} after ${ms / 1000} s`)), ms); });
   return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
 
