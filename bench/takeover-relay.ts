@@ -34,9 +34,13 @@ export interface TakeoverRelayOptions {
   warmup: number;
   rounds: number;
   store: Backend;
+  /** Another checkout of the repository whose Mandate server is also measured each round (a change's before or after). */
+  other: string | undefined;
 }
 
-type Relay = 'bare ws' | 'Mandate';
+/** 'bare ws', 'Mandate', or 'Mandate (<other checkout>)'. */
+type Relay = string;
+const BARE = 'bare ws';
 
 interface Round extends RelayFigures {
   relay: Relay;
@@ -60,10 +64,11 @@ const USAGE = `node --import tsx bench/takeover-relay.ts [options]
   --warmup N      seconds of load before the window, unmeasured (default 3)
   --rounds N      bare relay and Mandate take turns N times (default 3, at most ${TAKEOVERS_PER_HOUR}: take-overs per agent per hour)
   --store S       sqlite or postgres (default sqlite)
+  --other DIR     each round also measures the Mandate server of another checkout DIR (with its node_modules)
   --quick         smoke run: --sessions 100 --seconds 5 --warmup 2 --rounds 2`;
 
 export function parseTakeoverRelayArgs(argv: readonly string[]): TakeoverRelayOptions {
-  const o: TakeoverRelayOptions = { sessions: 1000, fps: 10, kb: 50, seconds: 10, warmup: 3, rounds: 3, store: 'sqlite' };
+  const o: TakeoverRelayOptions = { sessions: 1000, fps: 10, kb: 50, seconds: 10, warmup: 3, rounds: 3, store: 'sqlite', other: undefined };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const int = (min: number, max: number): number => {
@@ -82,6 +87,12 @@ export function parseTakeoverRelayArgs(argv: readonly string[]): TakeoverRelayOp
         const v = argv[++i];
         if (v !== 'sqlite' && v !== 'postgres') throw new Error(`--store is sqlite or postgres\n${USAGE}`);
         o.store = v;
+        break;
+      }
+      case '--other': {
+        const v = argv[++i];
+        if (!v) throw new Error(`--other needs a directory\n${USAGE}`);
+        o.other = v;
         break;
       }
       case '--quick': Object.assign(o, { sessions: 100, seconds: 5, warmup: 2, rounds: 2 }); break;
@@ -160,37 +171,58 @@ export async function takeoverRelay(o: TakeoverRelayOptions): Promise<string> {
     const store = await db.openStore();
     const agents = await seedTakeoverAgents(store, o.sessions, Date.now());
     await store.close();
+    const variants: { relay: Relay; cwd: string | undefined }[] = [{ relay: 'Mandate', cwd: undefined }];
+    if (o.other !== undefined) variants.push({ relay: `Mandate (${o.other})`, cwd: o.other });
     for (let round = 1; round <= o.rounds; round++) {
       const barePort = await freePort();
-      const bare = await startProcess({ name: 'bare ws relay', script: 'bench/lib/bare-ws-relay.ts', port: barePort, healthPath: '/healthz', env: { PORT: String(barePort) } });
+      const bare = await startProcess({ name: BARE, script: 'bench/lib/bare-ws-relay.ts', port: barePort, healthPath: '/healthz', env: { PORT: String(barePort) } });
       try {
-        rounds.push(await measure(bare, 'bare ws', round, bareRelayEnds(bare.origin, o.sessions), shape));
+        rounds.push(await measure(bare, BARE, round, bareRelayEnds(bare.origin, o.sessions), shape));
       } finally {
         await bare.stop();
       }
-      const port = await freePort();
-      const mandate = await startMandate({ databaseUrl: db.databaseUrl, dataDir: db.dataDir, baseUrl: `http://localhost:${port}`, port });
-      try {
-        const ends = await openTakeovers(mandate.origin, agents);
-        rounds.push(await measure(mandate, 'Mandate', round, ends, shape));
-      } finally {
-        await mandate.stop();
+      for (const v of variants) {
+        const port = await freePort();
+        const mandate = await startMandate({ name: v.relay, databaseUrl: db.databaseUrl, dataDir: db.dataDir, baseUrl: `http://localhost:${port}`, port, ...(v.cwd === undefined ? {} : { cwd: v.cwd }) });
+        try {
+          const ends = await openTakeovers(mandate.origin, agents);
+          rounds.push(await measure(mandate, v.relay, round, ends, shape));
+        } finally {
+          await mandate.stop();
+        }
       }
     }
   } finally {
     await db.drop();
   }
 
-  const bare = rounds.filter((r) => r.relay === 'bare ws');
-  const mandate = rounds.filter((r) => r.relay === 'Mandate');
-  const ratios = mandate.map((r, i) => r.relayedPerSec / (bare[i]?.relayedPerSec ?? NaN));
-  const sorted = [...ratios].sort((a, b) => a - b);
-  const body = rounds.map((r) => cells(String(r.round), r, r.relay === 'Mandate' ? `${fmt(ratios[r.round - 1] ?? NaN, 2)} x bare` : ''));
-  body.push(cells('median', medianOf('bare ws', bare), ''));
-  body.push(cells('median', medianOf('Mandate', mandate), `**${fmt(median(sorted), 2)} x bare** (rounds ${fmt(sorted[0] ?? NaN, 2)}-${fmt(sorted.at(-1) ?? NaN, 2)})`));
+  const bare = rounds.filter((r) => r.relay === BARE);
+  const relays = [...new Set(rounds.map((r) => r.relay))].filter((r) => r !== BARE);
+  /** Each round of `relay` over the bare round before it, by `f`: the median and the range. */
+  const paired = (relay: Relay, f: (r: Round, base: Round) => number): { median: number; low: number; high: number; each: Map<Round, number> } => {
+    const each = new Map<Round, number>();
+    for (const r of rounds) if (r.relay === relay) each.set(r, f(r, bare[r.round - 1]!));
+    const xs = [...each.values()].sort((a, b) => a - b);
+    return { median: median(xs), low: xs[0] ?? NaN, high: xs.at(-1) ?? NaN, each };
+  };
+  const throughput = new Map(relays.map((relay) => [relay, paired(relay, (r, b) => r.relayedPerSec / b.relayedPerSec)]));
+  const body = rounds.map((r) => cells(String(r.round), r, r.relay === BARE ? '' : `${fmt(throughput.get(r.relay)?.each.get(r) ?? NaN, 2)} x bare`));
+  body.push(cells('median', medianOf(BARE, bare), ''));
+  for (const relay of relays) {
+    const t = throughput.get(relay)!;
+    body.push(cells('median', medianOf(relay, rounds.filter((r) => r.relay === relay)), `**${fmt(t.median, 2)} x bare** (rounds ${fmt(t.low, 2)}-${fmt(t.high, 2)})`));
+  }
+  // On a shared machine each process gets what CPU it can: its CPU per frame says what a core of its own would relay.
+  const cpuLines = relays.map((relay) => {
+    const c = paired(relay, (r, b) => b.relayCpuUs / r.relayCpuUs);
+    const mine = median(rounds.filter((r) => r.relay === relay).map((r) => r.relayCpuUs).sort((a, b) => a - b));
+    return `${relay}: ${fmt(mine, 0)} µs of CPU per frame relayed against the bare relay's ${fmt(median(bare.map((r) => r.relayCpuUs).sort((a, b) => a - b)), 0)} µs: bound by its CPU, it relays **${fmt(c.median, 2)} x** the bare relay's frames (rounds ${fmt(c.low, 2)}-${fmt(c.high, 2)}).`;
+  });
   const firstErrors = rounds.filter((r) => r.firstError !== undefined).map((r) => `- round ${r.round} ${r.relay}: ${r.firstError}`);
   return [
     markdownTable(`take-over relay: ${o.sessions} sessions, ${o.fps} frames/s of ${o.kb} kB each (${o.store}), ${o.seconds} s window after ${o.warmup} s, ${o.rounds} rounds`, HEAD, body, NUMERIC),
+    '',
+    ...cpuLines,
     '',
     `${machine}; load average ${loadBefore.toFixed(1)} before, ${(loadavg()[0] ?? NaN).toFixed(1)} after.`,
     'made/s: frames the agents\' screens produced (sessions x fps); sent/s: frames the agents sent; relayed/s: frames that reached the owners; dropped: frames sent in the window that never arrived (the relay drops a frame while 8 MiB are unsent to its owner); skipped: not sent, the agent\'s socket had 512 KiB unsent; late: not sent, the load generator came to the session after a newer frame was due (it is saturated too); KiB/session: the relay\'s RSS growth over N, once connected (before any frame) and at the end of the window.',
