@@ -144,7 +144,7 @@ const HEAD = ['round', 'relay', 'made/s', 'sent/s', 'relayed/s', 'ratio', 'p50 m
 const NUMERIC = new Set([2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17]);
 
 function cells(round: string, r: Omit<Round, 'round' | 'firstError'>, ratio: string): string[] {
-  return [round, r.relay, fmt(r.targetPerSec, 0), fmt(r.offeredPerSec, 0), fmt(r.relayedPerSec, 0), ratio, fmt(r.p50Ms, 1), fmt(r.p99Ms, 1), String(r.dropped), String(r.skipped), String(r.late), fmt(r.relayCpuUs, 0), fmt(r.relayCpuPct, 0), fmt(r.generatorCpuUs, 0), fmt(r.rssIdleMiB, 0), fmt(r.kibPerSessionConnected, 1), fmt(r.kibPerSessionLoaded, 1), String(r.errors + r.unclosed)];
+  return [round, r.relay, fmt(r.targetPerSec, 0), fmt(r.offeredPerSec, 0), fmt(r.relayedPerSec, 0), ratio, fmt(r.p50Ms, 1), fmt(r.p99Ms, 1), fmt(r.dropped, 0), fmt(r.skipped, 0), fmt(r.late, 0), fmt(r.relayCpuUs, 0), fmt(r.relayCpuPct, 0), fmt(r.generatorCpuUs, 0), fmt(r.rssIdleMiB, 0), fmt(r.kibPerSessionConnected, 1), fmt(r.kibPerSessionLoaded, 1), String(r.errors + r.unclosed)];
 }
 
 /** The median of every figure over the rounds of one relay (counts summed). */
