@@ -49,6 +49,8 @@ interface Round extends RelayFigures {
   relayCpuUs: number;
   /** The relay process's CPU in the window, in % of one core. */
   relayCpuPct: number;
+  /** Its CPU with every socket connected and no frame sent (2 s), in % of one core: work that is not relaying. */
+  idleCpuPct: number;
   rssIdleMiB: number;
   kibPerSessionConnected: number;
   kibPerSessionLoaded: number;
@@ -106,12 +108,14 @@ export function parseTakeoverRelayArgs(argv: readonly string[]): TakeoverRelayOp
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const log = (line: string): void => void process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
 
-/** Connects the sessions to a started relay, runs the load, closes them; RSS read after a second's rest each time. */
+/** Connects the sessions to a started relay, runs the load, closes them; RSS read after a rest each time. */
 async function measure(proc: Proc, relay: Relay, round: number, ends: RelayEnds[], shape: LoadShape): Promise<Round> {
   await sleep(1000);
   const rssIdleMiB = proc.rssMiB();
   const sessions = await RelaySessions.connect(ends);
-  await sleep(1000);
+  const idle0 = proc.cpuMs();
+  await sleep(2000);
+  const idleCpuPct = ((proc.cpuMs() - idle0) / 2000) * 100;
   const rssConnected = proc.rssMiB();
   let cpu0 = NaN;
   let cpu1 = NaN;
@@ -131,6 +135,7 @@ async function measure(proc: Proc, relay: Relay, round: number, ends: RelayEnds[
     round,
     relayCpuUs: ((cpu1 - cpu0) * 1000) / Math.max(1, figures.relayedPerSec * figures.windowSec),
     relayCpuPct: ((cpu1 - cpu0) / (figures.windowSec * 1000)) * 100,
+    idleCpuPct,
     rssIdleMiB,
     kibPerSessionConnected: perSession(rssConnected),
     kibPerSessionLoaded: perSession(rssLoaded),
@@ -140,11 +145,11 @@ async function measure(proc: Proc, relay: Relay, round: number, ends: RelayEnds[
   return r;
 }
 
-const HEAD = ['round', 'relay', 'made/s', 'sent/s', 'relayed/s', 'ratio', 'p50 ms', 'p99 ms', 'dropped', 'skipped', 'late', 'relay CPU µs/frame', 'relay CPU %', 'load gen CPU µs/frame', 'idle RSS MiB', 'KiB/session connected', 'KiB/session under load', 'errors'];
-const NUMERIC = new Set([2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17]);
+const HEAD = ['round', 'relay', 'made/s', 'sent/s', 'relayed/s', 'ratio', 'p50 ms', 'p99 ms', 'dropped', 'skipped', 'late', 'relay CPU µs/frame', 'relay CPU %', 'idle CPU %', 'load gen CPU µs/frame', 'idle RSS MiB', 'KiB/session connected', 'KiB/session under load', 'errors'];
+const NUMERIC = new Set([2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18]);
 
 function cells(round: string, r: Omit<Round, 'round' | 'firstError'>, ratio: string): string[] {
-  return [round, r.relay, fmt(r.targetPerSec, 0), fmt(r.offeredPerSec, 0), fmt(r.relayedPerSec, 0), ratio, fmt(r.p50Ms, 1), fmt(r.p99Ms, 1), fmt(r.dropped, 0), fmt(r.skipped, 0), fmt(r.late, 0), fmt(r.relayCpuUs, 0), fmt(r.relayCpuPct, 0), fmt(r.generatorCpuUs, 0), fmt(r.rssIdleMiB, 0), fmt(r.kibPerSessionConnected, 1), fmt(r.kibPerSessionLoaded, 1), String(r.errors + r.unclosed)];
+  return [round, r.relay, fmt(r.targetPerSec, 0), fmt(r.offeredPerSec, 0), fmt(r.relayedPerSec, 0), ratio, fmt(r.p50Ms, 1), fmt(r.p99Ms, 1), fmt(r.dropped, 0), fmt(r.skipped, 0), fmt(r.late, 0), fmt(r.relayCpuUs, 0), fmt(r.relayCpuPct, 0), fmt(r.idleCpuPct, 1), fmt(r.generatorCpuUs, 0), fmt(r.rssIdleMiB, 0), fmt(r.kibPerSessionConnected, 1), fmt(r.kibPerSessionLoaded, 1), String(r.errors + r.unclosed)];
 }
 
 /** The median of every figure over the rounds of one relay (counts summed). */
@@ -154,7 +159,7 @@ function medianOf(relay: Relay, rs: readonly Round[]): Omit<Round, 'round' | 'fi
   return {
     relay, targetPerSec: m((r) => r.targetPerSec), offeredPerSec: m((r) => r.offeredPerSec), relayedPerSec: m((r) => r.relayedPerSec),
     p50Ms: m((r) => r.p50Ms), p99Ms: m((r) => r.p99Ms), dropped: m((r) => r.dropped), skipped: m((r) => r.skipped), late: m((r) => r.late),
-    generatorCpuUs: m((r) => r.generatorCpuUs), windowSec: m((r) => r.windowSec), relayCpuUs: m((r) => r.relayCpuUs), relayCpuPct: m((r) => r.relayCpuPct),
+    generatorCpuUs: m((r) => r.generatorCpuUs), windowSec: m((r) => r.windowSec), relayCpuUs: m((r) => r.relayCpuUs), relayCpuPct: m((r) => r.relayCpuPct), idleCpuPct: m((r) => r.idleCpuPct),
     rssIdleMiB: m((r) => r.rssIdleMiB), kibPerSessionConnected: m((r) => r.kibPerSessionConnected), kibPerSessionLoaded: m((r) => r.kibPerSessionLoaded),
     errors: sum((r) => r.errors), unclosed: sum((r) => r.unclosed),
   };
@@ -225,7 +230,7 @@ export async function takeoverRelay(o: TakeoverRelayOptions): Promise<string> {
     ...cpuLines,
     '',
     `${machine}; load average ${loadBefore.toFixed(1)} before, ${(loadavg()[0] ?? NaN).toFixed(1)} after.`,
-    'made/s: frames the agents\' screens produced (sessions x fps); sent/s: frames the agents sent; relayed/s: frames that reached the owners; dropped: frames sent in the window that never arrived (the relay drops a frame while 8 MiB are unsent to its owner); skipped: not sent, the agent\'s socket had 512 KiB unsent; late: not sent, the load generator came to the session after a newer frame was due (it is saturated too); KiB/session: the relay\'s RSS growth over N, once connected (before any frame) and at the end of the window.',
+    'made/s: frames the agents\' screens produced (sessions x fps); sent/s: frames the agents sent; relayed/s: frames that reached the owners; dropped: frames sent in the window that never arrived (the relay drops a frame while 8 MiB are unsent to its owner); skipped: not sent, the agent\'s socket had 512 KiB unsent; late: not sent, the load generator came to the session after a newer frame was due (it is saturated too); idle CPU: the relay\'s with every socket connected and no frame (timers, housekeeping); KiB/session: the relay\'s RSS growth over N, once connected (before any frame) and at the end of the window.',
     ...firstErrors,
   ].join('\n');
 }
