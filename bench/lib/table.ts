@@ -21,7 +21,7 @@ export function rowOf(scenario: string, store: string, r: LoadResult, o: { rssMi
   return { scenario, store, perSec: r.perSec, p50Ms: r.p50Ms, p99Ms: r.p99Ms, cpuUs: o.cpuUs ?? NaN, dbCpuUs: o.dbCpuUs ?? NaN, rssMiB: o.rssMiB, errors: r.errors, ...(o.ratio === undefined ? {} : { ratio: o.ratio }) };
 }
 
-const fmt = (n: number, digits: number): string => (Number.isFinite(n) ? n.toFixed(digits) : '-');
+export const fmt = (n: number, digits: number): string => (Number.isFinite(n) ? n.toFixed(digits) : '-');
 
 const HEAD = ['scenario', 'store', 'ops/s', 'p50 ms', 'p99 ms', 'CPU µs/op', 'DB CPU µs/op', 'RSS MiB', 'errors', 'ratio'];
 const NUMERIC = new Set([2, 3, 4, 5, 6, 7, 8]);
@@ -29,10 +29,15 @@ const NUMERIC = new Set([2, 3, 4, 5, 6, 7, 8]);
 /** A Markdown table, so it pastes into an issue note as it is. */
 export function formatTable(title: string, rows: readonly Row[]): string {
   const body = rows.map((r) => [r.scenario, r.store, fmt(r.perSec, 0), fmt(r.p50Ms, 2), fmt(r.p99Ms, 2), fmt(r.cpuUs, 0), fmt(r.dbCpuUs, 0), fmt(r.rssMiB, 0), String(r.errors), r.ratio ?? '']);
-  const widths = HEAD.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] ?? '').length)));
-  const line = (cells: string[]) => `| ${cells.map((c, i) => (NUMERIC.has(i) ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))).join(' | ')} |`;
-  const rule = `|${widths.map((w, i) => (NUMERIC.has(i) ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`;
-  return [`\n### ${title}\n`, line(HEAD), rule, ...body.map(line)].join('\n');
+  return markdownTable(title, HEAD, body, NUMERIC);
+}
+
+/** A titled Markdown table with aligned columns; the columns in `numeric` are right-aligned. */
+export function markdownTable(title: string, head: readonly string[], body: readonly string[][], numeric: ReadonlySet<number>): string {
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] ?? '').length)));
+  const line = (cells: readonly string[]) => `| ${cells.map((c, i) => (numeric.has(i) ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))).join(' | ')} |`;
+  const rule = `|${widths.map((w, i) => (numeric.has(i) ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`;
+  return [`\n### ${title}\n`, line(head), rule, ...body.map(line)].join('\n');
 }
 
 /**
