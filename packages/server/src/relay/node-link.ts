@@ -1,5 +1,5 @@
 import { WebSocket, type RawData } from 'ws';
-import { MAX_MESSAGE_BYTES } from '../domain/takeovers/relay-messages.ts';
+import { MAX_MESSAGE_BYTES, MAX_UNSENT_TO_OWNER } from '../domain/takeovers/relay-messages.ts';
 
 /**
  * Node-to-node forwarding of one take-over end (decisions §21). When an end reaches a node that does
@@ -20,8 +20,6 @@ export const RELAY_HOP_HEADER = 'x-mandate-relay-hop';
 const FORWARDED_HEADERS = ['authorization', 'cookie', 'origin', 'user-agent'] as const;
 /** A relaying node that does not answer within this is treated as gone. */
 const CONNECT_TIMEOUT_MS = 3000;
-/** As in the relay: frames for a slow receiver are dropped, not queued. */
-const MAX_BUFFERED = 8 * 1024 * 1024;
 
 export type LinkOutcome =
   /** Linked: the two sockets are piped until either closes. */
@@ -94,10 +92,9 @@ export function linkToNode(local: WebSocket, target: LinkTarget, held: [RawData,
       });
       link.on('message', (data, isBinary) => {
         if (local.readyState !== WebSocket.OPEN) return;
-        const text = isBinary ? data : data.toString();
         // Parsed only when the receiver is behind, to tell a frame (dropped) from anything else (kept).
-        if (local.bufferedAmount > MAX_BUFFERED && typeof text === 'string' && isFrame(text)) return;
-        local.send(text);
+        if (local.bufferedAmount > MAX_UNSENT_TO_OWNER && !isBinary && isFrame(data.toString())) return;
+        local.send(data as Buffer, { binary: isBinary });
       });
       local.on('close', (code, reason) => link.close(sendableCode(code, 1000), shortReason(reason.toString())));
       link.on('close', (code, reason) => {

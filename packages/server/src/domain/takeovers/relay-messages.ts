@@ -6,6 +6,12 @@
 
 /** Largest WebSocket message, the `maxPayload` of the relay (decisions §21). */
 export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+/**
+ * A frame is dropped, not queued, while this much is still unsent to the owner: a slow phone then
+ * sees fewer frames, the newest, rather than a growing delay, and a node holds at most about this
+ * much per session (1,000 slow owners: 1 GiB; bench/takeover-relay.ts).
+ */
+export const MAX_UNSENT_TO_OWNER = 1024 * 1024;
 export const MAX_SET_VALUE = 1000;
 export const MAX_TEXT = 500;
 export const KEYS = ['Enter', 'Backspace', 'Tab', 'Escape', 'ArrowUp', 'ArrowDown', 'ArrowLeft', 'ArrowRight'] as const;
@@ -48,6 +54,38 @@ const keysAre = (m: Record<string, unknown>, keys: string[]): boolean => {
 };
 const isInt = (v: unknown, min: number, max: number): v is number => Number.isInteger(v) && (v as number) >= min && (v as number) <= max;
 const isStr = (v: unknown, max: number): v is string => typeof v === 'string' && v.length <= max;
+
+const FRAME_HEAD = Buffer.from('{"t":"frame","data":"/9j/');
+const FRAME_TAIL = /^","w":([1-9]\d{0,4}),"h":([1-9]\d{0,4})\}$/;
+const QUOTE = 0x22;
+const EQUALS = 0x3d;
+
+/**
+ * The relay's hot path (bench/takeover-relay.ts): a frame spelt as the agent SDK sends it,
+ * `{"t":"frame","data":"/9j/…","w":W,"h":H}`, checked on its bytes. Node's native base64 decoder
+ * skips what is not base64, so the data is base64 exactly when it decodes to the length its size
+ * implies; that costs a tenth of JSON.parse and a regular expression over the 50 kB string. `-` and
+ * `_` (which it also takes, as base64url) are looked for apart. True: a valid frame, to be relayed as
+ * received. Undefined: any other spelling (other key order, escapes, anything invalid), which
+ * checkAgentMessage then reads and, if it must, refuses with its reason.
+ */
+export function isCanonicalFrame(bytes: Buffer): true | undefined {
+  if (bytes.length < FRAME_HEAD.length || !bytes.subarray(0, FRAME_HEAD.length).equals(FRAME_HEAD)) return undefined;
+  const start = FRAME_HEAD.length - 4; // the data, from its "/9j/"
+  const end = bytes.indexOf(QUOTE, start);
+  if (end < 0 || (end - start) % 4 !== 0) return undefined;
+  const tail = FRAME_TAIL.exec(bytes.toString('latin1', end));
+  if (!tail || Number(tail[1]) > MAX_SIDE || Number(tail[2]) > MAX_SIDE) return undefined;
+  for (const c of [0x2d, 0x5f]) {
+    const at = bytes.indexOf(c, start);
+    if (at >= 0 && at < end) return undefined;
+  }
+  const firstEquals = bytes.indexOf(EQUALS, start);
+  const padding = firstEquals < 0 || firstEquals >= end ? 0 : end - firstEquals;
+  if (padding > 2 || (padding === 2 && bytes[end - 1] !== EQUALS)) return undefined;
+  const decoded = Buffer.from(bytes.toString('latin1', start, end), 'base64').length;
+  return decoded === ((end - start) / 4) * 3 - padding ? true : undefined;
+}
 
 export function checkAgentMessage(text: string): Checked<AgentMessage> {
   const m = parse(text);
