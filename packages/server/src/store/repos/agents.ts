@@ -108,7 +108,7 @@ export function agentsRepo(db: Db): AgentsRepo {
   };
 }
 
-const REVOKED_AGENT_REASONS: readonly RevokedAgentReason[] = ['flagged', 'removed', 'unblocked'];
+const REVOKED_AGENT_REASONS: readonly RevokedAgentReason[] = ['flagged', 'blocked', 'removed', 'unblocked'];
 
 /**
  * One reason's rows of the revocation list (decisions §25, domain/revocation/revocation-window.ts),
@@ -118,10 +118,15 @@ const REVOKED_AGENT_REASONS: readonly RevokedAgentReason[] = ['flagged', 'remove
  * tombstone ages out with the window.
  */
 async function revokedPage(db: Db, since: number, page: { reason: RevokedAgentReason; after?: RevokedAgentRow; limit?: number }): Promise<RevokedAgentRow[]> {
-  let q = db.selectFrom('agents').select(['id', 'user_id', 'status', 'flag', 'flag_rev_seq', 'flagged_at', 'removed_at', 'unblocked_at', 'unblocked_rev_seq']);
+  let q = db.selectFrom('agents').select(['id', 'user_id', 'status', 'flag', 'flag_rev_seq', 'flagged_at', 'removed_at', 'unblocked_at', 'unblocked_rev_seq', 'operator_blocked_rev_seq']);
   const after = page.after;
   if (page.reason === 'flagged') {
     q = q.where('flag', '<>', sql.lit('ok')).where('status', '=', sql.lit('active'));
+    if (after !== undefined) q = q.where('id', '>', after.id);
+    q = q.orderBy('id');
+  } else if (page.reason === 'blocked') {
+    // Index `agents_blocked_live` (migration 024): blocked by the operator switch, listed while blocked.
+    q = q.where('status', '=', sql.lit('blocked'));
     if (after !== undefined) q = q.where('id', '>', after.id);
     q = q.orderBy('id');
   } else {
@@ -144,6 +149,7 @@ async function revokedPage(db: Db, since: number, page: { reason: RevokedAgentRe
     removedAt: numOrNull(r.removed_at),
     unblockedAt: numOrNull(r.unblocked_at),
     unblockedRevSeq: numOrNull(r.unblocked_rev_seq),
+    blockedRevSeq: numOrNull(r.operator_blocked_rev_seq),
   }));
 }
 
