@@ -148,7 +148,7 @@ export function storeContract(name: string, open: OpenStore): void {
       await store.agents.create(other);
       const grant = grantOf(agent);
       await store.grants.create(grant);
-      const standing = (a: AgentRecord) => ({ id: a.id, name: a.name, status: a.status, flag: a.flag });
+      const standing = (a: AgentRecord) => ({ id: a.id, name: a.name, status: a.status, flag: a.flag, unblockedRevSeq: a.unblockedRevSeq });
       assert.deepEqual(await store.agents.withGrant(agent.id, grant.id), { agent: standing(agent), grant: { id: grant.id, agentId: agent.id, site: 'shop.example', status: 'active' } });
       assert.deepEqual(await store.agents.withGrant(other.id, grant.id), { agent: standing(other), grant: undefined }, "another agent's grant is not read");
       assert.deepEqual(await store.agents.withGrant(agent.id, 'gr_missing'), { agent: standing(agent), grant: undefined });

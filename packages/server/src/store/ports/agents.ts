@@ -75,8 +75,11 @@ export interface AgentsRepo {
 
 export type AgentWithGrant = { agent: AgentStanding; grant: GrantStanding | undefined };
 
-/** What cloud verify needs to know about a pass's agent (no key: the pass is already verified). */
-export type AgentStanding = Pick<AgentRecord, 'id' | 'name' | 'status' | 'flag'>;
+/**
+ * What cloud verify needs to know about a pass's agent (no key: the pass is already verified); with
+ * the rev_seq of the last block lifted, so that passes minted before it stay refused after the lift.
+ */
+export type AgentStanding = Pick<AgentRecord, 'id' | 'name' | 'status' | 'flag' | 'unblockedRevSeq'>;
 
 /** What cloud verify needs to know about a pass's grant. */
 export type GrantStanding = Pick<GrantRecord, 'id' | 'agentId' | 'site' | 'status'>;

@@ -31,7 +31,7 @@ export function agentsRepo(db: Db): AgentsRepo {
       db
         .selectFrom('agents')
         .leftJoin('grants', (join) => join.onRef('grants.agent_id', '=', 'agents.id').on('grants.id', 'in', range(grants, 'g').map((g) => p(g))))
-        .select(['agents.id', 'agents.name', 'agents.status', 'agents.flag', 'grants.id as grant_id', 'grants.agent_id as grant_agent_id', 'grants.site as grant_site', 'grants.status as grant_status'])
+        .select(['agents.id', 'agents.name', 'agents.status', 'agents.flag', 'agents.unblocked_rev_seq', 'grants.id as grant_id', 'grants.agent_id as grant_agent_id', 'grants.site as grant_site', 'grants.status as grant_status'])
         .where('agents.id', 'in', range(agents, 'a').map((a) => p(a))));
   const compiled = new Map<string, ReturnType<typeof withGrantsQuery>>();
   const withGrants: AgentsRepo['withGrants'] = async (pairs) => {
@@ -159,6 +159,8 @@ export interface StandingRow {
   name: string;
   status: string;
   flag: string;
+  /** bigint: PostgreSQL's driver answers it as a string (a number inside JSON). */
+  unblocked_rev_seq: number | string | null;
   grant_id: string | null;
   grant_agent_id: string | null;
   grant_site: string | null;
@@ -171,7 +173,7 @@ export function standingsFor(rows: readonly StandingRow[], pairs: readonly { age
   const grants = new Map<string, GrantStanding>();
   for (const r of rows) {
     const { grant_id, grant_agent_id, grant_site, grant_status } = r;
-    if (!agents.has(r.id)) agents.set(r.id, { id: r.id, name: r.name, status: r.status as AgentStatus, flag: r.flag as AgentFlag });
+    if (!agents.has(r.id)) agents.set(r.id, { id: r.id, name: r.name, status: r.status as AgentStatus, flag: r.flag as AgentFlag, unblockedRevSeq: r.unblocked_rev_seq === null ? null : Number(r.unblocked_rev_seq) });
     if (grant_id !== null && grant_agent_id !== null && grant_site !== null && grant_status !== null) {
       grants.set(grant_id, { id: grant_id, agentId: grant_agent_id, site: grant_site, status: grant_status as GrantStatus });
     }
