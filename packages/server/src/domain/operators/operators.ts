@@ -16,7 +16,7 @@ import { type SwitchOutcome, switchOperator } from './operator-switch.ts';
 import { checkOperatorFile, operatorVerificationLine, operatorVerificationUrl } from './verification.ts';
 
 /** Abuse limits (decisions §25): registrations and verifications per person per hour (429 beyond). */
-export const OPERATOR_LIMITS = { registrationsPerHour: 10, verificationsPerHour: 30 } as const;
+export const OPERATOR_LIMITS = { registrationsPerHour: 5, verificationsPerHour: 30 } as const;
 /** The admin list shows at most this many operators, newest first. */
 export const ADMIN_LIST_CAP = 500;
 

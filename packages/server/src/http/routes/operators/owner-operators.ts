@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
-import { OPERATOR_NAME_MAX } from '../../../domain/operators/registration.ts';
+import { MAX_OPERATORS_PER_PERSON, OPERATOR_NAME_MAX } from '../../../domain/operators/registration.ts';
 import { OPERATOR_LIMITS } from '../../../domain/operators/operators.ts';
 import { IdParam, Timestamp, withErrors } from '../../schemas/common.ts';
 import { OperatorOut, operatorOut } from './operator-out.ts';
@@ -39,7 +39,7 @@ export async function ownerOperatorRoutes(base: FastifyInstance, s: Services): P
   app.post('/api/operators', {
     schema: {
       summary: 'Register an operator',
-      description: `Registers a company that creates agents for many users; it starts \`pending\`. Answers the operator with \`secret\` (shown this once, stored as a hash; the operator API takes HTTP Basic \`op_id:secret\`) and \`verification\`: publish \`verification.line\` at \`verification.url\`, then call \`POST /api/operators/{oid}/verify\`; an admin can switch a verified operator on. 400 for redirect URIs on more than one host or scheme, not https: (http: on loopback only with OUTBOUND_ALLOW_LOOPBACK), with a fragment or wildcard, or repeated; a blank or unreadable name. 422 for missing or unknown fields and wrong types or lengths. 409 past 10 operators per person. 429 past ${OPERATOR_LIMITS.registrationsPerHour} registrations per hour. ${AUTH}`,
+      description: `Registers a company that creates agents for many users; it starts \`pending\`. Answers the operator with \`secret\` (shown this once, stored as a hash; the operator API takes HTTP Basic \`op_id:secret\`) and \`verification\`: publish \`verification.line\` at \`verification.url\`, then call \`POST /api/operators/{oid}/verify\`; an admin can switch a verified operator on. 400 for redirect URIs on more than one host or scheme, not https: (http: on loopback only with OUTBOUND_ALLOW_LOOPBACK), with a fragment or wildcard, or repeated; a blank or unreadable name. 422 for missing or unknown fields and wrong types or lengths. 409 past ${MAX_OPERATORS_PER_PERSON} operators per person. 429 past ${OPERATOR_LIMITS.registrationsPerHour} registrations per hour. ${AUTH}`,
       tags: ['operators'],
       body: OperatorIn,
       response: withErrors({ 200: Type.Composite([OperatorOut, Type.Object({ secret: Type.String({ description: 'shown this once' }) })]) }, 400, 401, 403, 409, 429),
