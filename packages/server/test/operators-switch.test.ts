@@ -117,7 +117,9 @@ for (const backend of ['sqlite', 'postgres'] as const) {
         assert.equal(await signInStands(agent), false, 'OIDC sign-ins refused');
         const token = await requestToken(t, agent);
         expectStatus(token, 403);
-        assert.equal(json<{ detail: string }>(await t.app.inject({ url: '/api/v1/agent-status', headers: { 'x-agent-jwt': await agent.jwt() } })).detail !== undefined, true);
+        const own = await t.app.inject({ url: `/api/v1/agent-status?agent_id=${agent.id}`, headers: { 'x-agent-jwt': await agent.jwt() } });
+        expectStatus(own, 403);
+        assert.match(json<{ next_step: string }>(own).next_step, /operator/, 'the agent is told why');
         const grants = await t.services.store.grants.listForAgent(agent.id);
         assert.deepEqual(grants.map((g) => g.status), ['active'], 'grants are kept');
       }
