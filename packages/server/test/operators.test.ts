@@ -1,6 +1,13 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
+import { buildApp } from '../src/app.ts';
+import { parseConfig } from '../src/config/config.ts';
+import { openSqliteStore } from '../src/store/sqlite/open.ts';
 import { expectStatus, json, signUp, testApp, type TestApp } from './helpers/app.ts';
 import { startOperatorSite, type OperatorSite } from './helpers/stand-ins/operator-site.ts';
 import { requireOperator } from '../src/http/auth/operator.ts';
@@ -274,5 +281,45 @@ describe('operators: http: redirect URIs on loopback need OUTBOUND_ALLOW_LOOPBAC
     assert.equal(op.domain, 'acme.example:8443');
     assert.equal(op.verification.url, 'https://acme.example:8443/.well-known/service-site.txt');
     assert.equal(op.browser, 'user');
+  });
+});
+
+describe('operators: logs', () => {
+  it('never carry an operator secret, at registration, rotation or when sent as Basic credentials', async () => {
+    const lines: string[] = [];
+    const logStream = new Writable({ write(chunk, _enc, done) { lines.push(String(chunk)); done(); } });
+    const dir = mkdtempSync(join(tmpdir(), 'mandate-operator-logs-'));
+    const store = await openSqliteStore(dir);
+    const { app } = await buildApp({ config: parseConfig({ DATA_DIR: dir, LOG_LEVEL: 'trace', OUTBOUND_ALLOW_LOOPBACK: 'true' }), store, logStream });
+    const site = await startOperatorSite();
+    const secrets: string[] = [];
+    try {
+      const signedUp = await app.inject({ method: 'POST', url: '/api/users', payload: { email: 'ops-log@example.com', password: 'pw-operator-logs' } });
+      const auth = { authorization: `Bearer ${(signedUp.json() as { session_token: string }).session_token}` };
+      const created = await app.inject({ method: 'POST', url: '/api/operators', headers: auth, payload: { name: 'Logged', redirect_uris: [`${site.origin}/cb`], browser: 'operator' } });
+      assert.equal(created.statusCode, 200, created.body);
+      const op = created.json() as { id: string; secret: string; verification: { line: string } };
+      secrets.push(op.secret);
+      const rotated = await app.inject({ method: 'POST', url: `/api/operators/${op.id}/secret`, headers: auth });
+      const secret = (rotated.json() as { secret: string }).secret;
+      secrets.push(secret);
+      for (const s of [op.secret, secret]) {
+        await app.inject({ url: '/api/operators', headers: basic(op.id, s) });
+        await app.inject({ method: 'POST', url: `/api/admin/operators/${op.id}/status`, headers: basic(op.id, s), payload: { enabled: true } });
+      }
+      site.serve({ status: 200, body: `${op.verification.line}\n` });
+      assert.equal((await app.inject({ method: 'POST', url: `/api/operators/${op.id}/verify`, headers: auth })).statusCode, 200);
+    } finally {
+      await app.close();
+      await store.close();
+      await site.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const log = lines.join('');
+    assert.ok(lines.length > 5, 'the requests were logged');
+    for (const s of secrets) {
+      assert.equal(log.includes(s), false, `a secret reached the log: ${s.slice(0, 8)}...`);
+      assert.equal(log.includes(hashClientSecret(s)), false, 'nor its hash');
+    }
   });
 });
