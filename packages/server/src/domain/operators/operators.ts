@@ -97,13 +97,14 @@ export class Operators {
     return { view: this.view(operator), secret };
   }
 
-  /** A new secret, answered once; the old one stops working at once. */
-  async rotateSecret(userId: string, operatorId: string, ip: string | null = null): Promise<string> {
+  /** A new secret, answered once (with when it was made); the old one stops working at once. */
+  async rotateSecret(userId: string, operatorId: string, ip: string | null = null): Promise<{ secret: string; setAt: number }> {
     const operator = await this.owned(userId, operatorId);
     const secret = newClientSecret();
-    if (!(await this.d.store.operators.replaceSecret(userId, operator.id, hashClientSecret(secret), this.d.clock.now()))) throw notFound(NOT_FOUND);
+    const setAt = this.d.clock.now();
+    if (!(await this.d.store.operators.replaceSecret(userId, operator.id, hashClientSecret(secret), setAt))) throw notFound(NOT_FOUND);
     await this.d.activity.record({ userId, action: 'operator.secret_rotated', detail: { operator_id: operator.id }, ip });
-    return secret;
+    return { secret, setAt };
   }
 
   /**

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
+import { iso } from '../../../clock.ts';
 import { MAX_OPERATORS_PER_PERSON, OPERATOR_NAME_MAX } from '../../../domain/operators/registration.ts';
 import { OPERATOR_LIMITS } from '../../../domain/operators/operators.ts';
 import { IdParam, Timestamp, withErrors } from '../../schemas/common.ts';
@@ -61,9 +62,8 @@ export async function ownerOperatorRoutes(base: FastifyInstance, s: Services): P
     },
   }, async (request) => {
     const { user } = await s.auth.required(request);
-    const secret = await s.operators.rotateSecret(user.id, request.params.oid, request.ip);
-    const operator = await s.operators.owned(user.id, request.params.oid);
-    return { id: operator.id, secret, secret_set_at: new Date(operator.secretSetAt).toISOString() };
+    const { secret, setAt } = await s.operators.rotateSecret(user.id, request.params.oid, request.ip);
+    return { id: request.params.oid, secret, secret_set_at: iso(setAt) };
   });
 
   app.post('/api/operators/:oid/verify', {
@@ -77,6 +77,6 @@ export async function ownerOperatorRoutes(base: FastifyInstance, s: Services): P
   }, async (request) => {
     const { user } = await s.auth.required(request);
     const operator = await s.operators.verify(user.id, request.params.oid, request.ip);
-    return { id: operator.id, verified: true as const, verified_at: new Date(operator.verifiedAt ?? 0).toISOString() };
+    return { id: operator.id, verified: true as const, verified_at: iso(operator.verifiedAt ?? operator.updatedAt) }; // markVerified set both to the same moment
   });
 }
