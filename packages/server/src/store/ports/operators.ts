@@ -66,8 +66,6 @@ export interface OperatorsRepo {
    * pass lifetime. Answers the ids unblocked.
    */
   unblockAgents(operatorId: string, now: number): Promise<string[]>;
-  /** The agents the operator created, removed ones too (oldest first). */
-  agentIds(operatorId: string): Promise<string[]>;
   /** Account deletion: the person's operators, and the connections they made or that were made to them; answers the operators' ids. */
   deleteForUser(userId: string): Promise<string[]>;
 }

@@ -98,10 +98,6 @@ export function operatorsRepo(db: Db): OperatorsRepo {
         .execute();
       return rows.map((r) => r.id).sort();
     },
-    async agentIds(operatorId) {
-      const rows = await db.selectFrom('agents').select('id').where('operator_id', '=', operatorId).orderBy('created_at').orderBy('id').execute();
-      return rows.map((r) => r.id);
-    },
     async deleteForUser(userId) {
       const ids = (await db.selectFrom('operators').select('id').where('user_id', '=', userId).execute()).map((r) => r.id);
       if (ids.length > 0) await db.deleteFrom('operator_connections').where('operator_id', 'in', ids).execute();
