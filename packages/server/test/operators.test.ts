@@ -268,12 +268,17 @@ describe('operators: http: redirect URIs on loopback need OUTBOUND_ALLOW_LOOPBAC
   });
   after(() => t.close());
 
-  it('refuses http://127.0.0.1 and http://localhost; takes https:', async () => {
+  it('refuses http://127.0.0.1 and http://localhost, and https: to an address the outbound guard refuses; takes https: to a public name', async () => {
     const owner = await signUp(t.app);
     for (const uri of ['http://127.0.0.1:4000/cb', 'http://localhost/cb', 'http://[::1]:9/cb']) {
       const res = await t.app.inject({ method: 'POST', url: '/api/operators', headers: owner.auth, payload: { name: 'Dev', redirect_uris: [uri], browser: 'user' } });
       expectStatus(res, 400);
       assert.match(json<{ detail: string }>(res).detail, /OUTBOUND_ALLOW_LOOPBACK/);
+    }
+    for (const uri of ['https://127.0.0.1/cb', 'https://10.1.2.3/cb', 'https://localhost:8443/cb', 'https://[::1]/cb', 'https://169.254.169.254/cb']) {
+      const res = await t.app.inject({ method: 'POST', url: '/api/operators', headers: owner.auth, payload: { name: 'Private', redirect_uris: [uri], browser: 'user' } });
+      expectStatus(res, 400);
+      assert.match(json<{ detail: string }>(res).detail, /the service must be able to fetch/, uri);
     }
     const res = await t.app.inject({ method: 'POST', url: '/api/operators', headers: owner.auth, payload: { name: 'Acme', redirect_uris: ['https://acme.example:8443/cb'], browser: 'user' } });
     expectStatus(res, 200);

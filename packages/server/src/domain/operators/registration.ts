@@ -6,6 +6,8 @@ import type { OutboundPolicy } from '../../outbound/types.ts';
 import type { OperatorBrowser } from '../../store/ports/index.ts';
 import { badRequest } from '../errors.ts';
 import { checkRedirectUris } from '../oidc/client-rules.ts';
+import { VERIFICATION_PATH } from '../oidc/site-origins.ts';
+import { outboundUrlProblem } from '../../outbound/url-policy.ts';
 import { unreadableProblem } from '../readable-text.ts';
 
 export const OPERATOR_NAME_MAX = 80;
@@ -50,5 +52,10 @@ export function operatorOrigin(redirectUris: readonly string[], policy: Outbound
       throw badRequest(`redirect_uris[${i}] is on ${url.origin}, redirect_uris[0] on ${first.origin}: all redirect URIs must be on one host (your domain), with the same scheme and port`);
     }
   });
+  // The verification file must be fetchable through the outbound guard (§24): an address it refuses
+  // by its text alone (a private or loopback IP, a localhost name) is refused here, while the person
+  // registering is there to read why.
+  const problem = outboundUrlProblem(`${first.origin}${VERIFICATION_PATH}`, policy, 'the domain of redirect_uris');
+  if (problem !== null) throw badRequest(`${problem}: the service must be able to fetch ${first.origin}${VERIFICATION_PATH} to verify it`);
   return new URL(first.origin);
 }
