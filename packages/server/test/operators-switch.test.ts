@@ -155,6 +155,22 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       assert.ok(trail.includes('operator.switched'));
     });
 
+    it('racing switches: of concurrent offs one blocks, the rest change nothing; a racing on and off end consistent', async () => {
+      const oid = await operator();
+      expectStatus(await switchOp(admin, oid, { enabled: true }), 200);
+      const agents = [await operatorAgent(oid), await operatorAgent(oid)];
+      const offs = await Promise.all(Array.from({ length: 4 }, () => switchOp(admin, oid, { enabled: false })));
+      for (const r of offs) expectStatus(r, 200);
+      const changed = offs.map((r) => json<Switched>(r)).filter((b) => b.changed);
+      assert.equal(changed.length, 1);
+      assert.equal(changed[0]?.agents_blocked, 2);
+      const both = await Promise.all([switchOp(admin, oid, { enabled: true }), switchOp(admin, oid, { enabled: false })]);
+      for (const r of both) expectStatus(r, 200);
+      const final = (await t.services.store.operators.byId(oid))?.status;
+      const statuses = await Promise.all(agents.map(async (a) => (await t.services.store.agents.byId(a.id))?.status));
+      assert.deepEqual(statuses, final === 'active' ? ['active', 'active'] : ['blocked', 'blocked'], `operator ${final}, agents ${statuses.join(', ')}`);
+    });
+
     it('an agent the owner also blocked stays blocked after on; one the owner removes while off stays removed', async () => {
       const oid = await operator();
       expectStatus(await switchOp(admin, oid, { enabled: true }), 200);
