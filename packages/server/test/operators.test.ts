@@ -230,6 +230,29 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       assert.equal((await t.services.store.operators.listForUser(owner.user.id)).length, 1, 'nothing was registered or changed');
     });
 
+    it('operator credentials open no route of the OpenAPI description that takes a sign-in: each answers as to nobody', async () => {
+      const owner = await signUp(t.app);
+      const op = await registered(owner);
+      const auth = basic(op.id, op.secret as string);
+      const spec = json<{ paths: Record<string, Record<string, { responses?: Record<string, unknown> }>> }>(await t.app.inject({ url: '/openapi.json' }));
+      let refused = 0;
+      let checked = 0;
+      for (const [path, methods] of Object.entries(spec.paths)) {
+        for (const [method, op2] of Object.entries(methods)) {
+          if (!op2.responses || !('401' in op2.responses)) continue;
+          checked += 1;
+          const url = path.replace(/\{[^}]+\}/g, op.id);
+          const send = (headers: Record<string, string>) => t.app.inject({ method: method.toUpperCase() as 'GET', url, headers: { ...headers, 'content-type': 'application/json' }, ...(method === 'get' || method === 'delete' ? {} : { payload: '{}' }) });
+          const withBasic = await send(auth);
+          const anonymous = await send({});
+          assert.equal(withBasic.statusCode, anonymous.statusCode, `${method.toUpperCase()} ${path}: Basic ${withBasic.statusCode}, nobody ${anonymous.statusCode}`);
+          assert.ok(withBasic.statusCode < 500, `${method.toUpperCase()} ${path}: ${withBasic.body}`);
+          if (withBasic.statusCode === 401) refused += 1;
+        }
+      }
+      assert.ok(checked > 50 && refused > 30, `${refused} of ${checked} routes refused with 401 (the rest stopped earlier, at validation, or are public)`);
+    });
+
     it('the operator authenticator: HTTP Basic op_id:secret, fails closed (401 alike for every bad credential), 403 until switched on', async () => {
       const owner = await signUp(t.app);
       const op = await registered(owner);
