@@ -35,6 +35,7 @@ import { RevocationSnapshots } from './domain/revocation/snapshot.ts';
 import { AgentStatuses } from './domain/agents/agent-status.ts';
 import { AgentNotes } from './domain/notes.ts';
 import { Takeovers } from './domain/takeovers/takeovers.ts';
+import { Operators } from './domain/operators/operators.ts';
 import { Reputation } from './domain/reputation/reputation.ts';
 import { Reports } from './domain/reputation/reports.ts';
 import { Approvals } from './domain/approvals/approvals.ts';
@@ -166,6 +167,8 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   // longer finds the agent until it signs in there again.
   grants.onRevoked(async (repos, grant, now) => void (await endOidcStanding(repos, oidcSecret, { agentId: grant.agentId, site: grant.site }, now)));
   agents.onStopped(async (repos, agent) => void (await endOidcStanding(repos, oidcSecret, { agentId: agent.id }, clock.now())));
+  // Domain verification fetches an address the operator chose: only through the outbound guard (§24).
+  const operators = new Operators({ store, clock, limiter, activity, fetch: guardedFetch({ allowLoopback: config.outboundAllowLoopback }), policy: { allowLoopback: config.outboundAllowLoopback } });
   const pairing = new Pairing(store.challenges, clock, limiter, agents);
   // The issuers are the operator's choice (configuration), not a user's: see outbound/openid-issuers.ts.
   const identityProviders = new IdentityProviders({ store, clock, limiter, accounts, approvals, activity, notifier, issuers: new OpenIdIssuers(config.baseUrl), providers: config.oauthProviders });
@@ -181,7 +184,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
       void relay.checkHeld().catch(() => {});
     },
   });
-  const services: Services = { takeovers, relay, accountDeletion, identityProviders, phone, recovery, sdkTarballs: new SdkTarballs(), metrics, emailVerification, passwordReset, dataExport, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, plans, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
+  const services: Services = { operators, takeovers, relay, accountDeletion, identityProviders, phone, recovery, sdkTarballs: new SdkTarballs(), metrics, emailVerification, passwordReset, dataExport, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, plans, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
 
   const app = Fastify({
     logger: opts.logger ?? {

@@ -96,6 +96,14 @@ async function seed(t: TestApp, tag: string): Promise<Seeded> {
     refreshHash: sha256Hex(oidcRefresh), createdAt: now, expiresAt: now + 86_400_000, endedAt: null, dpopJkt: agent.jkt,
   });
   secrets.push(clientSecretHash, sha256Hex(oidcRefresh), sid);
+
+  // An operator the owner registered: its secret's hash and verification token are not exported.
+  const operatorSecretHash = sha256Hex(`operator secret ${tag}`);
+  await store.operators.create({
+    id: newId('op'), userId: owner.user.id, name: `Operator ${tag}`, domain: 'ops.example', redirectUris: ['https://ops.example/cb'], browser: 'operator',
+    secretHash: operatorSecretHash, secretSetAt: now, status: 'pending', verificationToken: `op-verif-${tag}-token-value`, verifiedAt: null, statusChangedAt: null, createdAt: now, updatedAt: now,
+  });
+  secrets.push(operatorSecretHash, `op-verif-${tag}-token-value`);
   return { owner, secrets, agentIds: [agent.id, other.id], grantId: grant.id };
 }
 
@@ -124,8 +132,9 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       assert.equal(doc.format, 'mandate-export');
       assert.deepEqual(doc.sections, SECTIONS);
       for (const name of SECTIONS) assert.ok(name in doc, `section ${name}`);
-      for (const name of ['plans', 'approval_modes', 'takeover_reports']) assert.equal((doc[name] as unknown[]).length, 1, name);
-      for (const name of ['connections', 'operators']) assert.deepEqual(doc[name], []);
+      for (const name of ['plans', 'approval_modes', 'takeover_reports', 'operators']) assert.equal((doc[name] as unknown[]).length, 1, name);
+      assert.deepEqual(doc.connections, []);
+      assert.equal((doc.operators as { name: string }[])[0]?.name, 'Operator alice', 'the owner\'s own operator, not another owner\'s');
 
       const profile = doc.profile as Record<string, unknown>;
       assert.equal(profile.email, a.owner.email);

@@ -50,6 +50,8 @@ async function seed(db: Kysely<Database>): Promise<void> {
     agent(9001, { status: 'removed', removedAt: NOW - 1000 }),
     agent(9002, { unblockedAt: NOW - 1000 }),
     agent(9003, { flag: 'revoked' }),
+    // Blocked by their operator's switch (migration 024): listed while blocked.
+    ...Array.from({ length: 20 }, (_, i) => agent(7000 + i, { status: 'blocked' })),
   ];
   for (let i = 0; i < agents.length; i += 500) await db.insertInto('agents').values(agents.slice(i, i + 500)).execute();
 }
@@ -114,12 +116,14 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       t.diagnostic(`first page:\n${first.plan}\nnext page:\n${next.plan}`);
     });
 
-    it('agents: flagged live agents, and removals and unblocks of the window, each a range of its own index, first page and later pages', async (t) => {
+    it('agents: flagged live agents, agents blocked by their operator, and removals and unblocks of the window, each a range of its own index, first page and later pages', async (t) => {
       const all = (await agentsRepo(db).listRevoked(NOW)).map((a) => a.id);
-      assert.deepEqual([...all].sort(), [...Array.from({ length: 50 }, (_, i) => `ag_plan_${6000 + i}`), 'ag_plan_9001', 'ag_plan_9002', 'ag_plan_9003'].sort());
+      const blocked = Array.from({ length: 20 }, (_, i) => `ag_plan_${7000 + i}`);
+      assert.deepEqual([...all].sort(), [...Array.from({ length: 50 }, (_, i) => `ag_plan_${6000 + i}`), ...blocked, 'ag_plan_9001', 'ag_plan_9002', 'ag_plan_9003'].sort());
       const plans: string[] = [];
       for (const [reason, index, after] of [
         ['flagged', 'agents_flagged_live', 'ag_plan_6010'],
+        ['blocked', 'agents_blocked_live', 'ag_plan_7005'],
         ['removed', 'agents_removed_at', 'ag_plan_9001'],
         ['unblocked', 'agents_unblocked_at', 'ag_plan_9002'],
       ] as const) {

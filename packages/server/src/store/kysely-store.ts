@@ -33,6 +33,7 @@ import { quotasRepo } from './repos/quotas.ts';
 import { emailTokensRepo } from './repos/email-tokens.ts';
 import { emailClaimsRepo } from './repos/email-claims.ts';
 import { takeoversRepo } from './repos/takeovers.ts';
+import { operatorsRepo } from './repos/operators.ts';
 import { phoneCodesRepo, recoveryCodesRepo } from './repos/phone-codes.ts';
 import { plansRepo } from './repos/plans.ts';
 import { oauthIdentitiesRepo } from './repos/oauth-identities.ts';
@@ -79,6 +80,7 @@ function repos(db: Db, dialect: Dialect): Repos {
     oauthIdentities: oauthIdentitiesRepo(db),
     oauthStates: oauthStatesRepo(db),
     takeovers: takeoversRepo(db),
+    operators: operatorsRepo(db),
   };
 }
 

@@ -43,6 +43,8 @@ export interface Database {
   oauth_states: OAuthStatesTable;
   takeovers: TakeoversTable;
   takeover_reports: TakeoverReportsTable;
+  operators: OperatorsTable;
+  operator_connections: OperatorConnectionsTable;
 }
 
 export interface UsersTable {
@@ -104,6 +106,13 @@ export interface AgentsTable {
   unblocked_rev_seq: number | null;
   /** When the current non-ok flag was set; null while `ok` (migration 018). */
   flagged_at: number | null;
+  /** Operator-created agents (migration 024): the operator, connection and browser kind; null otherwise. */
+  operator_id: string | null;
+  connection_id: string | null;
+  browser: string | null;
+  /** Set while the operator switch blocks the agent (`status` = `blocked`): when, and at which rev_seq. */
+  operator_blocked_at: number | null;
+  operator_blocked_rev_seq: number | null;
 }
 
 export interface SigningKeysTable {
@@ -486,4 +495,34 @@ export interface ApprovalModesTable {
 export interface ApprovalPauseScopesTable {
   agent_id: string;
   pause_scope: string;
+}
+
+/** Operators (migration 024): the secret only as a SHA-256; `redirect_uris` is a JSON list. */
+export interface OperatorsTable {
+  id: string;
+  user_id: string;
+  name: string;
+  domain: string;
+  redirect_uris: string;
+  browser: string;
+  secret_hash: string;
+  secret_set_at: number;
+  status: string;
+  verification_token: string;
+  verified_at: number | null;
+  status_changed_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** A user's consent to an operator (migration 024); `sub` is pairwise per operator. */
+export interface OperatorConnectionsTable {
+  id: string;
+  operator_id: string;
+  user_id: string;
+  sub: string;
+  max_agents: number;
+  status: string;
+  created_at: number;
+  ended_at: number | null;
 }

@@ -148,7 +148,7 @@ export function storeContract(name: string, open: OpenStore): void {
       await store.agents.create(other);
       const grant = grantOf(agent);
       await store.grants.create(grant);
-      const standing = (a: AgentRecord) => ({ id: a.id, name: a.name, status: a.status, flag: a.flag });
+      const standing = (a: AgentRecord) => ({ id: a.id, name: a.name, status: a.status, flag: a.flag, unblockedRevSeq: a.unblockedRevSeq });
       assert.deepEqual(await store.agents.withGrant(agent.id, grant.id), { agent: standing(agent), grant: { id: grant.id, agentId: agent.id, site: 'shop.example', status: 'active' } });
       assert.deepEqual(await store.agents.withGrant(other.id, grant.id), { agent: standing(other), grant: undefined }, "another agent's grant is not read");
       assert.deepEqual(await store.agents.withGrant(agent.id, 'gr_missing'), { agent: standing(agent), grant: undefined });
@@ -174,7 +174,7 @@ export function storeContract(name: string, open: OpenStore): void {
       const grant = grantOf(agent);
       await store.grants.create(grant);
       const lookup = (key: string, agentId = agent.id, grantId = grant.id, now = 1000) => store.verifyLookup({ agentId, grantId, jti: { namespace: 'dpop', key, expiresAt: 5000 }, now });
-      const standing = { agent: { id: agent.id, name: 'Bot', status: 'active', flag: 'ok' }, grant: { id: grant.id, agentId: agent.id, site: 'shop.example', status: 'active' } };
+      const standing = { agent: { id: agent.id, name: 'Bot', status: 'active', flag: 'ok', unblockedRevSeq: null }, grant: { id: grant.id, agentId: agent.id, site: 'shop.example', status: 'active' } };
       const jti = uniq('jti');
       assert.deepEqual(await lookup(jti), { standing, fresh: true });
       assert.deepEqual(await lookup(jti), { standing, fresh: false });
@@ -260,7 +260,7 @@ export function storeContract(name: string, open: OpenStore): void {
       };
       await store.agents.update(agent.id, { flag: 'revoked', flagRevSeq: 11, flaggedAt: 4_000 });
       // Long after the window the block is still listed (the bound drops it, not the store).
-      assert.deepEqual(await flagged(10_000_000), [{ id: agent.id, userId: u.id, status: 'active', flag: 'revoked', flagRevSeq: 11, flaggedAt: 4_000, removedAt: null, unblockedAt: null, unblockedRevSeq: null }]);
+      assert.deepEqual(await flagged(10_000_000), [{ id: agent.id, userId: u.id, status: 'active', flag: 'revoked', flagRevSeq: 11, flaggedAt: 4_000, removedAt: null, unblockedAt: null, unblockedRevSeq: null, blockedRevSeq: null }]);
       assert.equal((await store.agents.listRevoked(10_000_000)).find((a) => a.id === agent.id)?.flaggedAt, 4_000);
       // Not part of AgentRecord: byId is unchanged.
       assert.deepEqual(await store.agents.byId(agent.id), { ...agent, flag: 'revoked', flagRevSeq: 11 });

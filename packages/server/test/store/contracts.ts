@@ -14,6 +14,7 @@ import { phoneContract } from './contract-phone.ts';
 import { takeoverSessionsContract } from './contract-takeover-sessions.ts';
 import { plansContract } from './contract-plans.ts';
 import { approvalModesContract } from './contract-approval-modes.ts';
+import { operatorsContract } from './contract-operators.ts';
 import type { OpenStore } from './use-store.ts';
 
 /** Every contract suite each store must pass (sqlite.test.ts and postgres.test.ts run them all). */
@@ -34,6 +35,7 @@ const CONTRACTS: readonly ((name: string, open: OpenStore) => void)[] = [
   takeoverSessionsContract,
   plansContract,
   approvalModesContract,
+  operatorsContract,
 ];
 
 export function storeContracts(name: string, open: OpenStore): void {

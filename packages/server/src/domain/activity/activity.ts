@@ -48,7 +48,11 @@ export type ActivityAction =
   | 'plan.denied'
   | 'plan.withdrawn'
   | 'plan.step_used'
-  | 'plan.step_result';
+  | 'plan.step_result'
+  | 'operator.registered'
+  | 'operator.verified'
+  | 'operator.secret_rotated'
+  | 'operator.switched';
 
 export interface ActivityEvent {
   userId: string;

@@ -31,6 +31,10 @@ export async function verifyAgentJwt(agents: AgentsRepo, clock: Clock, token: un
   if (!looksLikeId('ag', agentId)) throw invalid('unknown agent');
   const agent = await agents.byId(agentId);
   if (!agent) throw invalid('unknown agent');
+  // Worded so that the agent SDK reads it as a revocation (a 403 naming "agent" and "revoked").
+  if (agent.status === 'blocked' && agent.flag !== 'revoked') {
+    throw forbidden('agent revoked: the operator that made it is switched off', { next_step: 'stop: the operator that made this agent was switched off by an admin; it works again when the operator is switched on' });
+  }
   if (isAgentBlocked(agent)) throw forbidden(AGENT_REVOKED, { next_step: 'stop: the owner removed or revoked this agent; only the owner can unblock it' });
 
   const now = seconds(clock.now());

@@ -24,9 +24,12 @@ export const STATUS_REPORTS_PER_MINUTE = 60;
  */
 export const STATUS_SITES_KEPT = 100;
 
-/** A removed agent has no key left and reads `revoked`, like an agent blocked by its owner. */
+/**
+ * A removed agent has no key left and reads `revoked`, like an agent blocked by its owner; so does an
+ * agent its operator's switch blocked (decisions §17), while blocked.
+ */
 export function globalFlag(agent: AgentRecord): AgentFlag {
-  return agent.status === 'removed' ? 'revoked' : agent.flag;
+  return agent.status !== 'active' ? 'revoked' : agent.flag;
 }
 
 /**

@@ -61,6 +61,17 @@ export function standardErasureSteps(deps: StandardStepDeps): ErasureStep[] {
     }),
     // Take-over sessions (an open one's relay token stops working) and the agents' reports (decisions §21).
     erasureStep('takeovers', (c) => c.repos.takeovers.deleteForUser(c.user.id)),
+    // Operators the person registered (decisions §17): the agents they made for other people are
+    // blocked as an admin's off blocks them (no operator is left to switch them on again; their
+    // owners can remove them), then the operators and every connection to or of the person go.
+    erasureStep('operators', async ({ repos, user, now }) => {
+      const operators = await repos.operators.listForUser(user.id);
+      if (operators.length > 0) {
+        const revSeq = await new RevocationSequence(repos.counters).advance();
+        for (const o of operators) await repos.operators.blockAgents(o.id, revSeq, now);
+      }
+      await repos.operators.deleteForUser(user.id);
+    }),
     erasureStep('devices', (c) => c.repos.pushDevices.deleteForUser(c.user.id)),
     erasureStep('email-links', (c) => c.repos.emailTokens.deleteForUser(c.user.id)),
     erasureStep('notify-settings', (c) => c.repos.notifySettings.deleteForUser(c.user.id)),

@@ -2,7 +2,7 @@
  * The sections of the data export (export.ts), one small function each, in the order they appear.
  * Each picks its fields one by one: no hash (password, session, refresh token, client secret), no
  * secret (push subscription keys, FCM tokens, push endpoints, link tokens), nothing of another person.
- * Sections for things this service does not hold yet (plans, connections, operator records) are
+ * Sections for things this service does not hold yet (connections) are
  * empty lists, so the document's shape is stable as they arrive.
  */
 import { type ExportContext, type ExportSection, iso, paged } from './export.ts';
@@ -151,6 +151,16 @@ export const identityProvidersSection = list('identity_providers', async functio
   }
 });
 
+/** Operators the owner registered, without the secret's hash (decisions §17). */
+export const operatorsSection = list('operators', async function* ({ user, store }) {
+  for (const o of await store.operators.listForUser(user.id)) {
+    yield {
+      id: o.id, name: o.name, domain: o.domain, redirect_uris: o.redirectUris, browser: o.browser, status: o.status,
+      verified_at: iso(o.verifiedAt), secret_set_at: iso(o.secretSetAt), created_at: iso(o.createdAt), updated_at: iso(o.updatedAt),
+    };
+  }
+});
+
 /** Every section this service has, in order. Other features add theirs with DataExport.add. */
 export const EXPORT_SECTIONS: readonly ExportSection[] = [
   profileSection,
@@ -169,5 +179,5 @@ export const EXPORT_SECTIONS: readonly ExportSection[] = [
   approvalModesSection,
   takeoverReportsSection,
   notYet('connections'),
-  notYet('operators'),
+  operatorsSection,
 ];

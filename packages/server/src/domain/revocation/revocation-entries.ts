@@ -21,7 +21,7 @@ export interface RevocationEntries {
 export const PAGE_ROWS = 1000;
 
 
-const AGENT_REASONS: readonly RevokedAgentReason[] = ['flagged', 'removed', 'unblocked'];
+const AGENT_REASONS: readonly RevokedAgentReason[] = ['flagged', 'blocked', 'removed', 'unblocked'];
 
 /**
  * Reads the entries listed at `now` page by page: agents flagged now (by id), then removed, then
@@ -100,9 +100,20 @@ async function pages<Row>(read: (after: Row | undefined) => Promise<Row[]>, each
  * stay refused, passes minted after the unblock carry a higher rev_seq and pass.
  */
 function agentEntry(a: RevokedAgentRow, counter: number, now: number): RevokedAgent {
-  if (isAgentBlocked(a)) return { id: a.id, flag: 'revoked', rev_seq: a.flagRevSeq ?? counter };
+  if (isAgentBlocked(a)) return { id: a.id, flag: 'revoked', rev_seq: blockRevSeq(a) ?? counter };
   if (a.unblockedAt !== null && now - a.unblockedAt < LISTED_FOR_MS) return { id: a.id, flag: 'revoked', rev_seq: a.unblockedRevSeq ?? counter };
   return { id: a.id, flag: a.flag, rev_seq: a.flagRevSeq ?? counter };
+}
+
+/**
+ * The rev_seq of a stopped agent's entry: of its removal or owner's block (flagRevSeq), or of its
+ * operator's block; when both an owner's and an operator's block hold, the later (it refuses more).
+ */
+function blockRevSeq(a: RevokedAgentRow): number | null {
+  const owner = a.status === 'blocked' && a.flag !== 'revoked' ? null : a.flagRevSeq;
+  const operator = a.status === 'blocked' ? a.blockedRevSeq : null;
+  if (owner === null) return operator;
+  return operator === null ? owner : Math.max(owner, operator);
 }
 
 /** One entry per agent and site; if several of its grants are listed, the latest revocation counts. */

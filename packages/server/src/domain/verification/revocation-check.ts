@@ -23,6 +23,10 @@ export async function checkPassRevocation(repos: Pick<Repos, 'agents'>, claims: 
 /** The rule of checkPassRevocation over an agent and grant already read. */
 export function revocationVerdict(found: AgentWithGrant | undefined, claims: PassClaims): RevocationVerdict {
   if (!found || isAgentBlocked(found.agent)) return { verdict: 'agent_revoked' };
+  // A pass minted before a block that was lifted since stays refused (decisions §17: after the
+  // operator switch's on, old passes stay refused; the snapshot lists the lift at the same rev_seq).
+  const lifted = found.agent.unblockedRevSeq;
+  if (lifted !== null && claims.rev_seq <= lifted) return { verdict: 'agent_revoked' };
   const { agent, grant } = found;
   if (!grant || grant.status !== 'active' || grant.agentId !== agent.id || grant.site !== claims.aud) {
     return { verdict: 'grant_revoked' };

@@ -46,10 +46,12 @@ import { exportRoutes } from './owner/export.ts';
 import { agentTakeoverRoutes } from './agent-api/takeover.ts';
 import { takeoverRoutes } from './owner/takeovers.ts';
 import { takeoverSocketRoutes } from './owner/takeover-sockets.ts';
+import { ownerOperatorRoutes } from './operators/owner-operators.ts';
+import { adminOperatorRoutes } from './operators/admin-operators.ts';
 
 /** Every route module, registered in one place. */
 export async function registerRoutes(app: FastifyInstance, s: Services): Promise<void> {
-  for (const routes of [metaRoutes, accountRoutes, agentRoutes, pairingCodeRoutes, agentPairRoutes, passkeyRoutes, jwksRoutes, tokenRoutes, verifyRoutes, stepupVerifyRoutes, revocationRoutes, siteAgentStatusRoutes, reputationRoutes, reportRoutes, agentStatusRoutes, agentNotifyRoutes, activityRoutes, agentStatusListRoutes, authzRequestRoutes, stepupRequestRoutes, agentPlanRoutes, ownerPlanRoutes, agentApprovalRoutes, approvalModeRoutes, approvalRoutes, grantRoutes, userInfoRoutes, deviceRoutes, pushRoutes, notificationRoutes, swReportRoutes, oidcClientRoutes, oidcProviderRoutes, adminKeyRoutes, emailRoutes, emailClaimRoutes, passwordRoutes, exportRoutes, phoneRoutes, recoveryRoutes, accountDeleteRoutes, identityProviderRoutes, agentTakeoverRoutes, takeoverRoutes, takeoverSocketRoutes, pageRoutes]) {
+  for (const routes of [metaRoutes, accountRoutes, agentRoutes, pairingCodeRoutes, agentPairRoutes, passkeyRoutes, jwksRoutes, tokenRoutes, verifyRoutes, stepupVerifyRoutes, revocationRoutes, siteAgentStatusRoutes, reputationRoutes, reportRoutes, agentStatusRoutes, agentNotifyRoutes, activityRoutes, agentStatusListRoutes, authzRequestRoutes, stepupRequestRoutes, agentPlanRoutes, ownerPlanRoutes, agentApprovalRoutes, approvalModeRoutes, approvalRoutes, grantRoutes, userInfoRoutes, deviceRoutes, pushRoutes, notificationRoutes, swReportRoutes, oidcClientRoutes, oidcProviderRoutes, adminKeyRoutes, emailRoutes, emailClaimRoutes, passwordRoutes, exportRoutes, phoneRoutes, recoveryRoutes, accountDeleteRoutes, identityProviderRoutes, agentTakeoverRoutes, takeoverRoutes, takeoverSocketRoutes, ownerOperatorRoutes, adminOperatorRoutes, pageRoutes]) {
     await routes(app, s);
   }
 }

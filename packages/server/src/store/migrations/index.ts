@@ -23,6 +23,7 @@ import * as identityProviders from './020-identity-providers.ts';
 import * as agentApprovals from './021-agent-approvals.ts';
 import * as plans from './022-plans.ts';
 import * as takeovers from './023-takeovers.ts';
+import * as operators from './024-operators.ts';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -51,6 +52,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '021-agent-approvals': agentApprovals,
   '022-plans': plans,
   '023-takeovers': takeovers,
+  '024-operators': operators,
 };
 
 /**

@@ -2,7 +2,8 @@ import type { GrantRecord } from './grants.ts';
 
 /** Agents, and what cloud verify and the revocation list read of them. Times are epoch ms. */
 
-export type AgentStatus = 'active' | 'removed';
+/** `blocked`: its operator was switched off (decisions §17); the switch's on makes it `active` again. */
+export type AgentStatus = 'active' | 'removed' | 'blocked';
 
 export type AgentFlag = 'ok' | 'suspicious' | 'revoked';
 
@@ -28,13 +29,17 @@ export interface AgentRecord {
  * current non-ok flag was set (null while `ok`, or when unknown): the list's bound across accounts
  * (domain/revocation/revocation-bound.ts) drops blocks older than the window, fairly per owner.
  */
-export type RevokedAgentRow = Pick<AgentRecord, 'id' | 'userId' | 'status' | 'flag' | 'flagRevSeq' | 'removedAt' | 'unblockedAt' | 'unblockedRevSeq'> & { flaggedAt: number | null };
+export type RevokedAgentRow = Pick<AgentRecord, 'id' | 'userId' | 'status' | 'flag' | 'flagRevSeq' | 'removedAt' | 'unblockedAt' | 'unblockedRevSeq'> & {
+  flaggedAt: number | null;
+  /** The rev_seq of the operator switch's block while `blocked` (migration 024), else null. */
+  blockedRevSeq: number | null;
+};
 
 /** What AgentsRepo.update writes: `flaggedAt` is only read by the revocation list, so AgentRecord does not carry it. */
 export type AgentPatch = Partial<Pick<AgentRecord, 'status' | 'flag' | 'flagRevSeq' | 'removedAt' | 'name' | 'unblockedAt' | 'unblockedRevSeq'> & { flaggedAt: number | null }>;
 
 /** Why an agent is on the revocation list; each reason is read from an index of its own. */
-export type RevokedAgentReason = 'flagged' | 'removed' | 'unblocked';
+export type RevokedAgentReason = 'flagged' | 'removed' | 'unblocked' | 'blocked';
 
 /** One page of AgentsRepo.listRevoked: at most `limit` rows of `reason` after the row `after`. */
 export interface RevokedAgentPage {
@@ -49,12 +54,13 @@ export interface AgentsRepo {
   listForUser(userId: string, includeRemoved?: boolean): Promise<AgentRecord[]>;
   update(id: string, patch: AgentPatch): Promise<void>;
   /**
-   * The agent part of the revocation list at `now` (decisions §25), for three reasons: live agents
-   * with a non-ok flag (`flagged`, by id), and agents removed (`removed`, by removedAt, id) or
+   * The agent part of the revocation list at `now` (decisions §25), for four reasons: live agents
+   * with a non-ok flag (`flagged`, by id), agents blocked by their operator's switch (`blocked`, by
+   * id), and agents removed (`removed`, by removedAt, id) or
    * unblocked (`unblocked`, by unblockedAt, id) less than LISTED_FOR_MS (600 s + 120 s,
    * domain/revocation/revocation-window.ts) before `now`. With `page`, at most `page.limit` rows of
    * `page.reason` after the row `page.after` (keyset paging: a long list is read in steps); without,
-   * all three, each agent once.
+   * all four, each agent once.
    */
   listRevoked(now: number, page?: RevokedAgentPage): Promise<RevokedAgentRow[]>;
   /**
@@ -69,8 +75,11 @@ export interface AgentsRepo {
 
 export type AgentWithGrant = { agent: AgentStanding; grant: GrantStanding | undefined };
 
-/** What cloud verify needs to know about a pass's agent (no key: the pass is already verified). */
-export type AgentStanding = Pick<AgentRecord, 'id' | 'name' | 'status' | 'flag'>;
+/**
+ * What cloud verify needs to know about a pass's agent (no key: the pass is already verified); with
+ * the rev_seq of the last block lifted, so that passes minted before it stay refused after the lift.
+ */
+export type AgentStanding = Pick<AgentRecord, 'id' | 'name' | 'status' | 'flag' | 'unblockedRevSeq'>;
 
 /** What cloud verify needs to know about a pass's grant. */
 export type GrantStanding = Pick<GrantRecord, 'id' | 'agentId' | 'site' | 'status'>;

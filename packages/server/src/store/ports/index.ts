@@ -26,3 +26,4 @@ export type * from './plans.ts';
 export type * from './passes.ts';
 export type * from './identity-providers.ts';
 export type * from './takeovers.ts';
+export type * from './operators.ts';

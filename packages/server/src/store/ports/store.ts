@@ -19,6 +19,7 @@ import type { PhoneCodesRepo, RecoveryCodesRepo } from './phone.ts';
 import type { PlansRepo } from './plans.ts';
 import type { OAuthIdentitiesRepo, OAuthStatesRepo } from './identity-providers.ts';
 import type { TakeoversRepo } from './takeovers.ts';
+import type { OperatorsRepo } from './operators.ts';
 import type { PassIssuance, PassIssuanceOutcome } from './passes.ts';
 
 /**
@@ -62,6 +63,7 @@ export interface Repos {
   oauthIdentities: OAuthIdentitiesRepo;
   oauthStates: OAuthStatesRepo;
   takeovers: TakeoversRepo;
+  operators: OperatorsRepo;
 }
 
 /** One cloud verification's store work: the pass's agent with its grant, and the proof's jti. */

@@ -31,7 +31,7 @@ export function agentsRepo(db: Db): AgentsRepo {
       db
         .selectFrom('agents')
         .leftJoin('grants', (join) => join.onRef('grants.agent_id', '=', 'agents.id').on('grants.id', 'in', range(grants, 'g').map((g) => p(g))))
-        .select(['agents.id', 'agents.name', 'agents.status', 'agents.flag', 'grants.id as grant_id', 'grants.agent_id as grant_agent_id', 'grants.site as grant_site', 'grants.status as grant_status'])
+        .select(['agents.id', 'agents.name', 'agents.status', 'agents.flag', 'agents.unblocked_rev_seq', 'grants.id as grant_id', 'grants.agent_id as grant_agent_id', 'grants.site as grant_site', 'grants.status as grant_status'])
         .where('agents.id', 'in', range(agents, 'a').map((a) => p(a))));
   const compiled = new Map<string, ReturnType<typeof withGrantsQuery>>();
   const withGrants: AgentsRepo['withGrants'] = async (pairs) => {
@@ -108,7 +108,7 @@ export function agentsRepo(db: Db): AgentsRepo {
   };
 }
 
-const REVOKED_AGENT_REASONS: readonly RevokedAgentReason[] = ['flagged', 'removed', 'unblocked'];
+const REVOKED_AGENT_REASONS: readonly RevokedAgentReason[] = ['flagged', 'blocked', 'removed', 'unblocked'];
 
 /**
  * One reason's rows of the revocation list (decisions §25, domain/revocation/revocation-window.ts),
@@ -118,10 +118,15 @@ const REVOKED_AGENT_REASONS: readonly RevokedAgentReason[] = ['flagged', 'remove
  * tombstone ages out with the window.
  */
 async function revokedPage(db: Db, since: number, page: { reason: RevokedAgentReason; after?: RevokedAgentRow; limit?: number }): Promise<RevokedAgentRow[]> {
-  let q = db.selectFrom('agents').select(['id', 'user_id', 'status', 'flag', 'flag_rev_seq', 'flagged_at', 'removed_at', 'unblocked_at', 'unblocked_rev_seq']);
+  let q = db.selectFrom('agents').select(['id', 'user_id', 'status', 'flag', 'flag_rev_seq', 'flagged_at', 'removed_at', 'unblocked_at', 'unblocked_rev_seq', 'operator_blocked_rev_seq']);
   const after = page.after;
   if (page.reason === 'flagged') {
     q = q.where('flag', '<>', sql.lit('ok')).where('status', '=', sql.lit('active'));
+    if (after !== undefined) q = q.where('id', '>', after.id);
+    q = q.orderBy('id');
+  } else if (page.reason === 'blocked') {
+    // Index `agents_blocked_live` (migration 024): blocked by the operator switch, listed while blocked.
+    q = q.where('status', '=', sql.lit('blocked'));
     if (after !== undefined) q = q.where('id', '>', after.id);
     q = q.orderBy('id');
   } else {
@@ -144,6 +149,7 @@ async function revokedPage(db: Db, since: number, page: { reason: RevokedAgentRe
     removedAt: numOrNull(r.removed_at),
     unblockedAt: numOrNull(r.unblocked_at),
     unblockedRevSeq: numOrNull(r.unblocked_rev_seq),
+    blockedRevSeq: numOrNull(r.operator_blocked_rev_seq),
   }));
 }
 
@@ -153,6 +159,8 @@ export interface StandingRow {
   name: string;
   status: string;
   flag: string;
+  /** bigint: PostgreSQL's driver answers it as a string (a number inside JSON). */
+  unblocked_rev_seq: number | string | null;
   grant_id: string | null;
   grant_agent_id: string | null;
   grant_site: string | null;
@@ -165,7 +173,7 @@ export function standingsFor(rows: readonly StandingRow[], pairs: readonly { age
   const grants = new Map<string, GrantStanding>();
   for (const r of rows) {
     const { grant_id, grant_agent_id, grant_site, grant_status } = r;
-    if (!agents.has(r.id)) agents.set(r.id, { id: r.id, name: r.name, status: r.status as AgentStatus, flag: r.flag as AgentFlag });
+    if (!agents.has(r.id)) agents.set(r.id, { id: r.id, name: r.name, status: r.status as AgentStatus, flag: r.flag as AgentFlag, unblockedRevSeq: r.unblocked_rev_seq === null ? null : Number(r.unblocked_rev_seq) });
     if (grant_id !== null && grant_agent_id !== null && grant_site !== null && grant_status !== null) {
       grants.set(grant_id, { id: grant_id, agentId: grant_agent_id, site: grant_site, status: grant_status as GrantStatus });
     }

@@ -20,7 +20,7 @@ const FlagIn = Type.Object({ flag: AgentFlag() });
 const AgentOut = Type.Object({
   id: Type.String({ description: 'agent id (`ag_`)' }),
   name: Type.String(),
-  status: Type.Union([Type.Literal('active'), Type.Literal('removed')]),
+  status: Type.Union([Type.Literal('active'), Type.Literal('removed'), Type.Literal('blocked')], { description: '`blocked`: the agent was made by an operator that an admin switched off; it works again when the operator is switched on' }),
   flag: AgentFlag(),
   jkt: Type.String({ description: 'RFC 7638 thumbprint of the agent key' }),
   created_at: Timestamp,

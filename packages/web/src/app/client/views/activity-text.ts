@@ -54,6 +54,10 @@ export const ACTION_FILTERS: readonly [string, string][] = [
   ['plan.withdrawn', 'Plan withdrawn'],
   ['plan.step_used', 'Plan step went ahead'],
   ['plan.step_result', 'Plan step result'],
+  ['operator.registered', 'Operator registered'],
+  ['operator.verified', 'Operator domain verified'],
+  ['operator.secret_rotated', 'Operator secret replaced'],
+  ['operator.switched', 'Operator switched on or off'],
 ];
 
 const quoted = (v: unknown): string => (typeof v === 'string' ? `"${v}"` : '');
@@ -135,6 +139,12 @@ export function activityText(a: ActivityItem): [title: string, extra: string] {
     case 'agent_approval.denied': return [`You denied ${quoted(d.label ?? d.action)} for ${who}${at}`, ''];
     case 'agent_approval.auto_approved': return [`${quoted(d.label ?? d.action)} approved for ${who} by a rule${at}`, typeof d.reason === 'string' ? d.reason : ''];
     case 'approval_mode.changed': return [`Approval mode for ${who}: ${d.site === '*' ? 'default' : String(d.site ?? '')} ${d.mode === null ? 'removed' : String(d.mode ?? '')}`, ''];
+    // Operators the owner registered (decisions §17): name and domain as registered.
+    case 'operator.registered': return [`You registered the operator ${quoted(d.name)}`.replace(/ $/, ''), str(d.domain) ? `domain ${str(d.domain)}; publish its line, verify it, then an admin switches it on` : ''];
+    case 'operator.verified': return [`Your operator's domain ${str(d.domain)} was verified`.replace('  ', ' '), 'an admin can now switch it on'];
+    case 'operator.secret_rotated': return ['You replaced an operator\'s secret', 'the old one stopped working at once'];
+    case 'operator.switched': return [d.enabled === true ? 'An admin switched your operator on' : 'An admin switched your operator off',
+      typeof d.agents === 'number' && d.changed === true ? `${d.agents} agent${d.agents === 1 ? '' : 's'} ${d.enabled === true ? 'unblocked' : 'blocked'}` : ''];
     default: return [`${a.action}${a.agent_id ? ` · ${who}` : ''}${at}`, ''];
   }
 }
