@@ -113,6 +113,8 @@ export interface AgentsTable {
   /** Set while the operator switch blocks the agent (`status` = `blocked`): when, and at which rev_seq. */
   operator_blocked_at: number | null;
   operator_blocked_rev_seq: number | null;
+  /** 1 while the owner lets an operator-browser agent use the password manager (migration 025); 0 (off) by default. */
+  password_manager: Generated<number>;
 }
 
 export interface SigningKeysTable {

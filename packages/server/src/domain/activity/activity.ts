@@ -28,6 +28,7 @@ export type ActivityAction =
   | 'agent.flagged'
   | 'agent.note'
   | 'agent.status'
+  | 'agent.password_manager'
   | 'report.received'
   | 'oidc.sign_in'
   | 'phone.code_sent'

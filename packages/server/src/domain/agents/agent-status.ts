@@ -3,6 +3,7 @@ import type { Activity } from '../activity/activity.ts';
 import type { Clock } from '../../clock.ts';
 import type { RateLimiter } from '../rate-limit.ts';
 import { findAgent } from './agents.ts';
+import { passwordManagerState, type PasswordManagerState } from './password-manager.ts';
 
 export interface AgentStatusView {
   agent_id: string;
@@ -10,6 +11,11 @@ export interface AgentStatusView {
   /** Sites whose grant for this agent was revoked (and not approved again since). */
   revoked_sites: string[];
   jwks_url: string;
+}
+
+/** What the agent itself reads (`GET /api/v1/agent-status`): also whether it may use the password manager (decisions §17). */
+export interface AgentSelfStatusView extends AgentStatusView {
+  password_manager: PasswordManagerState;
 }
 
 /** What the owner's dashboard shows of an agent's own reports; `site` '' is the general status. */
@@ -55,6 +61,15 @@ export class AgentStatuses {
     const grants = await this.store.grants.listForAgent(agent.id);
     const sites = new Set(grants.filter((g) => g.status === 'revoked').map((g) => g.site));
     return { agent_id: agent.id, global_flag: globalFlag(agent), revoked_sites: [...sites].sort(), jwks_url: `${this.baseUrl}/api/v1/jwks` };
+  }
+
+  /**
+   * The agent's own view: the public one plus its password-manager state, which only the agent
+   * (and its owner) need; sites are not told.
+   */
+  async selfViewOf(agent: AgentRecord): Promise<AgentSelfStatusView> {
+    const [view, setting] = await Promise.all([this.viewOf(agent), this.store.agents.passwordManager(agent.id)]);
+    return { ...view, password_manager: passwordManagerState(setting) };
   }
 
   /** Keeps the latest status per agent and site, and leaves one activity record. Limited per agent (429). */

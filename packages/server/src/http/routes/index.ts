@@ -22,6 +22,7 @@ import { agentPlanRoutes } from './agent-api/plans.ts';
 import { ownerPlanRoutes } from './owner/plans.ts';
 import { agentApprovalRoutes } from './agent-api/agent-approval.ts';
 import { approvalModeRoutes } from './owner/approval-modes.ts';
+import { passwordManagerRoutes } from './owner/password-manager.ts';
 import { approvalRoutes } from './owner/approvals.ts';
 import { grantRoutes } from './owner/grants.ts';
 import { userInfoRoutes } from './owner/user-info.ts';
@@ -51,7 +52,7 @@ import { adminOperatorRoutes } from './operators/admin-operators.ts';
 
 /** Every route module, registered in one place. */
 export async function registerRoutes(app: FastifyInstance, s: Services): Promise<void> {
-  for (const routes of [metaRoutes, accountRoutes, agentRoutes, pairingCodeRoutes, agentPairRoutes, passkeyRoutes, jwksRoutes, tokenRoutes, verifyRoutes, stepupVerifyRoutes, revocationRoutes, siteAgentStatusRoutes, reputationRoutes, reportRoutes, agentStatusRoutes, agentNotifyRoutes, activityRoutes, agentStatusListRoutes, authzRequestRoutes, stepupRequestRoutes, agentPlanRoutes, ownerPlanRoutes, agentApprovalRoutes, approvalModeRoutes, approvalRoutes, grantRoutes, userInfoRoutes, deviceRoutes, pushRoutes, notificationRoutes, swReportRoutes, oidcClientRoutes, oidcProviderRoutes, adminKeyRoutes, emailRoutes, emailClaimRoutes, passwordRoutes, exportRoutes, phoneRoutes, recoveryRoutes, accountDeleteRoutes, identityProviderRoutes, agentTakeoverRoutes, takeoverRoutes, takeoverSocketRoutes, ownerOperatorRoutes, adminOperatorRoutes, pageRoutes]) {
+  for (const routes of [metaRoutes, accountRoutes, agentRoutes, pairingCodeRoutes, agentPairRoutes, passkeyRoutes, jwksRoutes, tokenRoutes, verifyRoutes, stepupVerifyRoutes, revocationRoutes, siteAgentStatusRoutes, reputationRoutes, reportRoutes, agentStatusRoutes, agentNotifyRoutes, activityRoutes, agentStatusListRoutes, authzRequestRoutes, stepupRequestRoutes, agentPlanRoutes, ownerPlanRoutes, agentApprovalRoutes, approvalModeRoutes, passwordManagerRoutes, approvalRoutes, grantRoutes, userInfoRoutes, deviceRoutes, pushRoutes, notificationRoutes, swReportRoutes, oidcClientRoutes, oidcProviderRoutes, adminKeyRoutes, emailRoutes, emailClaimRoutes, passwordRoutes, exportRoutes, phoneRoutes, recoveryRoutes, accountDeleteRoutes, identityProviderRoutes, agentTakeoverRoutes, takeoverRoutes, takeoverSocketRoutes, ownerOperatorRoutes, adminOperatorRoutes, pageRoutes]) {
     await routes(app, s);
   }
 }

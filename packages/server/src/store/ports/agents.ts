@@ -1,4 +1,5 @@
 import type { GrantRecord } from './grants.ts';
+import type { OperatorBrowser } from './operators.ts';
 
 /** Agents, and what cloud verify and the revocation list read of them. Times are epoch ms. */
 
@@ -71,6 +72,16 @@ export interface AgentsRepo {
   withGrant(agentId: string, grantId: string): Promise<AgentWithGrant | undefined>;
   /** `withGrant` for many pairs in ONE query; answers in the order asked. */
   withGrants(pairs: readonly { agentId: string; grantId: string }[]): Promise<(AgentWithGrant | undefined)[]>;
+  /** Where the agent's browser runs and whether its password manager is on (migration 025); undefined for an unknown agent. */
+  passwordManager(agentId: string): Promise<PasswordManagerSetting | undefined>;
+  /** Turns the agent's password manager on or off (the caller checked that it runs in an operator's browser). */
+  setPasswordManager(agentId: string, enabled: boolean): Promise<void>;
+}
+
+/** `browser` null: an ordinary agent (not made by an operator). `enabled` is only read for `browser` = `operator`. */
+export interface PasswordManagerSetting {
+  browser: OperatorBrowser | null;
+  enabled: boolean;
 }
 
 export type AgentWithGrant = { agent: AgentStanding; grant: GrantStanding | undefined };

@@ -1,6 +1,6 @@
-import { sql, type Selectable } from 'kysely';
+import { sql, type Selectable, type Updateable } from 'kysely';
 import { listedSince } from '../../domain/revocation/revocation-window.ts';
-import type { AgentFlag, AgentRecord, AgentStanding, AgentStatus, AgentsRepo, GrantStanding, GrantStatus, RevokedAgentReason, RevokedAgentRow } from '../ports/index.ts';
+import type { AgentFlag, AgentRecord, AgentStanding, AgentStatus, AgentsRepo, GrantStanding, GrantStatus, OperatorBrowser, RevokedAgentReason, RevokedAgentRow } from '../ports/index.ts';
 import type { AgentsTable } from '../schema.ts';
 import { type Db, numOrNull } from './db.ts';
 import { prepared } from './prepared.ts';
@@ -79,7 +79,7 @@ export function agentsRepo(db: Db): AgentsRepo {
       return (await q.orderBy('created_at').orderBy('id').execute()).map(toRecord);
     },
     async update(id, patch) {
-      const values: Partial<AgentsTable> = {};
+      const values: Updateable<AgentsTable> = {};
       if (patch.status !== undefined) values.status = patch.status;
       if (patch.flag !== undefined) values.flag = patch.flag;
       if (patch.flagRevSeq !== undefined) values.flag_rev_seq = patch.flagRevSeq;
@@ -96,6 +96,13 @@ export function agentsRepo(db: Db): AgentsRepo {
       return found;
     },
     withGrants,
+    async passwordManager(agentId) {
+      const r = await db.selectFrom('agents').select(['browser', 'password_manager']).where('id', '=', agentId).executeTakeFirst();
+      return r && { browser: r.browser as OperatorBrowser | null, enabled: Number(r.password_manager) === 1 };
+    },
+    async setPasswordManager(agentId, enabled) {
+      await db.updateTable('agents').set({ password_manager: enabled ? 1 : 0 }).where('id', '=', agentId).execute();
+    },
     async listRevoked(now, page) {
       const since = listedSince(now);
       if (page !== undefined) return revokedPage(db, since, page);
