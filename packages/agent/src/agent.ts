@@ -10,6 +10,7 @@ import { oidcAuthorizeHeaders } from './oidc-sign-in.ts';
 import { PassKeeper, type Pass } from './passes/pass-keeper.ts';
 import { sendToSite, siteError, type SiteRequestInit } from './site-call.ts';
 import { normalizeSiteId, siteIdOfUrl } from './site-id.ts';
+import { checkPasswordManagerAllowed, configuredPasswordManager, type PasswordManager, type PasswordManagerFunction, type SecretSummary } from './password-manager.ts';
 import { FileStateStore } from './state/file-state-store.ts';
 import { MemoryStateStore } from './state/memory-state-store.ts';
 import type { StateStore } from './state/state-store.ts';
@@ -28,6 +29,8 @@ export type MandateAgentOptions = {
   clock?: Clock;
   /** Per-request timeout towards the service (default 30 s). */
   timeoutMs?: number;
+  /** The agent's password manager, for `listSecrets`, `fillSecret` and `saveSecret` (see password-manager.ts). */
+  passwordManager?: PasswordManager;
 };
 
 export type AccessRequest = { site: string; scopes: string[]; userInfo?: string[]; signal?: AbortSignal };
@@ -57,6 +60,7 @@ export class MandateAgent {
   private readonly clock: Clock;
   private readonly fetchImpl: FetchLike;
   private readonly passes: PassKeeper;
+  private readonly passwordManager: PasswordManager | undefined;
 
   constructor(opts: MandateAgentOptions) {
     if (!isAgentId(opts.agentId)) throw new InvalidInputError(`not an agent id: ${JSON.stringify(opts.agentId)} (expected ag_...)`);
@@ -66,6 +70,7 @@ export class MandateAgent {
     this.fetchImpl = opts.fetch ?? ((input, init) => fetch(input, init));
     this.client = new ServiceClient({ serviceUrl: opts.serviceUrl, fetch: this.fetchImpl, clock: this.clock, ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}) });
     this.serviceUrl = this.client.serviceUrl;
+    this.passwordManager = opts.passwordManager;
     this.passes = new PassKeeper({ client: this.client, store: opts.store ?? new MemoryStateStore(), clock: this.clock, agentId: this.agentId, agentJwt: () => this.agentJwt() });
   }
 
@@ -265,6 +270,40 @@ export class MandateAgent {
   async reportStatus(report: { status: string; site?: string }): Promise<void> {
     const body = { agent_id: this.agentId, agent_jwt: await this.agentJwt(), status: report.status, ...(report.site !== undefined ? { site: report.site } : {}) };
     await this.client.call('POST', '/api/v1/agent-status', { body });
+  }
+
+  /**
+   * The secrets the password manager keeps for a site. Like `fillSecret` and `saveSecret`, it first
+   * reads the agent status, and refuses with `PasswordManagerOffError` (nothing reaches the password
+   * manager) while the agent's browser runs on its operator's computers and the owner has not turned
+   * the password manager on for it (decisions §17); the agent then asks for a take-over instead.
+   */
+  async listSecrets(site: string): Promise<SecretSummary[]> {
+    const siteId = normalizeSiteId(site);
+    return (await this.allowedPasswordManager('listSecrets')).listSecrets(siteId);
+  }
+
+  /** Fills a secret into the site's page through the password manager; refused as `listSecrets` says. */
+  async fillSecret(site: string, secretId: string): Promise<void> {
+    const siteId = normalizeSiteId(site);
+    if (typeof secretId !== 'string' || secretId.length === 0) throw new InvalidInputError('fillSecret needs the id of a secret, as listSecrets gives it');
+    await (await this.allowedPasswordManager('fillSecret')).fillSecret(siteId, secretId);
+  }
+
+  /** Keeps a new secret for the site in the password manager; refused as `listSecrets` says. */
+  async saveSecret(site: string, secret: { label: string; value: string }): Promise<SecretSummary> {
+    const siteId = normalizeSiteId(site);
+    if (typeof secret?.label !== 'string' || secret.label.length === 0 || typeof secret.value !== 'string' || secret.value.length === 0) {
+      throw new InvalidInputError('saveSecret needs a non-empty label and value');
+    }
+    return (await this.allowedPasswordManager('saveSecret')).saveSecret(siteId, { label: secret.label, value: secret.value });
+  }
+
+  /** Asked afresh each time, so that the owner's switch takes effect on the next call. */
+  private async allowedPasswordManager(fn: PasswordManagerFunction): Promise<PasswordManager> {
+    const pm = configuredPasswordManager(this.passwordManager, fn);
+    checkPasswordManagerAllowed(await this.status(), fn);
+    return pm;
   }
 
   private created(c: { txn_id: string; expires_in: number }): CreatedRequest {

@@ -12,6 +12,7 @@ export {
   ServiceUnreachableError,
   ApprovalError,
   InvalidInputError,
+  PasswordManagerOffError,
   KeyFileError,
   StateLockedError,
 } from './client/errors.ts';
@@ -27,6 +28,7 @@ export { AgentKey } from './keys/agent-key.ts';
 export type { PrivateJwk } from './keys/agent-key.ts';
 export { defaultAgentDir, loadKeyFile, saveKeyFile, keyFilePath, isAgentId } from './keys/key-file.ts';
 export type { KeyFileContents } from './keys/key-file.ts';
+export type { PasswordManager, SecretSummary } from './password-manager.ts';
 export { oidcAuthorizeHeaders, OIDC_AGENT_HEADER_LIFETIME_SEC } from './oidc-sign-in.ts';
 export type { Pass } from './passes/pass-keeper.ts';
 export { needsRefresh, refreshDueAt, REFRESH_MARGIN_MS } from './passes/refresh-policy.ts';

@@ -19,6 +19,8 @@ export type MandateErrorCode =
   | 'approval_consumed'
   | 'approval_undelivered'
   | 'approval_timeout'
+  /** The agent's browser runs on its operator's computers and its owner has not turned the password manager on. */
+  | 'password_manager_off'
   /** Bad input caught before anything was sent. */
   | 'invalid_input'
   /** The key or state files are missing, malformed or readable by others. */
@@ -132,6 +134,28 @@ export class ApprovalError extends MandateError {
 
   override toJSON(): Record<string, unknown> {
     return { ...super.toJSON(), txn_id: this.txnId };
+  }
+}
+
+/**
+ * `listSecrets`, `fillSecret` or `saveSecret` while the agent status says `password_manager: "off"`
+ * (decisions §17): the agent's browser runs on its operator's computers, where no secret goes until
+ * the owner turns the password manager on for this agent. The password manager was not called.
+ */
+export class PasswordManagerOffError extends MandateError {
+  /** The SDK function refused (`listSecrets`, `fillSecret`, `saveSecret`). */
+  readonly refused: string;
+  constructor(refused: string) {
+    super('password_manager_off', {
+      detail: `${refused} refused: this agent's browser runs on its operator's computers and its owner has not turned the password manager on for it`,
+      nextStep: 'ask the owner to take over with requestTakeover (they sign in themselves), or to turn the password manager on for this agent in the Mandate app',
+    });
+    this.name = 'PasswordManagerOffError';
+    this.refused = refused;
+  }
+
+  override toJSON(): Record<string, unknown> {
+    return { ...super.toJSON(), refused: this.refused };
   }
 }
 

@@ -41,4 +41,10 @@ export type AgentStatus = {
   global_flag: 'ok' | 'suspicious' | 'revoked';
   revoked_sites: string[];
   jwks_url: string;
+  /**
+   * Whether the agent may use its password manager (decisions §17): `off` while its browser runs on
+   * its operator's computers and its owner has not turned it on. Absent from services older than the
+   * switch, which had no operator-run browsers: read as not restricted.
+   */
+  password_manager?: 'on' | 'off' | 'not_applicable';
 };
