@@ -40,20 +40,30 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     }
     const switchIt = (headers: Record<string, string>, agentId: string, payload: unknown) =>
       t.app.inject({ method: 'POST', url: `/api/agents/${agentId}/password-manager`, headers, payload: payload as Record<string, unknown> });
+    async function listed(agent: TestAgent): Promise<string | undefined> {
+      const res = await t.app.inject({ url: '/api/agents', headers: agent.owner.auth });
+      expectStatus(res, 200);
+      return json<{ id: string; password_manager: string }[]>(res).find((a) => a.id === agent.id)?.password_manager;
+    }
     async function selfStatus(agent: TestAgent): Promise<SelfStatus> {
       const res = await t.app.inject({ url: `/api/v1/agent-status?agent_id=${agent.id}`, headers: { 'x-agent-jwt': await agent.jwt() } });
       expectStatus(res, 200);
       return json<SelfStatus>(res);
     }
 
-    it('an operator-browser agent starts off; its owner turns it on and off again, and the agent status follows', async () => {
+    it('an operator-browser agent starts off; its owner turns it on and off again, and the agent status and the owner\'s list follow', async () => {
       const agent = await operatorAgent('operator');
       assert.equal((await selfStatus(agent)).password_manager, 'off');
+      assert.equal(await listed(agent), 'off');
 
       const on = await switchIt(agent.owner.auth, agent.id, { enabled: true });
       expectStatus(on, 200);
       assert.deepEqual(json(on), { agent_id: agent.id, password_manager: 'on' });
       assert.equal((await selfStatus(agent)).password_manager, 'on');
+      assert.equal(await listed(agent), 'on');
+      const flagged = await t.app.inject({ method: 'POST', url: `/api/agents/${agent.id}/flag`, headers: agent.owner.auth, payload: { flag: 'suspicious' } });
+      expectStatus(flagged, 200);
+      assert.equal(json<{ password_manager: string }>(flagged).password_manager, 'on', 'the flag answer says it too');
 
       const off = await switchIt(agent.owner.auth, agent.id, { enabled: false });
       expectStatus(off, 200);
@@ -78,6 +88,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const userBrowser = await operatorAgent('user');
       for (const agent of [ordinary, userBrowser]) {
         assert.equal((await selfStatus(agent)).password_manager, 'not_applicable');
+        assert.equal(await listed(agent), 'not_applicable');
         const res = await switchIt(agent.owner.auth, agent.id, { enabled: true });
         expectStatus(res, 400);
         assert.match(json<{ detail: string }>(res).detail, /only for agents whose browser runs on their operator's computers/);
@@ -97,7 +108,8 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const jwt = await agent.jwt();
       assert.ok(await t.services.operators.authenticate(operatorId, operatorSecret), 'the operator credentials are good ones');
       const basic = `Basic ${Buffer.from(`${operatorId}:${operatorSecret}`).toString('base64')}`;
-      for (const headers of [{}, { authorization: `Bearer ${jwt}` }, { 'x-agent-jwt': jwt }, { authorization: basic }]) {
+      const credentials: Record<string, string>[] = [{}, { authorization: `Bearer ${jwt}` }, { 'x-agent-jwt': jwt }, { authorization: basic }];
+      for (const headers of credentials) {
         expectStatus(await switchIt(headers, agent.id, { enabled: true }), 401);
       }
       const other = await signUp(t.app);

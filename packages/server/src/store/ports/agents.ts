@@ -74,6 +74,8 @@ export interface AgentsRepo {
   withGrants(pairs: readonly { agentId: string; grantId: string }[]): Promise<(AgentWithGrant | undefined)[]>;
   /** Where the agent's browser runs and whether its password manager is on (migration 025); undefined for an unknown agent. */
   passwordManager(agentId: string): Promise<PasswordManagerSetting | undefined>;
+  /** `passwordManager` of every agent of the owner (removed ones too), by agent id, in one read (the owner's agent list). */
+  passwordManagersOfOwner(userId: string): Promise<Map<string, PasswordManagerSetting>>;
   /** Turns the agent's password manager on or off (the caller checked that it runs in an operator's browser). */
   setPasswordManager(agentId: string, enabled: boolean): Promise<void>;
 }

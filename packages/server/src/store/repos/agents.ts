@@ -100,6 +100,10 @@ export function agentsRepo(db: Db): AgentsRepo {
       const r = await db.selectFrom('agents').select(['browser', 'password_manager']).where('id', '=', agentId).executeTakeFirst();
       return r && { browser: r.browser as OperatorBrowser | null, enabled: Number(r.password_manager) === 1 };
     },
+    async passwordManagersOfOwner(userId) {
+      const rows = await db.selectFrom('agents').select(['id', 'browser', 'password_manager']).where('user_id', '=', userId).execute();
+      return new Map(rows.map((r) => [r.id, { browser: r.browser as OperatorBrowser | null, enabled: Number(r.password_manager) === 1 }]));
+    },
     async setPasswordManager(agentId, enabled) {
       await db.updateTable('agents').set({ password_manager: enabled ? 1 : 0 }).where('id', '=', agentId).execute();
     },

@@ -8,6 +8,8 @@ import { AgentFlag, AgentParams } from '../../schemas/agents.ts';
 import { ReadableLine, Timestamp, withErrors } from '../../schemas/common.ts';
 import { AGENT_LIMITS } from '../../../domain/agents/agents.ts';
 import { QUOTAS } from '../../../domain/quotas.ts';
+import { passwordManagerState, type PasswordManagerState } from '../../../domain/agents/password-manager.ts';
+import { PasswordManagerOut } from '../../schemas/password-manager.ts';
 
 const AgentIn = Type.Object({
   name: ReadableLine({ minLength: 1, maxLength: 100 }),
@@ -23,10 +25,11 @@ const AgentOut = Type.Object({
   status: Type.Union([Type.Literal('active'), Type.Literal('removed'), Type.Literal('blocked')], { description: '`blocked`: the agent was made by an operator that an admin switched off; it works again when the operator is switched on' }),
   flag: AgentFlag(),
   jkt: Type.String({ description: 'RFC 7638 thumbprint of the agent key' }),
+  password_manager: PasswordManagerOut,
   created_at: Timestamp,
 });
 
-const agentOut = (a: AgentRecord) => ({ id: a.id, name: a.name, status: a.status, flag: a.flag, jkt: a.jkt, created_at: iso(a.createdAt) });
+const agentOut = (a: AgentRecord, pm: PasswordManagerState) => ({ id: a.id, name: a.name, status: a.status, flag: a.flag, jkt: a.jkt, password_manager: pm, created_at: iso(a.createdAt) });
 
 export async function agentRoutes(base: FastifyInstance, s: Services): Promise<void> {
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
@@ -41,7 +44,8 @@ export async function agentRoutes(base: FastifyInstance, s: Services): Promise<v
     },
   }, async (request) => {
     const { user } = await s.auth.required(request);
-    return agentOut(await s.agents.create(user.id, request.body, request.ip));
+    // An agent the owner adds is never an operator's: its password manager is not restricted.
+    return agentOut(await s.agents.create(user.id, request.body, request.ip), 'not_applicable');
   });
 
   app.get('/api/agents', {
@@ -53,7 +57,8 @@ export async function agentRoutes(base: FastifyInstance, s: Services): Promise<v
     },
   }, async (request) => {
     const { user } = await s.auth.required(request);
-    return (await s.agents.list(user.id)).map(agentOut);
+    const [agents, passwordManagers] = await Promise.all([s.agents.list(user.id), s.store.agents.passwordManagersOfOwner(user.id)]);
+    return agents.map((a) => agentOut(a, passwordManagerState(passwordManagers.get(a.id))));
   });
 
   app.delete('/api/agents/:agent_id', {
@@ -81,6 +86,7 @@ export async function agentRoutes(base: FastifyInstance, s: Services): Promise<v
     },
   }, async (request) => {
     const { user } = await s.auth.required(request);
-    return agentOut(await s.agents.setFlag(user.id, request.params.agent_id, request.body.flag, request.ip));
+    const agent = await s.agents.setFlag(user.id, request.params.agent_id, request.body.flag, request.ip);
+    return agentOut(agent, passwordManagerState(await s.store.agents.passwordManager(agent.id)));
   });
 }
