@@ -96,6 +96,8 @@ export interface Agent {
   status: 'active' | 'removed';
   flag: AgentFlag;
   jkt: string;
+  /** Decisions §17: `off`/`on` only for an agent whose browser runs on its operator's computers. */
+  password_manager: 'on' | 'off' | 'not_applicable';
   created_at: string;
 }
 

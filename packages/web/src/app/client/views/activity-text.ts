@@ -26,6 +26,7 @@ export const ACTION_FILTERS: readonly [string, string][] = [
   ['agent.flagged', 'Agent revoked or unblocked'],
   ['agent.note', 'Note from an agent'],
   ['agent.status', 'Agent status'],
+  ['agent.password_manager', 'Password manager turned on or off'],
   ['report.received', 'Report from a site'],
   ['passkey.first_added', 'First passkey added'],
   ['passkey.undone', 'Passkey undone by the mailed link'],
@@ -138,6 +139,8 @@ export function activityText(a: ActivityItem): [title: string, extra: string] {
     case 'agent_approval.approved': return [`You approved ${quoted(d.label ?? d.action)} for ${who}${at}`, ''];
     case 'agent_approval.denied': return [`You denied ${quoted(d.label ?? d.action)} for ${who}${at}`, ''];
     case 'agent_approval.auto_approved': return [`${quoted(d.label ?? d.action)} approved for ${who} by a rule${at}`, typeof d.reason === 'string' ? d.reason : ''];
+    case 'agent.password_manager': return [d.enabled === true ? `You turned the password manager on for ${who}` : `You turned the password manager off for ${who}`,
+      d.enabled === true ? 'it may list, fill and save your passwords in its operator\'s browser' : 'it asks you to take over to sign in'];
     case 'approval_mode.changed': return [`Approval mode for ${who}: ${d.site === '*' ? 'default' : String(d.site ?? '')} ${d.mode === null ? 'removed' : String(d.mode ?? '')}`, ''];
     // Operators the owner registered (decisions §17): name and domain as registered.
     case 'operator.registered': return [`You registered the operator ${quoted(d.name)}`.replace(/ $/, ''), str(d.domain) ? `domain ${str(d.domain)}; publish its line, verify it, then an admin switches it on` : ''];

@@ -7,6 +7,7 @@ import { REFUSED_WHEN, capital, day, plural, when } from '../format.ts';
 import { reload } from '../loaders.ts';
 import { show } from '../message.ts';
 import { approvalModesSection } from './approval-modes.ts';
+import { passwordManagerFacts } from './password-manager.ts';
 import type { Agent, AgentStatus, ReportedStatus, Reputation } from '../types.ts';
 
 const FLAG_LABELS: Record<string, string> = { ok: 'Active', suspicious: 'Suspicious', revoked: 'Revoked' };
@@ -99,6 +100,7 @@ export function agentCard(a: Agent): HTMLElement {
       el('dt', { text: 'At sites' }), status,
       el('dt', { text: 'Reputation' }), reputation,
       el('dt', { text: 'Last status' }), reported,
+      ...passwordManagerFacts(a, errorNode),
       el('dt', { text: 'Added' }), el('dd', { text: day(a.created_at) }),
       el('dt', { text: 'Key' }), el('dd', { className: 'code small', text: a.jkt, title: 'RFC 7638 thumbprint of its public key' })),
     approvalModesSection(a),
