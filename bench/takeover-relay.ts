@@ -230,7 +230,7 @@ export async function takeoverRelay(o: TakeoverRelayOptions): Promise<string> {
     ...cpuLines,
     '',
     `${machine}; load average ${loadBefore.toFixed(1)} before, ${(loadavg()[0] ?? NaN).toFixed(1)} after.`,
-    'made/s: frames the agents\' screens produced (sessions x fps); sent/s: frames the agents sent; relayed/s: frames that reached the owners; dropped: frames sent in the window that never arrived (the relay drops a frame while 8 MiB are unsent to its owner); skipped: not sent, the agent\'s socket had 512 KiB unsent; late: not sent, the load generator came to the session after a newer frame was due (it is saturated too); idle CPU: the relay\'s with every socket connected and no frame (timers, housekeeping); KiB/session: the relay\'s RSS growth over N, once connected (before any frame) and at the end of the window.',
+    'made/s: frames the agents\' screens produced (sessions x fps); sent/s: frames the agents sent; relayed/s: frames that reached the owners; dropped: frames sent in the window that never arrived (the relay drops a frame while 1 MiB is unsent to its owner); skipped: not sent, the agent\'s socket had 512 KiB unsent; late: not sent, the load generator came to the session after a newer frame was due (it is saturated too); idle CPU: the relay\'s with every socket connected and no frame (timers, housekeeping); KiB/session: the relay\'s RSS growth over N, once connected (before any frame) and at the end of the window.',
     ...firstErrors,
   ].join('\n');
 }

@@ -5,15 +5,14 @@
  * shares with the Mandate relay (packages/server/src/relay/takeover-relay.ts), so that the two differ
  * only in what Mandate adds (Fastify's upgrade and authorization, the strict check of every message,
  * the text decoded and encoded again): `{"t":"live"}` to the agent when the owner connects, the same
- * `maxPayload`, and the same drop rule (an agent's message is dropped while more than 8 MiB is still
+ * `maxPayload`, and the same drop rule (an agent's message is dropped while more than 1 MiB is still
  * unsent to the owner), without which a saturated baseline would queue without bound instead.
  * The agent leaving closes the owner. Env: PORT.
  */
 import { createServer } from 'node:http';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { MAX_MESSAGE_BYTES } from '../../packages/server/src/domain/takeovers/relay-messages.ts';
+import { MAX_MESSAGE_BYTES, MAX_UNSENT_TO_OWNER } from '../../packages/server/src/domain/takeovers/relay-messages.ts';
 
-const MAX_BUFFERED = 8 * 1024 * 1024;
 const PATH = /^\/relay\/([A-Za-z0-9_-]{1,64})\/(agent|owner)$/;
 
 interface Pair {
@@ -42,7 +41,7 @@ wss.on('connection', (ws, req) => {
   ws.on('message', (data, isBinary) => {
     const other = role === 'agent' ? p.owner : p.agent;
     if (!other || other.readyState !== 1) return;
-    if (role === 'agent' && other.bufferedAmount > MAX_BUFFERED) return;
+    if (role === 'agent' && other.bufferedAmount > MAX_UNSENT_TO_OWNER) return;
     other.send(data, { binary: isBinary });
   });
   ws.on('close', () => {
