@@ -24,6 +24,7 @@ import * as agentApprovals from './021-agent-approvals.ts';
 import * as plans from './022-plans.ts';
 import * as takeovers from './023-takeovers.ts';
 import * as operators from './024-operators.ts';
+import * as operatorCodes from './025-operator-codes.ts';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -53,6 +54,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '022-plans': plans,
   '023-takeovers': takeovers,
   '024-operators': operators,
+  '025-operator-codes': operatorCodes,
 };
 
 /**
