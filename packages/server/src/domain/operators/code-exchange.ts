@@ -13,7 +13,7 @@ import type { ConnectionRecord, OperatorRecord, Store } from '../../store/ports/
 import type { Activity } from '../activity/activity.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { DEFAULT_MAX_AGENTS, hashCode } from './consent.ts';
+import { DEFAULT_MAX_AGENTS, hashCode } from './codes.ts';
 
 export interface CodeExchangeIn {
   code: string;

@@ -5,27 +5,23 @@
  * blob (the OIDC secret, its own label) naming the person, the operator, the URI, `state` and the
  * PKCE challenge, so nothing is stored until the person decides. No HTTP, no SQL.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../clock.ts';
 import type { OidcSecret } from '../../crypto/oidc-secret.ts';
-import type { Store } from '../../store/ports/index.ts';
+import type { ConnectionRecord, OperatorRecord, Store } from '../../store/ports/index.ts';
+import { type CodeExchangeIn, exchangeCode } from './code-exchange.ts';
+import { CODE_LIFETIME_MS, hashCode } from './codes.ts';
 import type { Activity } from '../activity/activity.ts';
 import { AppError, badRequest } from '../errors.ts';
 import type { Passkeys } from '../passkeys/passkeys.ts';
 import { type ConsentQuery, type ConsentRequest, checkConsentRequest, consentOperator } from './consent-request.ts';
 
-/** How long the operator has to exchange a code (interface limits: "Operator code exchange 60 seconds"). */
-export const CODE_LIFETIME_MS = 60_000;
 /** How long the person has between opening the page and deciding. */
 export const CONSENT_LIFETIME_MS = 10 * 60_000;
-/** A new connection's agent limit (interface limits: "Agents per operator connection default 5"). */
-export const DEFAULT_MAX_AGENTS = 5;
 
 const SEAL_LABEL = 'operator-consent';
 const CONSENT_GONE = 'this consent is unknown, expired or not yours: go back to the operator and start connecting again';
 const NEEDS_PASSKEY = 'connecting an operator needs a passkey (a password sign-in alone is not enough): open the app at /app, add a passkey under Devices, then reload this page';
-
-export const hashCode = (code: string): string => createHash('sha256').update(code, 'utf8').digest('hex');
 
 /** What the sealed consent id holds. */
 interface Sealed { u: string; op: string; ru: string; st: string | null; cc: string; exp: number }
@@ -94,6 +90,11 @@ export class Consent {
     if (!isSealed(sealed) || sealed.u !== userId || sealed.exp <= this.d.clock.now()) throw badRequest(CONSENT_GONE);
     const operator = consentOperator(await this.d.store.operators.byId(sealed.op), sealed.ru);
     return { sealed, request: { operator, redirectUri: sealed.ru, state: sealed.st, codeChallenge: sealed.cc } };
+  }
+
+  /** The operator's code exchange (code-exchange.ts), with this service's store and secret. */
+  exchange(operator: OperatorRecord, input: CodeExchangeIn, ip: string | null): Promise<ConnectionRecord> {
+    return exchangeCode(this.d, operator, input, ip);
   }
 
   /** The passkey challenge's subject: bound to this one consent. */

@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import type { ConnectionRecord, ConnectionsRepo, ConnectionStatus, OperatorCodeRecord } from '../ports/index.ts';
 import type { OperatorCodesTable, OperatorConnectionsTable } from '../schema.ts';
 import { type Db, affected, numOrNull } from './db.ts';
@@ -35,7 +35,7 @@ export function connectionsRepo(db: Db): ConnectionsRepo {
       await db
         .insertInto('operator_connections')
         .values({ id: c.id, operator_id: c.operatorId, user_id: c.userId, sub: c.sub, max_agents: c.maxAgents, status: c.status, created_at: c.createdAt, ended_at: c.endedAt })
-        .onConflict((oc) => oc.columns(['operator_id', 'user_id']).where('status', '=', 'active').doNothing())
+        .onConflict((oc) => oc.columns(['operator_id', 'user_id']).where(sql.ref('status'), '=', sql.lit('active')).doNothing())
         .execute();
       const row = await live(c.operatorId, c.userId);
       if (!row) throw new Error('operator connection vanished right after it was made');
