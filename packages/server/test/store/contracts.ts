@@ -15,6 +15,7 @@ import { takeoverSessionsContract } from './contract-takeover-sessions.ts';
 import { plansContract } from './contract-plans.ts';
 import { approvalModesContract } from './contract-approval-modes.ts';
 import { operatorsContract } from './contract-operators.ts';
+import { connectionsContract } from './contract-connections.ts';
 import type { OpenStore } from './use-store.ts';
 
 /** Every contract suite each store must pass (sqlite.test.ts and postgres.test.ts run them all). */
@@ -36,6 +37,7 @@ const CONTRACTS: readonly ((name: string, open: OpenStore) => void)[] = [
   plansContract,
   approvalModesContract,
   operatorsContract,
+  connectionsContract,
 ];
 
 export function storeContracts(name: string, open: OpenStore): void {
