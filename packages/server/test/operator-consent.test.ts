@@ -1,6 +1,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { Writable } from 'node:stream';
 import type { LightMyRequestResponse } from 'fastify';
 import { expectStatus, json, signUp, type TestApp, testApp } from './helpers/app.ts';
 import { type Owner, ownerWithPasskey } from './helpers/approvals.ts';
@@ -314,3 +315,33 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     });
   });
 }
+
+describe('operators: consent logs', () => {
+  it('never carry a code, its hash, a code_verifier, a consent id or the operator secret, at any log level', async () => {
+    const lines: string[] = [];
+    const logStream = new Writable({ write(chunk, _enc, done) { lines.push(String(chunk)); done(); } });
+    const t = await testApp({ env: { LOG_LEVEL: 'trace' }, logStream });
+    const secrets: string[] = [];
+    try {
+      const op = await activeOperator(t);
+      const owner = await ownerWithPasskey(t);
+      const { verifier, challenge } = pkce();
+      const fields = { operator: op.id, redirect_uri: op.redirectUri, state: 'log-state', code_challenge: challenge, code_challenge_method: 'S256' };
+      expectStatus(await t.app.inject({ url: `/connect?${query(fields)}` }), 200);
+      const started = json<Started>(await t.app.inject({ method: 'POST', url: '/api/connect/start', headers: owner.auth, payload: fields }));
+      const finished = await t.app.inject({ method: 'POST', url: '/api/connect/finish', headers: owner.auth, payload: { consent_id: started.consent_id, assertion: owner.authenticator.assert(started.options) } });
+      expectStatus(finished, 200);
+      const code = new URL(json<{ redirect: string }>(finished).redirect).searchParams.get('code') as string;
+      secrets.push(code, createHash('sha256').update(code).digest('hex'), verifier, started.consent_id, op.secret);
+      const body = { code, code_verifier: verifier, redirect_uri: op.redirectUri };
+      expectStatus(await t.app.inject({ method: 'POST', url: '/api/v1/operator/token', headers: op.auth, payload: body }), 200);
+      expectStatus(await t.app.inject({ method: 'POST', url: '/api/v1/operator/token', headers: op.auth, payload: body }), 400);
+      expectStatus(await t.app.inject({ method: 'POST', url: '/api/v1/operator/token', headers: op.auth, payload: { ...body, code_verifier: 'short' } }), 400);
+    } finally {
+      await t.close();
+    }
+    const log = lines.join('');
+    assert.ok(lines.length > 10, 'the requests were logged');
+    for (const secret of secrets) assert.equal(log.includes(secret), false, `a secret reached the log: ${secret.slice(0, 8)}...`);
+  });
+});
