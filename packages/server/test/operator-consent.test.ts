@@ -119,6 +119,10 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const s = await started(owner, fields);
       assert.ok(s.consent_id.length > 40);
       assert.equal(s.options.allowCredentials?.length, 1, 'the owner\'s own passkey is asked for');
+      // With the session cookie, the Origin rule of decisions §2: another origin is refused.
+      const cookie = { cookie: `session=${owner.session_token}` };
+      expectStatus(await post('/api/connect/start', { ...cookie, origin: 'https://evil.example' }, fields), 403);
+      expectStatus(await post('/api/connect/start', { ...cookie, origin: t.config.baseUrl }, fields), 200);
       // Operator credentials open none of the consent calls.
       for (const url of ['/api/connect/finish', '/api/connect/deny']) {
         expectStatus(await post(url, op.auth, { consent_id: s.consent_id, assertion: owner.authenticator.assert(s.options) }), url.endsWith('deny') ? 422 : 401);

@@ -36,7 +36,7 @@ export function connectPage(v: ConnectPageView): ConnectPage {
       <h1 id="cn-title">Connect ${escapeHtml(v.operatorName)}?</h1>
       <p class="cn-domain">${escapeHtml(v.domain)}</p>
       <ul class="cn-facts">
-        <li>It may add up to <strong id="cn-limit">${v.maxAgents}</strong> agents to your account; each asks you before it acts.</li>
+        <li>It may add up to <strong id="cn-limit">${v.maxAgents}</strong> agents to your account.</li>
         <li id="cn-browser">${escapeHtml(BROWSER_TEXT[v.browser])}</li>
         <li>It never sees your email, phone, other agents, approvals or activity.</li>
       </ul>
