@@ -290,12 +290,15 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       assert.equal((await t.services.store.connections.byId(next.connection_id))?.status, 'active');
     });
 
-    it('racing exchanges of one code: exactly one wins', async () => {
+    it('racing exchanges of one code: exactly one wins, and the others are reuses', async () => {
       const owner = await ownerWithPasskey(t);
       const { redirect, verifier } = await consent(owner);
       const body = { code: redirect.searchParams.get('code'), code_verifier: verifier, redirect_uri: op.redirectUri };
       const results = await Promise.all(Array.from({ length: 8 }, () => exchange(op, body)));
       assert.deepEqual(results.map((r) => r.statusCode).sort(), [200, 400, 400, 400, 400, 400, 400, 400]);
+      // The losers presented a code already exchanged: a reuse, which ends the connection the winner got.
+      const won = json<{ connection_id: string }>(results.find((r) => r.statusCode === 200) as LightMyRequestResponse);
+      assert.equal((await t.services.store.connections.byId(won.connection_id))?.status, 'removed');
     });
 
     it('the exchange: HTTP Basic (401 with a challenge, 403 for an operator not on), bad bodies 4xx never 5xx', async () => {
