@@ -51,14 +51,15 @@ export class Consent {
   }
 
   /** Validates, then answers a consent id and the passkey options that confirm it. */
-  async start(userId: string, q: ConsentQuery): Promise<{ consentId: string; options: unknown; request: ConsentRequest }> {
+  async start(userId: string, q: ConsentQuery): Promise<{ consentId: string; options: unknown }> {
     const request = await this.check(q);
     const sealed: Sealed = { u: userId, op: request.operator.id, ru: request.redirectUri, st: request.state, cc: request.codeChallenge, exp: this.d.clock.now() + CONSENT_LIFETIME_MS };
     const consentId = this.d.secret.seal(SEAL_LABEL, sealed);
     try {
       const { options } = await this.d.passkeys.assertionOptions(userId, this.subject(consentId));
-      return { consentId, options, request };
+      return { consentId, options };
     } catch (e) {
+      // assertionOptions answers 409 exactly when the person has no passkey: here that is a refusal.
       if (e instanceof AppError && e.status === 409) throw new AppError(403, NEEDS_PASSKEY, { next_step: 'add a passkey in the app (/app), then connect again' });
       throw e;
     }

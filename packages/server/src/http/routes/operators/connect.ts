@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { connectErrorPage, connectPage, type ConnectPage } from '@mandate/web';
@@ -22,7 +22,8 @@ const Redirect = Type.Object({ redirect: Type.String({ description: 'the operato
 const AUTH = '401 when not signed in (operator credentials are not a sign-in), 403 for a cookie request from another origin.';
 const REFUSED = '400 when the operator\'s redirect_uri is not one it registered, or PKCE is missing or not S256; 404 for an unknown operator; 403 for an operator not switched on. Nothing is ever redirected for those.';
 
-function page(reply: import('fastify').FastifyReply, status: number, p: ConnectPage) {
+/** A page of the consent flow: HTML, never cached (it reflects the operator's state now). */
+function page(reply: FastifyReply, status: number, p: ConnectPage): FastifyReply {
   return reply.code(status).header('content-type', p.type).header('cache-control', 'no-store').send(p.body);
 }
 
