@@ -84,4 +84,21 @@ test('a person approves an operator with a passkey on a phone and lands on its r
   assert.match(exchanged.body.connection_id, /^cn_/);
   assert.equal(exchanged.body.max_agents, 5);
   expectStatus(await call(server, 'POST', '/api/v1/operator/token', { code, code_verifier: verifier, redirect_uri: redirectUri }, basic), 400, 'the code is single-use');
+
+  // Deny: back to the operator with error=access_denied and the state.
+  await page.goto(link.toString());
+  await page.waitForFunction(() => !(document.getElementById('cn-deny') as HTMLButtonElement).disabled);
+  await page.click('#cn-deny');
+  await page.waitForURL((url) => url.href.startsWith(redirectUri) && url.searchParams.has('error'), { timeout: 20_000 });
+  const denied = new URL(page.url());
+  assert.deepEqual(Object.fromEntries(denied.searchParams), { error: 'access_denied', state, iss: server.baseUrl });
+
+  // A link with plain PKCE: an error page where the person is, no redirect.
+  const plain = new URL(link);
+  plain.searchParams.set('code_challenge_method', 'plain');
+  const answer = await page.goto(plain.toString());
+  assert.equal(answer?.status(), 400);
+  assert.equal(new URL(page.url()).origin, new URL(server.baseUrl).origin);
+  assert.equal(await page.locator('h1').textContent(), 'This connection link does not work');
+  await expectNoSidewaysScroll(page, 'the error page');
 });
