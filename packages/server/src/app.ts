@@ -36,6 +36,7 @@ import { AgentStatuses } from './domain/agents/agent-status.ts';
 import { AgentNotes } from './domain/notes.ts';
 import { Takeovers } from './domain/takeovers/takeovers.ts';
 import { Operators } from './domain/operators/operators.ts';
+import { Consent } from './domain/operators/consent.ts';
 import { Reputation } from './domain/reputation/reputation.ts';
 import { Reports } from './domain/reputation/reports.ts';
 import { Approvals } from './domain/approvals/approvals.ts';
@@ -184,7 +185,8 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
       void relay.checkHeld().catch(() => {});
     },
   });
-  const services: Services = { operators, takeovers, relay, accountDeletion, identityProviders, phone, recovery, sdkTarballs: new SdkTarballs(), metrics, emailVerification, passwordReset, dataExport, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, plans, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
+  const consent = new Consent({ store, clock, passkeys, activity, secret: oidcSecret, issuer: config.baseUrl });
+  const services: Services = { operators, consent, takeovers, relay, accountDeletion, identityProviders, phone, recovery, sdkTarballs: new SdkTarballs(), metrics, emailVerification, passwordReset, dataExport, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, plans, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
 
   const app = Fastify({
     logger: opts.logger ?? {

@@ -41,11 +41,14 @@ import type { Takeovers } from './domain/takeovers/takeovers.ts';
 import type { TakeoverRelay } from './relay/takeover-relay.ts';
 import type { AccountDeletion } from './domain/privacy/account-deletion.ts';
 import type { Operators } from './domain/operators/operators.ts';
+import type { Consent } from './domain/operators/consent.ts';
 
 /** Everything the routes may call, built once in app.ts. */
 export interface Services {
   /** Operators: registration, secret, domain verification, the admin switch (domain/operators; decisions §17). */
   operators: Operators;
+  /** Consent to an operator and the code exchange (domain/operators/consent.ts; decisions §17). */
+  consent: Consent;
   /** Take-over sessions and reports (domain/takeovers; decisions §21). */
   takeovers: Takeovers;
   /** The take-over WebSocket relay of this node (relay/takeover-relay.ts). */

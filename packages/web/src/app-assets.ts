@@ -87,7 +87,14 @@ function build(): ReadonlyMap<string, StaticAsset> {
   const tkVersion = hash(tkScript, tkCss).slice(0, 12);
   takeoverHtml = asset(text('./takeover/takeover.html').replaceAll('__VERSION__', tkVersion), 'text/html; charset=utf-8');
 
+  // The consent page (/connect): its shell is filled per request (connect-page.ts).
+  const cnScript = bundle('./connect/connect.ts');
+  const cnCss = text('./connect/connect.css');
+  connect = { html: text('./connect/connect.html'), version: hash(cnScript, cnCss).slice(0, 12) };
+
   return new Map([
+    ['/assets/app/connect.js', asset(cnScript, JS)],
+    ['/assets/app/connect.css', asset(cnCss, 'text/css; charset=utf-8')],
     ['/assets/app/takeover.js', asset(tkScript, JS)],
     ['/assets/app/takeover.css', asset(tkCss, 'text/css; charset=utf-8')],
     ['/app', asset(html.replaceAll('__VERSION__', version), 'text/html; charset=utf-8')],
@@ -104,6 +111,13 @@ function build(): ReadonlyMap<string, StaticAsset> {
 
 let built: ReadonlyMap<string, StaticAsset> | undefined;
 let takeoverHtml: StaticAsset | undefined;
+let connect: { html: string; version: string } | undefined;
+
+/** The consent page's shell, with placeholders, and the version of its script and styles. */
+export function connectShell(): { html: string; version: string } {
+  built ??= build();
+  return connect!;
+}
 
 /** The take-over page, served at /app/takeover/{sid} to the signed-in owner of that take-over. */
 export function takeoverPage(): StaticAsset {

@@ -64,6 +64,8 @@ export async function purgeExpired(store: Store, clock: Clock): Promise<Record<s
     oauthStates: await store.oauthStates.purgeExpired(now),
     // Take-over sessions last 10 minutes; their story stays in Activity. Kept a day for diagnosis.
     takeovers: await store.takeovers.purgeBefore(now - EMAIL_LINK_KEEP_MS),
+    // Kept a day past expiry, so a reuse of a spent code can still end the connection it made.
+    operatorCodes: await store.connections.purgeCodes(now - EMAIL_LINK_KEEP_MS),
   };
 }
 

@@ -34,6 +34,7 @@ import { emailTokensRepo } from './repos/email-tokens.ts';
 import { emailClaimsRepo } from './repos/email-claims.ts';
 import { takeoversRepo } from './repos/takeovers.ts';
 import { operatorsRepo } from './repos/operators.ts';
+import { connectionsRepo } from './repos/connections.ts';
 import { phoneCodesRepo, recoveryCodesRepo } from './repos/phone-codes.ts';
 import { plansRepo } from './repos/plans.ts';
 import { oauthIdentitiesRepo } from './repos/oauth-identities.ts';
@@ -81,6 +82,7 @@ function repos(db: Db, dialect: Dialect): Repos {
     oauthStates: oauthStatesRepo(db),
     takeovers: takeoversRepo(db),
     operators: operatorsRepo(db),
+    connections: connectionsRepo(db),
   };
 }
 

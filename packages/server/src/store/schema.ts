@@ -45,6 +45,7 @@ export interface Database {
   takeover_reports: TakeoverReportsTable;
   operators: OperatorsTable;
   operator_connections: OperatorConnectionsTable;
+  operator_codes: OperatorCodesTable;
 }
 
 export interface UsersTable {
@@ -527,4 +528,16 @@ export interface OperatorConnectionsTable {
   status: string;
   created_at: number;
   ended_at: number | null;
+}
+
+/** A consent's single-use code (migration 026): only its SHA-256; spent by setting `used_at`. */
+export interface OperatorCodesTable {
+  code_hash: string;
+  operator_id: string;
+  user_id: string;
+  redirect_uri: string;
+  code_challenge: string;
+  expires_at: number;
+  used_at: number | null;
+  connection_id: string | null;
 }

@@ -21,7 +21,7 @@ export interface TestApp extends Built {
  * An app over a fresh store (SQLite in a temp dir by default, or a fresh PostgreSQL database) with
  * a fixed clock. `env` overrides configuration.
  */
-export async function testApp(opts: { env?: Record<string, string>; backend?: 'sqlite' | 'postgres'; clock?: FixedClock } = {}): Promise<TestApp> {
+export async function testApp(opts: { env?: Record<string, string>; backend?: 'sqlite' | 'postgres'; clock?: FixedClock; logStream?: NodeJS.WritableStream } = {}): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), 'mandate-test-'));
   const config = parseConfig({ BASE_URL: 'http://localhost:8080', DATA_DIR: dir, LOG_LEVEL: 'silent', ...opts.env });
   let store: Store;
@@ -34,7 +34,8 @@ export async function testApp(opts: { env?: Record<string, string>; backend?: 's
     store = await openSqliteStore(dir);
   }
   const clock = opts.clock ?? new FixedClock();
-  const built = await buildApp({ config, store, clock, logger: false });
+  // With a logStream the service logs there, at the configured LOG_LEVEL (tests of what logs hold).
+  const built = await buildApp({ config, store, clock, ...(opts.logStream ? { logStream: opts.logStream } : { logger: false }) });
   await built.app.ready();
   return {
     ...built,

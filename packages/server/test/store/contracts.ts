@@ -16,6 +16,7 @@ import { plansContract } from './contract-plans.ts';
 import { approvalModesContract } from './contract-approval-modes.ts';
 import { operatorsContract } from './contract-operators.ts';
 import { passwordManagerContract } from './contract-password-manager.ts';
+import { connectionsContract } from './contract-connections.ts';
 import type { OpenStore } from './use-store.ts';
 
 /** Every contract suite each store must pass (sqlite.test.ts and postgres.test.ts run them all). */
@@ -38,6 +39,7 @@ const CONTRACTS: readonly ((name: string, open: OpenStore) => void)[] = [
   approvalModesContract,
   operatorsContract,
   passwordManagerContract,
+  connectionsContract,
 ];
 
 export function storeContracts(name: string, open: OpenStore): void {

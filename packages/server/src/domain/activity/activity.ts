@@ -53,7 +53,11 @@ export type ActivityAction =
   | 'operator.registered'
   | 'operator.verified'
   | 'operator.secret_rotated'
-  | 'operator.switched';
+  | 'operator.switched'
+  | 'operator.consented'
+  | 'operator.consent_denied'
+  | 'operator.connected'
+  | 'operator.connection_ended';
 
 export interface ActivityEvent {
   userId: string;

@@ -25,6 +25,7 @@ import * as plans from './022-plans.ts';
 import * as takeovers from './023-takeovers.ts';
 import * as operators from './024-operators.ts';
 import * as passwordManager from './025-password-manager.ts';
+import * as operatorCodes from './026-operator-codes.ts';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -55,6 +56,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '023-takeovers': takeovers,
   '024-operators': operators,
   '025-password-manager': passwordManager,
+  '026-operator-codes': operatorCodes,
 };
 
 /**

@@ -27,3 +27,4 @@ export type * from './passes.ts';
 export type * from './identity-providers.ts';
 export type * from './takeovers.ts';
 export type * from './operators.ts';
+export type * from './connections.ts';

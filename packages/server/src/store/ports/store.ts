@@ -20,6 +20,7 @@ import type { PlansRepo } from './plans.ts';
 import type { OAuthIdentitiesRepo, OAuthStatesRepo } from './identity-providers.ts';
 import type { TakeoversRepo } from './takeovers.ts';
 import type { OperatorsRepo } from './operators.ts';
+import type { ConnectionsRepo } from './connections.ts';
 import type { PassIssuance, PassIssuanceOutcome } from './passes.ts';
 
 /**
@@ -64,6 +65,7 @@ export interface Repos {
   oauthStates: OAuthStatesRepo;
   takeovers: TakeoversRepo;
   operators: OperatorsRepo;
+  connections: ConnectionsRepo;
 }
 
 /** One cloud verification's store work: the pass's agent with its grant, and the proof's jti. */

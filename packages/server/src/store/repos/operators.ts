@@ -102,6 +102,7 @@ export function operatorsRepo(db: Db): OperatorsRepo {
       const ids = (await db.selectFrom('operators').select('id').where('user_id', '=', userId).execute()).map((r) => r.id);
       if (ids.length > 0) await db.deleteFrom('operator_connections').where('operator_id', 'in', ids).execute();
       await db.deleteFrom('operator_connections').where('user_id', '=', userId).execute();
+      await db.deleteFrom('operator_codes').where('user_id', '=', userId).execute();
       await db.deleteFrom('operators').where('user_id', '=', userId).execute();
       return ids;
     },

@@ -59,6 +59,10 @@ export const ACTION_FILTERS: readonly [string, string][] = [
   ['operator.verified', 'Operator domain verified'],
   ['operator.secret_rotated', 'Operator secret replaced'],
   ['operator.switched', 'Operator switched on or off'],
+  ['operator.consented', 'Operator consent given'],
+  ['operator.consent_denied', 'Operator consent declined'],
+  ['operator.connected', 'Operator connected'],
+  ['operator.connection_ended', 'Operator connection ended'],
 ];
 
 const quoted = (v: unknown): string => (typeof v === 'string' ? `"${v}"` : '');
@@ -148,6 +152,11 @@ export function activityText(a: ActivityItem): [title: string, extra: string] {
     case 'operator.secret_rotated': return ['You replaced an operator\'s secret', 'the old one stopped working at once'];
     case 'operator.switched': return [d.enabled === true ? 'An admin switched your operator on' : 'An admin switched your operator off',
       typeof d.agents === 'number' && d.changed === true ? `${d.agents} agent${d.agents === 1 ? '' : 's'} ${d.enabled === true ? 'unblocked' : 'blocked'}` : ''];
+    // Consent to an operator (decisions §17): who, and for an ending, why.
+    case 'operator.consented': return [`You approved connecting ${quoted(d.name)}`.replace(/ $/, ''), str(d.domain) ? `operator domain ${str(d.domain)}` : ''];
+    case 'operator.consent_denied': return [`You declined connecting ${quoted(d.name)}`.replace(/ $/, ''), str(d.domain) ? `operator domain ${str(d.domain)}` : ''];
+    case 'operator.connected': return [`${quoted(d.name) || 'An operator'} is connected`, typeof d.max_agents === 'number' ? `up to ${d.max_agents} agents` : ''];
+    case 'operator.connection_ended': return [`The connection to ${quoted(d.name) || 'an operator'} ended`, d.reason === 'code_reused' ? 'its one-time code was used twice, a sign it was copied' : ''];
     default: return [`${a.action}${a.agent_id ? ` · ${who}` : ''}${at}`, ''];
   }
 }
