@@ -7,24 +7,15 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { REPO_ROOT } from './helpers/child-process.ts';
 import { expectStatus, json, type TestApp, testApp } from './helpers/app.ts';
 import { type Owner, ownerWithPasskey } from './helpers/approvals.ts';
 import { type ActiveOperator, activeOperator } from './helpers/operators.ts';
+import { markedBlocks } from './helpers/doc-examples.ts';
 
 const PAGE = 'docs/operators/consent.md';
-const page = readFileSync(join(REPO_ROOT, PAGE), 'utf8');
 const EXAMPLE_ID = 'op_k5qhq3v4xbn2yqpmg2xq7tcl5e';
 
-interface Block { marker: string; name: string; text: string }
-const blocks: Block[] = [...page.matchAll(/(?:<!-- ([a-z]+): ([\w.-]+) -->\n)?```\w*\n([\s\S]*?)```/g)].map((m) => ({ marker: m[1] ?? '', name: m[2] ?? '', text: m[3] ?? '' }));
-const block = (marker: string, name: string): string => {
-  const b = blocks.find((x) => x.marker === marker && x.name === name);
-  assert.ok(b, `${PAGE}: no block marked <!-- ${marker}: ${name} -->`);
-  return b.text;
-};
+const { blocks, block } = markedBlocks(PAGE);
 const sortedKeys = (o: object): string[] => Object.keys(o).sort();
 
 describe(PAGE, () => {

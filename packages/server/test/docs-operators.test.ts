@@ -5,27 +5,18 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { REPO_ROOT } from './helpers/child-process.ts';
 import { expectStatus, json, signUp, testApp, type TestApp } from './helpers/app.ts';
 import { verifyEmail } from './helpers/email-links.ts';
 import { startOperatorSite, type OperatorSite } from './helpers/stand-ins/operator-site.ts';
+import { markedBlocks } from './helpers/doc-examples.ts';
 
 const PAGE = 'docs/operators/registering.md';
-const page = readFileSync(join(REPO_ROOT, PAGE), 'utf8');
 const EXAMPLE_ID = 'op_k5qhq3v4xbn2yqpmg2xq7tcl5e';
 const ID = /^op_[a-z2-7]{26}$/;
 const LINE = /^mandate-operator=op_[a-z2-7]{26}:[A-Za-z0-9_-]{24}$/;
 const SECRET = /^[A-Za-z0-9_-]{43}$/;
 
-interface Block { marker: string; name: string; text: string }
-const blocks: Block[] = [...page.matchAll(/(?:<!-- ([a-z]+): ([\w.-]+) -->\n)?```\w*\n([\s\S]*?)```/g)].map((m) => ({ marker: m[1] ?? '', name: m[2] ?? '', text: m[3] ?? '' }));
-const block = (marker: string, name: string): string => {
-  const b = blocks.find((x) => x.marker === marker && x.name === name);
-  assert.ok(b, `${PAGE}: no block marked <!-- ${marker}: ${name} -->`);
-  return b.text;
-};
+const { blocks, block } = markedBlocks(PAGE);
 
 /** A documented curl: its method, path, bearer variable and JSON body. */
 function curl(name: string): { method: string; path: string; token: string; body: string | undefined } {

@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +14,24 @@ export type DocExample = { file: string; run: boolean; code: string };
 export function docExamples(guide: string): DocExample[] {
   const text = readFileSync(join(REPO_ROOT, guide), 'utf8');
   return [...text.matchAll(/<!-- example: ([\w.-]+\.ts)( \(run\))? -->\n```ts\n([\s\S]*?)```/g)].map((m) => ({ file: m[1] ?? '', run: m[2] !== undefined, code: m[3] ?? '' }));
+}
+
+export interface MarkedBlock { marker: string; name: string; lang: string; text: string }
+
+/**
+ * A guide's fenced blocks, each with the `<!-- marker: name -->` line just above it (empty when
+ * none), and `block(marker, name)`: the text of the one so marked (an assertion failure naming the
+ * guide when there is none).
+ */
+export function markedBlocks(guide: string): { blocks: MarkedBlock[]; block: (marker: string, name: string) => string } {
+  const text = readFileSync(join(REPO_ROOT, guide), 'utf8');
+  const blocks = [...text.matchAll(/(?:<!-- ([a-z]+): ([\w.-]+) -->\n)?```(\w*)\n([\s\S]*?)```/g)].map((m) => ({ marker: m[1] ?? '', name: m[2] ?? '', lang: m[3] ?? '', text: m[4] ?? '' }));
+  const block = (marker: string, name: string): string => {
+    const b = blocks.find((x) => x.marker === marker && x.name === name);
+    assert.ok(b, `${guide}: no block marked <!-- ${marker}: ${name} -->`);
+    return b.text;
+  };
+  return { blocks, block };
 }
 
 /** The bodies of a guide's ```sh blocks, in order. */
