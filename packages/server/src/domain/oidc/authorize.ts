@@ -19,6 +19,7 @@ import { mintCode, newCodeId } from './codes.ts';
 import { JKT } from './dpop.ts';
 import { allowedScopes, askedWithGrant, requestableScopes } from './scopes.ts';
 import { isRedirectVerified } from './site-origins.ts';
+import { S256_CHALLENGE } from '../../crypto/pkce.ts';
 
 /** What a wait address's `k` carries: the authorize call, sealed, bound to its txn. */
 export interface PendingAuthorize {
@@ -36,7 +37,6 @@ export interface PendingAuthorize {
 
 export const WAIT_LABEL = 'oidc-wait/v1';
 
-const PKCE_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 const MAX_PARAM = 2048;
 
 /** Adds the error (or code) parameters to the registered redirect URI, keeping its own query. */
@@ -125,7 +125,7 @@ function checkRequest(input: AuthorizeInput): CheckedRequest {
   const method = p.get('code_challenge_method');
   const challenge = p.get('code_challenge');
   if (challenge === undefined || method !== 'S256') throw new RedirectError('invalid_request', 'PKCE is required: send code_challenge with code_challenge_method=S256 (plain is not accepted)');
-  if (!PKCE_CHALLENGE.test(challenge)) throw new RedirectError('invalid_request', 'code_challenge must be the base64url SHA-256 of the code verifier (43 characters)');
+  if (!S256_CHALLENGE.test(challenge)) throw new RedirectError('invalid_request', 'code_challenge must be the base64url SHA-256 of the code verifier (43 characters)');
   const rawScope = p.get('scope') ?? '';
   if (!rawScope.split(' ').includes('openid')) throw new RedirectError('invalid_scope', 'scope must include "openid"');
   const dpopJkt = p.get('dpop_jkt');

@@ -8,7 +8,7 @@
  * A sign-in whose grant was revoked or whose agent was removed is over. Every end of a sign-in here
  * goes through the one hook that tells the client (sign-in-end.ts).
  */
-import { createHash } from 'node:crypto';
+import { CODE_VERIFIER, s256Matches } from '../../crypto/pkce.ts';
 import type { OidcClientRecord } from '../../store/ports/index.ts';
 import { authenticateTokenClient } from './client-auth.ts';
 import { CIBA_GRANT_TYPE, redeemCiba } from './ciba.ts';
@@ -22,7 +22,6 @@ import { startSignIn } from './sign-in-start.ts';
 import { signInBasis } from './standing.ts';
 import { type TokenResponse, hashRefreshToken, identityOf, issueTokens, newRefreshToken, sidOfRefreshToken } from './tokens.ts';
 
-const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
 const REFRESH_LIMIT = { max: TOKEN_LIMITS.refreshesPerMinute, windowMs: 60_000 };
 
 /** One request to the token endpoint, as the route read it. */
@@ -62,8 +61,8 @@ async function redeemCode(d: OidcDeps, client: OidcClientRecord, form: Map<strin
   if (code.clientId !== client.id) throw invalidGrant('the code was issued to another client');
   if (form.get('redirect_uri') !== code.redirectUri) throw invalidGrant('redirect_uri must be the one of the authorization request');
   const verifier = form.get('code_verifier');
-  if (verifier === undefined || !VERIFIER.test(verifier)) throw invalidGrant('code_verifier is missing or malformed (PKCE is required)');
-  if (createHash('sha256').update(verifier, 'ascii').digest('base64url') !== code.codeChallenge) throw invalidGrant('code_verifier does not match the code_challenge');
+  if (verifier === undefined || !CODE_VERIFIER.test(verifier)) throw invalidGrant('code_verifier is missing or malformed (PKCE is required)');
+  if (!s256Matches(verifier, code.codeChallenge)) throw invalidGrant('code_verifier does not match the code_challenge');
   if (code.dpopJkt !== null && jkt !== code.dpopJkt) throw invalidGrant('the code is bound to a DPoP key (dpop_jkt): send a DPoP proof signed by that key');
   const sid = sidOfCode(d.secret, code.jti);
   if (!(await d.store.singleUse.consume(CODE_NAMESPACE, code.jti, code.expiresAt + 60_000, now))) {

@@ -6,7 +6,7 @@
  * the connection that code answered (the code may have been copied). Consent while a live connection
  * exists answers that same connection (one live connection per operator and person). No HTTP.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { CODE_VERIFIER, s256Matches } from '../../crypto/pkce.ts';
 import type { Clock } from '../../clock.ts';
 import type { OidcSecret } from '../../crypto/oidc-secret.ts';
 import type { ConnectionRecord, OperatorRecord, Store } from '../../store/ports/index.ts';
@@ -28,8 +28,6 @@ export interface CodeExchangeDeps {
   secret: OidcSecret;
 }
 
-/** RFC 7636 §4.1: 43 to 128 unreserved characters. */
-const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
 const CODE = /^[A-Za-z0-9_-]{1,200}$/;
 
 const invalidGrant = (detail: string) => new AppError(400, detail, { error: 'invalid_grant' });
@@ -38,21 +36,15 @@ const SPENT = 'code unknown, expired (codes last 60 seconds) or already used: as
 /** The person as this operator knows them: pairwise per operator (the OIDC secret's HMAC). */
 export const operatorSub = (secret: OidcSecret, operatorId: string, userId: string): string => secret.pairwise(`operator:${operatorId}`, userId);
 
-function verifierMatches(verifier: string, challenge: string): boolean {
-  const computed = Buffer.from(createHash('sha256').update(verifier, 'ascii').digest('base64url'));
-  const expected = Buffer.from(challenge);
-  return computed.length === expected.length && timingSafeEqual(computed, expected);
-}
-
 export async function exchangeCode(d: CodeExchangeDeps, operator: OperatorRecord, input: CodeExchangeIn, ip: string | null): Promise<ConnectionRecord> {
   if (!CODE.test(input.code)) throw invalidGrant('code is malformed: send the code your redirect URI received, as received');
-  if (!VERIFIER.test(input.codeVerifier)) throw invalidGrant('code_verifier must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~ (RFC 7636)');
+  if (!CODE_VERIFIER.test(input.codeVerifier)) throw invalidGrant('code_verifier must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~ (RFC 7636)');
   const codeHash = hashCode(input.code);
   const now = d.clock.now();
   const outcome = await d.store.transaction(async (repos) => {
     const code = await repos.connections.spendCode(codeHash, now);
     if (!code) return { kind: 'spent' as const };
-    if (code.operatorId !== operator.id || code.redirectUri !== input.redirectUri || !verifierMatches(input.codeVerifier, code.codeChallenge)) {
+    if (code.operatorId !== operator.id || code.redirectUri !== input.redirectUri || !s256Matches(input.codeVerifier, code.codeChallenge)) {
       return { kind: 'mismatch' as const };
     }
     const id = newId('cn');

@@ -4,6 +4,7 @@
  * address that is not the operator's, or without PKCE, would hand a code to whoever asked.
  */
 import type { OperatorRecord } from '../../store/ports/index.ts';
+import { S256_CHALLENGE } from '../../crypto/pkce.ts';
 import { badRequest, forbidden, notFound } from '../errors.ts';
 import { looksLikeId } from '../ids.ts';
 
@@ -26,8 +27,6 @@ export interface ConsentRequest {
 }
 
 export const STATE_MAX = 500;
-/** BASE64URL(SHA-256(code_verifier)) is always 43 characters (RFC 7636 §4.2). */
-const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 const PRINTABLE = /^[\x20-\x7e]*$/;
 
 const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
