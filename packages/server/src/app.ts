@@ -185,7 +185,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
       void relay.checkHeld().catch(() => {});
     },
   });
-  const consent = new Consent({ store, clock, passkeys, activity, secret: oidcSecret, issuer: config.baseUrl });
+  const consent = new Consent({ store, clock, passkeys, activity, limiter, secret: oidcSecret, issuer: config.baseUrl });
   const services: Services = { operators, consent, takeovers, relay, accountDeletion, identityProviders, phone, recovery, sdkTarballs: new SdkTarballs(), metrics, emailVerification, passwordReset, dataExport, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, plans, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
 
   const app = Fastify({

@@ -6,6 +6,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { expectStatus, json, signUp, type TestApp, testApp } from './helpers/app.ts';
 import { type Owner, ownerWithPasskey } from './helpers/approvals.ts';
 import { type ActiveOperator, activeOperator, basic, pkce } from './helpers/operators.ts';
+import { CONSENT_STARTS_PER_MINUTE } from '../src/domain/operators/consent.ts';
 
 interface Started { consent_id: string; options: { challenge: string; allowCredentials?: { id: string }[] } }
 
@@ -208,6 +209,15 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       assert.match(await activity(owner), /operator\.consent_denied/);
       const other = await ownerWithPasskey(t);
       expectStatus(await post('/api/connect/deny', other.auth, { consent_id: s.consent_id }), 400);
+    });
+
+    it(`start: at most ${CONSENT_STARTS_PER_MINUTE} per person per minute (each stores a passkey challenge), then 429 with Retry-After; another person is not held back`, async () => {
+      const owner = await ownerWithPasskey(t);
+      for (let i = 0; i < CONSENT_STARTS_PER_MINUTE; i++) expectStatus(await start(owner, link(op).fields), 200);
+      const refused = await start(owner, link(op).fields);
+      expectStatus(refused, 429);
+      assert.ok(Number(refused.headers['retry-after']) > 0, 'Retry-After says when to come back');
+      expectStatus(await start(await ownerWithPasskey(t), link(op).fields), 200);
     });
 
     it('the exchange answers the connection once: pairwise sub, 5 agents; consenting again gives the same live connection', async () => {

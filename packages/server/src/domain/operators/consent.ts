@@ -14,10 +14,16 @@ import { CODE_LIFETIME_MS, hashCode } from './codes.ts';
 import type { Activity } from '../activity/activity.ts';
 import { AppError, badRequest } from '../errors.ts';
 import type { Passkeys } from '../passkeys/passkeys.ts';
+import type { RateLimiter } from '../rate-limit.ts';
 import { type ConsentQuery, type ConsentRequest, checkConsentRequest, consentOperator } from './consent-request.ts';
 
 /** How long the person has between opening the page and deciding. */
 export const CONSENT_LIFETIME_MS = 10 * 60_000;
+/**
+ * Consents a person may start per minute: each start stores a passkey challenge, so a script looping
+ * on it would fill the store. A person clicking through consent pages needs a handful.
+ */
+export const CONSENT_STARTS_PER_MINUTE = 20;
 
 const SEAL_LABEL = 'operator-consent';
 const CONSENT_GONE = 'this consent is unknown, expired or not yours: go back to the operator and start connecting again';
@@ -37,6 +43,7 @@ export interface ConsentDeps {
   clock: Clock;
   passkeys: Pick<Passkeys, 'assertionOptions' | 'verifyAssertion'>;
   activity: Activity;
+  limiter: RateLimiter;
   secret: OidcSecret;
   /** The service's BASE_URL: `iss` of every redirect, as OIDC does. */
   issuer: string;
@@ -53,6 +60,7 @@ export class Consent {
   /** Validates, then answers a consent id and the passkey options that confirm it. */
   async start(userId: string, q: ConsentQuery): Promise<{ consentId: string; options: unknown }> {
     const request = await this.check(q);
+    await this.d.limiter.check(`connect-start:${userId}`, CONSENT_STARTS_PER_MINUTE, 60);
     const sealed: Sealed = { u: userId, op: request.operator.id, ru: request.redirectUri, st: request.state, cc: request.codeChallenge, exp: this.d.clock.now() + CONSENT_LIFETIME_MS };
     const consentId = this.d.secret.seal(SEAL_LABEL, sealed);
     try {

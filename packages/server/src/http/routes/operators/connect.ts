@@ -6,6 +6,7 @@ import type { Services } from '../../../services.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { CODE_LIFETIME_MS, DEFAULT_MAX_AGENTS } from '../../../domain/operators/codes.ts';
 import { STATE_MAX } from '../../../domain/operators/consent-request.ts';
+import { CONSENT_STARTS_PER_MINUTE } from '../../../domain/operators/consent.ts';
 import { withErrors } from '../../schemas/common.ts';
 
 const ConsentStartIn = Type.Object({
@@ -48,10 +49,10 @@ export async function connectRoutes(base: FastifyInstance, s: Services): Promise
   app.post('/api/connect/start', {
     schema: {
       summary: 'Start consenting to an operator',
-      description: `Takes the \`/connect\` link's fields; answers \`consent_id\` and the passkey options that confirm it (valid 10 minutes). ${REFUSED} 403 when you have no passkey: a password session alone cannot connect an operator (add a passkey in the app first). Consenting again while you already have a live connection to that operator gives the operator that same connection (same \`connection_id\`, \`sub\` and agent limit), never a second one. ${AUTH}`,
+      description: `Takes the \`/connect\` link's fields; answers \`consent_id\` and the passkey options that confirm it (valid 10 minutes). ${REFUSED} 403 when you have no passkey: a password session alone cannot connect an operator (add a passkey in the app first). Consenting again while you already have a live connection to that operator gives the operator that same connection (same \`connection_id\`, \`sub\` and agent limit), never a second one. At most ${CONSENT_STARTS_PER_MINUTE} starts per person per minute, then 429 with Retry-After. ${AUTH}`,
       tags: ['operators'],
       body: ConsentStartIn,
-      response: withErrors({ 200: Type.Object({ consent_id: Type.String(), options: Type.Unknown({ description: 'PublicKeyCredentialRequestOptionsJSON for navigator.credentials.get' }) }) }, 400, 401, 403, 404),
+      response: withErrors({ 200: Type.Object({ consent_id: Type.String(), options: Type.Unknown({ description: 'PublicKeyCredentialRequestOptionsJSON for navigator.credentials.get' }) }) }, 400, 401, 403, 404, 429),
     },
   }, async (request) => {
     const { user } = await s.auth.required(request);
