@@ -6,6 +6,7 @@ import { duration } from '../src/app/client/format.ts';
 import { keyBody } from '../src/app/client/views/agent-form.ts';
 import { ACTION_FILTERS, activityText } from '../src/app/client/views/activity-text.ts';
 import type { ActivityItem } from '../src/app/client/types.ts';
+import { returnTarget, signInLink } from '../src/app/client/return-to.ts';
 
 // The app's pure rules, without a browser: error sentences, the pasted-key check, activity lines.
 
@@ -93,5 +94,22 @@ describe('activity lines', () => {
 
   test('durations read as people say them', () => {
     assert.deepEqual([60, 3600, 7200, 86400, 90].map(duration), ['1 minute', '1 hour', '2 hours', '1 day', '90 s']);
+  });
+});
+
+describe('back to the consent page after signing in', () => {
+  test('the consent page\'s sign-in link round-trips to the same path and query', () => {
+    const consent = '/connect?operator=op_x&redirect_uri=https%3A%2F%2Facme.example%2Fcb&state=a%26b&code_challenge=c&code_challenge_method=S256';
+    const link = signInLink(consent);
+    assert.ok(link.startsWith('/app?next='));
+    assert.equal(returnTarget(new URL(link, 'https://mandate.example').search), consent);
+  });
+
+  test('anything but a consent path on this origin is ignored: no open redirect', () => {
+    for (const next of ['https://evil.example/connect?x', '//evil.example/connect?x', '/\\evil.example', '/connect', '/app#agents', 'javascript:alert(1)', '/connect?x\\y', '/connect? x', '']) {
+      assert.equal(returnTarget(`?${new URLSearchParams({ next }).toString()}`), null, next);
+    }
+    assert.equal(returnTarget(''), null);
+    assert.equal(returnTarget('?other=/connect?x'), null);
   });
 });

@@ -20,6 +20,8 @@ let server: ServerProcess;
 let browser: Browser;
 let site: OperatorSite;
 let tab: OwnerTab | undefined;
+/** Made by the first test; the second registers its own operator with it. */
+let admin: HttpOwner | undefined;
 
 before(async () => {
   browser = await launchChromium('consent page');
@@ -36,7 +38,7 @@ after(async () => {
 
 test('a person approves an operator with a passkey on a phone and lands on its redirect URI with code, state and iss', { timeout: 90_000 }, async () => {
   // The operator: registered, its domain verified through its verification file, switched on by an admin.
-  const admin = await HttpOwner.signUp(server, server.baseUrl, { email: ADMIN });
+  admin = await HttpOwner.signUp(server, server.baseUrl, { email: ADMIN });
   await verifyEmail(server, admin.auth, ADMIN);
   const redirectUri = `${site.origin}/cb`;
   const op = await admin.ok<{ id: string; secret: string; verification: { line: string } }>('POST', '/api/operators', { name: 'Acme agents', redirect_uris: [redirectUri], browser: 'operator' });
@@ -101,4 +103,51 @@ test('a person approves an operator with a passkey on a phone and lands on its r
   assert.equal(new URL(page.url()).origin, new URL(server.baseUrl).origin);
   assert.equal(await page.locator('h1').textContent(), 'This connection link does not work');
   await expectNoSidewaysScroll(page, 'the error page');
+});
+
+test('a person who is signed out follows the link, signs in from the consent page and is brought back to it', { timeout: 90_000 }, async () => {
+  assert.ok(admin, 'the first test registered the admin');
+  const redirectUri = `${site.origin}/back`;
+  const op = await admin.ok<{ id: string; verification: { line: string } }>('POST', '/api/operators', { name: 'Back agents', redirect_uris: [redirectUri], browser: 'user' });
+  site.serve({ status: 200, body: `${op.verification.line}\n` });
+  await admin.ok('POST', `/api/operators/${op.id}/verify`);
+  await admin.ok('POST', `/api/admin/operators/${op.id}/status`, { enabled: true });
+
+  // The person has an account (and a passkey) but opens the operator's link in a browser where they are signed out.
+  const email = `back.${Date.now()}@example.com`;
+  const first = await openOwnerTab(browser, PHONE);
+  await signUp(first.page, server.baseUrl, email);
+  await first.page.locator('#passkey-setup').waitFor({ state: 'visible' });
+  await first.page.click('#passkey-setup-button');
+  await first.page.locator('#passkey-setup').waitFor({ state: 'hidden' });
+  await first.context.clearCookies();
+  const link = new URL('/connect', server.baseUrl);
+  for (const [k, v] of Object.entries({ operator: op.id, redirect_uri: redirectUri, state: 'st-back', code_challenge: createHash('sha256').update('v'.repeat(43)).digest('base64url'), code_challenge_method: 'S256' })) link.searchParams.set(k, v);
+  const { page } = first;
+  await page.goto(link.toString());
+  const signIn = page.locator('#cn-sign-in');
+  await signIn.waitFor({ state: 'visible' });
+  await Promise.all([page.waitForURL((url) => url.pathname === '/app', { timeout: 20_000 }), signIn.click()]);
+  // The app offers this browser's passkey as it opens signed out; the virtual authenticator answers
+  // at once as a person's touch would, and the app, signed in, goes back to the consent link.
+  await page.waitForURL((url) => url.pathname === '/connect', { timeout: 20_000 });
+  assert.equal(page.url(), link.toString(), 'back on the very same consent link');
+  await page.waitForFunction(() => !(document.getElementById('cn-approve') as HTMLButtonElement).disabled);
+  assert.equal(await page.locator('h1').textContent(), 'Connect Back agents?');
+  await first.context.close();
+
+  // In a browser without the passkey, the password form signs in, and the app also goes back (there,
+  // approving still asks for the passkey: finish takes only an assertion).
+  const other = await openOwnerTab(browser, PHONE);
+  await other.page.goto(link.toString());
+  await other.page.locator('#cn-sign-in').waitFor({ state: 'visible' });
+  await other.page.click('#cn-sign-in');
+  await other.page.locator('#signed-out').waitFor({ state: 'visible' });
+  await other.page.fill('#signin-email', email);
+  await other.page.fill('#signin-password', 'correct horse battery');
+  await other.page.click('#signin-password-button');
+  await other.page.waitForURL((url) => url.pathname === '/connect', { timeout: 20_000 });
+  assert.equal(other.page.url(), link.toString());
+  await other.page.waitForFunction(() => !(document.getElementById('cn-approve') as HTMLButtonElement).disabled);
+  await other.context.close();
 });

@@ -7,6 +7,7 @@ import { byId } from './dom.ts';
 import { reload, registerLoader } from './loaders.ts';
 import { show } from './message.ts';
 import { setUpPwa } from './pwa.ts';
+import { returnTarget } from './return-to.ts';
 import { isShown, onShown, showCurrentView, startRouter } from './router.ts';
 import { hooks, session } from './session.ts';
 import type { Me } from './types.ts';
@@ -140,6 +141,9 @@ function signedOut(reason?: string): void {
 /** After a sign-in (or on opening with a live session): load everything and start refreshing. */
 async function enter(): Promise<void> {
   stopPasskeyAutofill();
+  // Sent here to sign in by the consent page: back to it.
+  const back = returnTarget(location.search);
+  if (back !== null) return location.assign(back);
   await loadMe();
   setView(true);
   setOnline(true);

@@ -3,6 +3,7 @@
 // fields (needs the session), then Approve answers the passkey options (/finish) and Deny declines
 // (/deny); either way the service answers the operator's redirect address, which this page opens.
 import { startAuthentication, type PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/browser';
+import { signInLink } from '../client/return-to.ts';
 
 const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
 const FIELDS = ['operator', 'redirect_uri', 'state', 'code_challenge', 'code_challenge_method'] as const;
@@ -36,7 +37,8 @@ function start(): void {
   const failed = (e: unknown): void => {
     const p = e as Partial<Problem>;
     if (p.status === 401) {
-      say('Sign in to Mandate first, then come back to this page.', true);
+      say('Sign in to Mandate first: you will come back to this page.', true);
+      signIn.href = signInLink(location.pathname + location.search);
       signIn.hidden = false;
     } else say(typeof p.detail === 'string' ? p.detail : 'Something went wrong: reload this page to try again.', true);
   };
