@@ -60,6 +60,8 @@ function limitForm(c: Connection, errorNode: HTMLElement): HTMLFormElement {
     void run(save, 'Saving…', async () => {
       const max = limitOf(input);
       const updated = await api<Connection>('POST', `/api/connections/${seg(c.id)}/limit`, { max_agents: max });
+      // Saved: the field no longer counts as being typed in, so the refresh below redraws the card.
+      input.value = input.defaultValue = String(updated.max_agents);
       const held = updated.agents.filter((a) => a.status === 'suspended').length;
       show(`${name} may now have up to ${plural(updated.max_agents, 'agent')}.${held ? ` ${plural(held, 'agent is', 'agents are')} suspended until you raise it.` : ''}`, 'ok');
       await reload('connections', 'agents');
