@@ -161,7 +161,7 @@ test('on a phone the person sees a connection and its agents, changes the agent 
   await card.waitFor({ state: 'detached' });
   assert.equal(await page.locator('#connections-empty').isVisible(), true);
   await page.click('#connections-show-ended');
-  const ended = page.locator(`#connections article[data-connection="${connectionId}"]`);
+  const ended = page.locator(`#connections-ended article[data-connection="${connectionId}"]`);
   await ended.waitFor();
   assert.equal(await ended.locator('.connection-status').textContent(), 'Ended');
   assert.equal(await stateIn(ended, first), 'Removed');

@@ -74,7 +74,7 @@ function limitForm(c: Connection, errorNode: HTMLElement): HTMLFormElement {
 function disconnectQuestion(c: Connection): string {
   const live = c.agents.filter((a) => a.status !== 'removed');
   const agents = live.length
-    ? `Its ${plural(live.length, 'agent')} (${live.map((a) => a.name).join(', ')}) ${live.length === 1 ? 'is' : 'are'} removed and signed out of every site: ${REFUSED_WHEN}.`
+    ? `Its ${plural(live.length, 'agent')} (${live.map((a) => a.name).join(', ')}) ${live.length === 1 ? 'is' : 'are'} removed and signed out of every site: ${live.length === 1 ? REFUSED_WHEN : REFUSED_WHEN.replace('refuse it', 'refuse them')}.`
     : 'It has no agents for you now.';
   return `Disconnect ${c.operator.name}? ${agents} It can no longer add agents for you; to use it again, connect anew from its site.`;
 }
