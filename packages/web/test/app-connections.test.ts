@@ -179,6 +179,11 @@ test('on a phone the person sees a connection and its agents, changes the agent 
   const { publicJwk } = await generateAgentKeyPair();
   expectStatus(await call(server, 'POST', '/api/v1/operator/agents', { connection_id: connectionId, name: 'late', jwk: publicJwk }, op.basic), 403, 'no agent on an ended connection');
 
-  await goTo(page, 'agents');
+  // Activity tells the story in words.
+  await goTo(page, 'activity');
+  await page.locator('#activity li[data-action="operator.connection_ended"]', { hasText: 'You disconnected "Acme agents"' }).waitFor();
+  assert.match((await page.locator('#activity li[data-action="operator.connection_ended"]').textContent()) ?? '', /2 agents removed and signed out of every site/);
+  assert.equal(await page.locator('#activity li[data-action="operator.connection_limit"]').count(), 2);
+  assert.match((await page.locator('#activity li[data-action="operator.connection_limit"]').nth(1).textContent()) ?? '', /agent limit to 1.*1 agent suspended/);
   assert.deepEqual(tab.problems, []);
 });
