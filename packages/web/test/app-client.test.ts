@@ -88,6 +88,20 @@ describe('activity lines', () => {
     assert.equal(extra, 'list; about you: user:email; ends after 1 day, 5 passes');
   });
 
+  test('operator connections: who added or removed an agent, the limit and how a connection ended', () => {
+    assert.deepEqual(activityText(item('agent.created', { name: 'shopper', operator: 'Acme agents', connection_id: 'cn_1' }, null)), ['"Acme agents" added the agent shopper', 'an operator you connected']);
+    assert.deepEqual(activityText(item('agent.created', { name: 'shopper' }, null)), ['You added the agent shopper', '']);
+    assert.equal(activityText(item('agent.removed', { by: 'operator', operator: 'Acme agents' }, null))[0], '"Acme agents" removed the agent shopper');
+    assert.equal(activityText(item('agent.removed', { reason: 'owner_disconnected' }, null))[0], 'shopper was removed: you disconnected its operator');
+    assert.equal(activityText(item('agent.removed', { reason: 'operator_ended' }, null))[0], 'shopper was removed: its operator ended the connection');
+    assert.equal(activityText(item('agent.removed', {}, null))[0], 'You deleted the agent shopper');
+    assert.deepEqual(activityText(item('operator.connection_limit', { max_agents: 1, suspended: ['ag_2'], lifted: [] }, null)), ['You set an operator\'s agent limit to 1', '1 agent suspended']);
+    assert.deepEqual(activityText(item('operator.connection_limit', { max_agents: 5, suspended: [], lifted: ['ag_2', 'ag_3'] }, null)), ['You set an operator\'s agent limit to 5', '2 agents working again']);
+    assert.deepEqual(activityText(item('operator.connection_ended', { name: 'Acme agents', reason: 'owner_disconnected', agents: 2 }, null)), ['You disconnected "Acme agents"', '2 agents removed and signed out of every site']);
+    assert.deepEqual(activityText(item('operator.connection_ended', { name: 'Acme agents', reason: 'operator_ended', agents: 0 }, null)), ['"Acme agents" ended its connection', '']);
+    assert.match(activityText(item('operator.connection_ended', { name: 'Acme agents', reason: 'code_reused', agents: 1 }, null))[0], /used twice/);
+  });
+
   test('an unknown action is still shown, plainly', () => {
     assert.deepEqual(activityText(item('something.new')), ['something.new · shopper at shop.example', '']);
   });

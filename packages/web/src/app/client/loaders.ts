@@ -1,7 +1,7 @@
 // What can be reloaded, by name. A view registers its loader; anyone may ask for a reload after a
 // change (approving changes pending, grants and activity) without importing the view.
 
-export type LoaderName = 'me' | 'agents' | 'devices' | 'activity' | 'notifications' | 'settings' | 'sites' | 'plans';
+export type LoaderName = 'me' | 'agents' | 'devices' | 'activity' | 'notifications' | 'settings' | 'sites' | 'plans' | 'connections';
 
 const loaders = new Map<LoaderName, () => Promise<void>>();
 

@@ -17,6 +17,7 @@ import { askForPasskeySession, resetAccount, setUpAccount, showPasskeyManagement
 import { loadActivity, resetActivity, setActivityHasAgents, setAgentChoices, setSiteSuggestions, setUpActivity } from './views/activity.ts';
 import { resetAgentForm, setAgentFormEmail, setUpAgentForm } from './views/agent-form.ts';
 import { loadAgents, onAgentsLoaded, resetAgents } from './views/agents.ts';
+import { loadConnections, resetConnections, setUpConnections } from './views/connections.ts';
 import { showUnread } from './views/bell.ts';
 import { resetEmailAccount, setUpEmailAccount } from './views/email-account.ts';
 import { resetAccountDelete, setUpAccountDelete } from './views/account-delete.ts';
@@ -118,6 +119,7 @@ function signedOut(reason?: string): void {
   resetRequests();
   resetGrants();
   resetAgents();
+  resetConnections();
   resetAgentForm();
   resetActivity();
   resetAccount();
@@ -210,6 +212,7 @@ registerLoader('notifications', loadInbox);
 registerLoader('settings', loadNotifySettings);
 registerLoader('sites', loadSites);
 registerLoader('plans', loadPlans);
+registerLoader('connections', loadConnections);
 onAgentsLoaded(setAgentChoices);
 onAgentsLoaded((agents) => {
   const has = agents.some((a) => a.status !== 'removed');
@@ -227,7 +230,7 @@ onShown('requests', (txn) => {
   }
 });
 onShown('access', () => quietly(reload('me')));
-onShown('agents', () => quietly(reload('agents', 'plans')));
+onShown('agents', () => quietly(reload('agents', 'plans', 'connections')));
 onShown('activity', () => quietly(reload('activity')));
 onShown('account', () => {
   quietly(reload('devices', 'settings'));
@@ -242,6 +245,7 @@ setUpSignIn(enter);
 setUpForgotPassword();
 setUpDataExport();
 setUpAgentForm();
+setUpConnections();
 setUpActivity();
 setUpAccount(signOut);
 setUpEmailBanner();

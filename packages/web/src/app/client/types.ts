@@ -90,14 +90,48 @@ export interface EmailSent {
   expires_in: number;
 }
 
+/**
+ * Decisions §17: `blocked` while its operator is switched off by an admin; `suspended` while the
+ * owner's agent limit for its connection is below the operator's number of agents (the newest beyond it).
+ */
+export type AgentState = 'active' | 'removed' | 'blocked' | 'suspended';
+
+/** The operator that made an agent, and the owner's connection to it. */
+export interface AgentOperator {
+  id: string;
+  name: string;
+  connection_id: string;
+}
+
 export interface Agent {
   id: string;
   name: string;
-  status: 'active' | 'removed';
+  status: AgentState;
   flag: AgentFlag;
   jkt: string;
   /** Decisions §17: `off`/`on` only for an agent whose browser runs on its operator's computers. */
   password_manager: 'on' | 'off' | 'not_applicable';
+  /** Null for an agent the owner added; missing from services older than operator connections. */
+  operator?: AgentOperator | null;
+  created_at: string;
+}
+
+/** One agent an operator made over a connection. */
+export interface ConnectionAgent {
+  id: string;
+  name: string;
+  status: AgentState;
+  created_at: string;
+}
+
+/** GET /api/connections: the owner's consent to one operator (`removed` = ended, for good). */
+export interface Connection {
+  id: string;
+  operator: { id: string; name: string; domain: string };
+  status: 'active' | 'removed' | 'blocked' | 'suspended';
+  /** How many agents the operator may have for the owner (0 to 50). */
+  max_agents: number;
+  agents: ConnectionAgent[];
   created_at: string;
 }
 

@@ -20,6 +20,11 @@ export const SECTIONS: Readonly<Record<string, SectionInfo>> = {
     summary: 'Let agents in on behalf of people: verify each request in cloud or local mode, follow the site rules, report misbehaving agents.',
     pageOrder: ['quickstart', 'sdk'],
   },
+  operators: {
+    title: 'For operators',
+    summary: 'Run agents for many people: register your company, prove its domain, and connect people with their consent (a passkey, PKCE and a one-time code).',
+    pageOrder: ['registering', 'consent'],
+  },
   reference: {
     title: 'Reference',
     summary: 'The conventions every endpoint follows: sessions, errors, limits, passes, verification, revocation, and how passkeys are checked.',

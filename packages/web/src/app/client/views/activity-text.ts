@@ -63,10 +63,40 @@ export const ACTION_FILTERS: readonly [string, string][] = [
   ['operator.consent_denied', 'Operator consent declined'],
   ['operator.connected', 'Operator connected'],
   ['operator.connection_ended', 'Operator connection ended'],
+  ['operator.connection_limit', 'Operator agent limit changed'],
 ];
 
 const quoted = (v: unknown): string => (typeof v === 'string' ? `"${v}"` : '');
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+const count = (v: unknown): number => (Array.isArray(v) ? v.length : typeof v === 'number' ? v : 0);
+const agents = (n: number): string => `${n} agent${n === 1 ? '' : 's'}`;
+
+/** Who removed an agent: the owner, its operator, or the end of its operator's connection. */
+function agentRemoved(who: string, d: Record<string, unknown>): string {
+  if (d.by === 'operator') return `${quoted(d.operator) || 'Its operator'} removed the agent ${who}`;
+  if (d.reason === 'owner_disconnected') return `${who} was removed: you disconnected its operator`;
+  if (d.reason === 'operator_ended') return `${who} was removed: its operator ended the connection`;
+  if (d.reason === 'code_reused') return `${who} was removed: its operator's connection ended`;
+  return `You deleted the agent ${who}`;
+}
+
+function connectionEnded(d: Record<string, unknown>): string {
+  const name = quoted(d.name) || 'an operator';
+  if (d.reason === 'owner_disconnected') return `You disconnected ${name}`;
+  if (d.reason === 'operator_ended') return `${capitalFirst(name)} ended its connection`;
+  if (d.reason === 'code_reused') return `The connection to ${name} ended: its one-time code was used twice, a sign it was copied`;
+  return `The connection to ${name} ended`;
+}
+
+const capitalFirst = (t: string): string => t.charAt(0).toUpperCase() + t.slice(1);
+
+const endedAgents = (v: unknown): string => (count(v) ? `${agents(count(v))} removed and signed out of every site` : '');
+
+/** What a new agent limit did: agents suspended beyond it, or working again under it. */
+function limitChanges(d: Record<string, unknown>): string {
+  const parts = [count(d.suspended) ? `${agents(count(d.suspended))} suspended` : '', count(d.lifted) ? `${agents(count(d.lifted))} working again` : ''];
+  return parts.filter(Boolean).join(', ');
+}
 
 function limitsText(v: unknown): string {
   if (!v || typeof v !== 'object') return '';
@@ -100,8 +130,9 @@ export function activityText(a: ActivityItem): [title: string, extra: string] {
     case 'pass.issued': return [`${who} got a pass${at}`, typeof d.uses_left === 'number' ? `${d.uses_left} passes left` : ''];
     case 'grant.revoked': return [`You revoked ${who}'s access${at}`, ''];
     case 'grant.user_info_narrowed': return [`You narrowed what ${who} may see${at}`, `now: ${listText(d.to)}`];
-    case 'agent.created': return [`You added the agent ${who}`, ''];
-    case 'agent.removed': return [`You deleted the agent ${who}`, ''];
+    // An operator's agents (decisions §17) are added and removed by it, or removed with its connection.
+    case 'agent.created': return str(d.operator) ? [`${quoted(d.operator)} added the agent ${who}`, 'an operator you connected'] : [`You added the agent ${who}`, ''];
+    case 'agent.removed': return [agentRemoved(who, d), ''];
     case 'agent.flagged': return [d.flag === 'revoked' ? `You revoked ${who}` : `You marked ${who} as ${str(d.flag)}`, ''];
     case 'agent.note': return [`Note from ${who}${str(d.title) ? `: ${str(d.title)}` : ''}`, str(d.text)];
     case 'agent.status': return [`${who}${at}: ${str(d.status) || 'status'}`, ''];
@@ -156,7 +187,8 @@ export function activityText(a: ActivityItem): [title: string, extra: string] {
     case 'operator.consented': return [`You approved connecting ${quoted(d.name)}`.replace(/ $/, ''), str(d.domain) ? `operator domain ${str(d.domain)}` : ''];
     case 'operator.consent_denied': return [`You declined connecting ${quoted(d.name)}`.replace(/ $/, ''), str(d.domain) ? `operator domain ${str(d.domain)}` : ''];
     case 'operator.connected': return [`${quoted(d.name) || 'An operator'} is connected`, typeof d.max_agents === 'number' ? `up to ${d.max_agents} agents` : ''];
-    case 'operator.connection_ended': return [`The connection to ${quoted(d.name) || 'an operator'} ended`, d.reason === 'code_reused' ? 'its one-time code was used twice, a sign it was copied' : ''];
+    case 'operator.connection_ended': return [connectionEnded(d), endedAgents(d.agents)];
+    case 'operator.connection_limit': return [`You set an operator's agent limit to ${typeof d.max_agents === 'number' ? d.max_agents : '?'}`, limitChanges(d)];
     default: return [`${a.action}${a.agent_id ? ` · ${who}` : ''}${at}`, ''];
   }
 }

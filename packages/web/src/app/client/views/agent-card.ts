@@ -8,6 +8,7 @@ import { reload } from '../loaders.ts';
 import { show } from '../message.ts';
 import { approvalModesSection } from './approval-modes.ts';
 import { passwordManagerFacts } from './password-manager.ts';
+import { STATE_BADGE, operatorFacts, stateNotice, viaMark } from './agent-operator.ts';
 import type { Agent, AgentStatus, ReportedStatus, Reputation } from '../types.ts';
 
 const FLAG_LABELS: Record<string, string> = { ok: 'Active', suspicious: 'Suspicious', revoked: 'Revoked' };
@@ -93,10 +94,16 @@ export function agentCard(a: Agent): HTMLElement {
 
   void loadDetails(a, { status, reputation, reported });
 
-  return el('article', { className: `card agent flag-${a.flag}`, 'data-agent': a.id, 'aria-label': a.name },
-    el('div', { className: 'card-top' }, el('h3', { text: a.name }), el('span', { className: `flag ${a.flag}`, text: FLAG_LABELS[a.flag] ?? a.flag })),
+  const stopped = STATE_BADGE[a.status];
+  const badge = stopped
+    ? el('span', { className: `flag state ${a.status}`, text: stopped })
+    : el('span', { className: `flag ${a.flag}`, text: FLAG_LABELS[a.flag] ?? a.flag });
+  return el('article', { className: `card agent flag-${a.flag} status-${a.status}`, 'data-agent': a.id, 'aria-label': a.name },
+    el('div', { className: 'card-top' }, el('div', { className: 'agent-title' }, el('h3', { text: a.name }), viaMark(a)), badge),
+    stateNotice(a),
     el('p', { className: 'meta' }, 'Id ', el('span', { className: 'code agent-id', text: a.id }), ' ', copyButton(a.id, `the id of ${a.name}`)),
     el('dl', { className: 'facts' },
+      ...operatorFacts(a),
       el('dt', { text: 'At sites' }), status,
       el('dt', { text: 'Reputation' }), reputation,
       el('dt', { text: 'Last status' }), reported,
