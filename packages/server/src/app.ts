@@ -37,6 +37,8 @@ import { AgentNotes } from './domain/notes.ts';
 import { Takeovers } from './domain/takeovers/takeovers.ts';
 import { Operators } from './domain/operators/operators.ts';
 import { Consent } from './domain/operators/consent.ts';
+import { ConnectionLifecycle } from './domain/operators/connection-lifecycle.ts';
+import { OperatorAgents } from './domain/operators/operator-agents.ts';
 import { Reputation } from './domain/reputation/reputation.ts';
 import { Reports } from './domain/reputation/reports.ts';
 import { Approvals } from './domain/approvals/approvals.ts';
@@ -119,7 +121,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   const notifySettings = new NotifySettings(store, clock);
   const inbox = new Inbox(store, clock);
   const devices = new Devices(store, clock, limiter, passkeys, { allowLoopback: config.outboundAllowLoopback }, config.fcm !== null, pushHostPolicy(config.pushServiceHosts, config.outboundAllowLoopback));
-  agents.onCreated((agent) => notifier.agentAdded(agent.userId, agent.name, 'in the app'));
+  agents.onCreated((agent, how) => notifier.agentAdded(agent.userId, agent.name, how));
   passkeys.onRegistered((p) => notifier.security(p.userId, 'New passkey added', `"${p.name}" can now sign in and approve requests. Not you? Remove it under Account and change your password.`));
   // Every node sends the outbox; each message is claimed by one node (delivery/outbox-worker.ts).
   const outbox = new OutboxWorker({ store, clock, transports: await buildTransports(config, vapid, clock, keys), holder: nodeName(), pollMs: config.outboxPollMs, claimMs: config.outboxClaimSec * 1000, onFailed: (channel) => metrics.deliveryFailed(channel) });
@@ -185,8 +187,11 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
       void relay.checkHeld().catch(() => {});
     },
   });
-  const consent = new Consent({ store, clock, passkeys, activity, secret: oidcSecret, issuer: config.baseUrl });
-  const services: Services = { operators, consent, takeovers, relay, accountDeletion, identityProviders, phone, recovery, sdkTarballs: new SdkTarballs(), metrics, emailVerification, passwordReset, dataExport, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, plans, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
+  // Ending a connection removes its agents as the owner's removal does (connection-lifecycle.ts).
+  const connections = new ConnectionLifecycle({ store, clock, activity, agents });
+  const consent = new Consent({ store, clock, passkeys, activity, secret: oidcSecret, issuer: config.baseUrl, lifecycle: connections });
+  const operatorAgents = new OperatorAgents({ store, activity, agents, lifecycle: connections });
+  const services: Services = { operators, consent, connections, operatorAgents, takeovers, relay, accountDeletion, identityProviders, phone, recovery, sdkTarballs: new SdkTarballs(), metrics, emailVerification, passwordReset, dataExport, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, plans, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
 
   const app = Fastify({
     logger: opts.logger ?? {

@@ -42,6 +42,8 @@ import type { TakeoverRelay } from './relay/takeover-relay.ts';
 import type { AccountDeletion } from './domain/privacy/account-deletion.ts';
 import type { Operators } from './domain/operators/operators.ts';
 import type { Consent } from './domain/operators/consent.ts';
+import type { ConnectionLifecycle } from './domain/operators/connection-lifecycle.ts';
+import type { OperatorAgents } from './domain/operators/operator-agents.ts';
 
 /** Everything the routes may call, built once in app.ts. */
 export interface Services {
@@ -49,6 +51,10 @@ export interface Services {
   operators: Operators;
   /** Consent to an operator and the code exchange (domain/operators/consent.ts; decisions §17). */
   consent: Consent;
+  /** The person's connections: list, limit, disconnect; every end of a connection (domain/operators/connection-lifecycle.ts). */
+  connections: ConnectionLifecycle;
+  /** The operator API's agents and connections (domain/operators/operator-agents.ts). */
+  operatorAgents: OperatorAgents;
   /** Take-over sessions and reports (domain/takeovers; decisions §21). */
   takeovers: Takeovers;
   /** The take-over WebSocket relay of this node (relay/takeover-relay.ts). */

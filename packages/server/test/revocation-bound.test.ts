@@ -13,7 +13,7 @@ import type { RevokedAgentRow } from '../src/store/ports/index.ts';
 const NOW = 100_000_000;
 
 const row = (over: Partial<RevokedAgentRow> = {}): RevokedAgentRow => ({
-  id: 'ag_1', userId: 'u_1', status: 'active', flag: 'revoked', flagRevSeq: 5, flaggedAt: NOW - LISTED_FOR_MS, removedAt: null, unblockedAt: null, unblockedRevSeq: null, blockedRevSeq: null, ...over,
+  id: 'ag_1', userId: 'u_1', status: 'active', flag: 'revoked', flagRevSeq: 5, flaggedAt: NOW - LISTED_FOR_MS, removedAt: null, unblockedAt: null, unblockedRevSeq: null, blockedRevSeq: null, suspendedRevSeq: null, ...over,
 });
 const entryOf = (r: RevokedAgentRow): RevokedAgent => ({ id: r.id, flag: r.flag === 'suspicious' ? 'suspicious' : 'revoked', rev_seq: r.flagRevSeq ?? 0 });
 

@@ -116,6 +116,9 @@ export interface AgentsTable {
   operator_blocked_rev_seq: number | null;
   /** 1 while the owner lets an operator-browser agent use the password manager (migration 025); 0 (off) by default. */
   password_manager: Generated<number>;
+  /** Set while the owner's connection limit suspends the agent (`status` = `suspended`; migration 027): when, and at which rev_seq. */
+  suspended_at: number | null;
+  suspended_rev_seq: number | null;
 }
 
 export interface SigningKeysTable {

@@ -57,7 +57,8 @@ export type ActivityAction =
   | 'operator.consented'
   | 'operator.consent_denied'
   | 'operator.connected'
-  | 'operator.connection_ended';
+  | 'operator.connection_ended'
+  | 'operator.connection_limit';
 
 export interface ActivityEvent {
   userId: string;

@@ -35,6 +35,9 @@ export async function verifyAgentJwt(agents: AgentsRepo, clock: Clock, token: un
   if (agent.status === 'blocked' && agent.flag !== 'revoked') {
     throw forbidden('agent revoked: the operator that made it is switched off', { next_step: 'stop: the operator that made this agent was switched off by an admin; it works again when the operator is switched on' });
   }
+  if (agent.status === 'suspended' && agent.flag !== 'revoked') {
+    throw forbidden('agent revoked: suspended by its owner (over the agent limit of its operator connection)', { next_step: 'stop: the owner lowered how many agents this operator may have; it works again if the owner raises the limit' });
+  }
   if (isAgentBlocked(agent)) throw forbidden(AGENT_REVOKED, { next_step: 'stop: the owner removed or revoked this agent; only the owner can unblock it' });
 
   const now = seconds(clock.now());

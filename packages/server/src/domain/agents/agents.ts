@@ -16,6 +16,21 @@ import { verifyAgentJwt } from './agent-jwt.ts';
  */
 export type AgentStoppedHook = (repos: Repos, agent: AgentRecord, revSeq: number) => Promise<void>;
 
+/**
+ * What a caller other than the owner's app adds to a creation (the operator API): a check and a write
+ * run in the creation's transaction, under the owner's quota lock, before and after the insert; the
+ * words the owner's notice uses for how the agent came; more detail for the activity record.
+ */
+export interface CreationContext {
+  within?: (repos: Repos) => Promise<void>;
+  after?: (repos: Repos, agent: AgentRecord) => Promise<void>;
+  how: string;
+  detail?: Record<string, unknown>;
+}
+
+/** Runs after an agent is created; `how` says where it came from, for the owner's notice. */
+export type AgentCreatedHook = (agent: AgentRecord, how: string) => Promise<void>;
+
 export const AGENT_NAME_MAX = 100;
 /**
  * Abuse limits on creation: live (not removed) agents per owner, and creations per owner per hour.
@@ -38,7 +53,7 @@ export async function findAgent(agents: AgentsRepo, agentId: string): Promise<Ag
  */
 export class Agents {
   private readonly stoppedHooks: AgentStoppedHook[] = [];
-  private readonly createdHooks: ((agent: AgentRecord) => Promise<void>)[] = [];
+  private readonly createdHooks: AgentCreatedHook[] = [];
 
   constructor(
     private readonly store: Store,
@@ -52,11 +67,11 @@ export class Agents {
   }
 
   /** Runs after an agent is created (the owner is told on their devices). */
-  onCreated(hook: (agent: AgentRecord) => Promise<void>): void {
+  onCreated(hook: AgentCreatedHook): void {
     this.createdHooks.push(hook);
   }
 
-  async create(userId: string, input: { name: string; jwk?: unknown; pubkey?: string | null }, ip: string | null = null): Promise<AgentRecord> {
+  async create(userId: string, input: { name: string; jwk?: unknown; pubkey?: string | null }, ip: string | null = null, context: CreationContext = { how: 'in the app' }): Promise<AgentRecord> {
     const name = input.name.trim();
     if (!name || name.length > AGENT_NAME_MAX) throw badRequest(`name must be 1 to ${AGENT_NAME_MAX} characters`);
     const publicJwk = agentPublicKey(input);
@@ -82,10 +97,12 @@ export class Agents {
       if ((await repos.quotas.liveAgents(userId)) >= AGENT_LIMITS.livePerOwner) {
         throw conflict(`agent limit reached: an owner may have at most ${AGENT_LIMITS.livePerOwner} agents; remove one you no longer use first`);
       }
+      await context.within?.(repos);
       await repos.agents.create(agent);
+      await context.after?.(repos, agent);
     });
-    await this.activity.record({ userId, action: 'agent.created', agentId: agent.id, detail: { name: agent.name }, ip });
-    for (const hook of this.createdHooks) await hook(agent);
+    await this.activity.record({ userId, action: 'agent.created', agentId: agent.id, detail: { name: agent.name, ...context.detail }, ip });
+    for (const hook of this.createdHooks) await hook(agent, context.how);
     return agent;
   }
 
@@ -116,6 +133,18 @@ export class Agents {
     const live = await repos.agents.listForUser(userId);
     for (const agent of live) await this.tombstone(repos, agent.id);
     return live.map((a) => a.id);
+  }
+
+  /**
+   * Removal in the caller's transaction (`repos`), as by `remove`: tombstoned at a new `rev_seq`,
+   * and the stopped hooks end its requests, grants and OIDC sign-ins (back-channel logouts queued).
+   * False when the agent is unknown or already removed (nothing is done). The caller records it.
+   */
+  async removeWithin(repos: Repos, agentId: string): Promise<boolean> {
+    const agent = await repos.agents.byId(agentId);
+    if (!agent || agent.status === 'removed') return false;
+    await this.tombstone(repos, agentId);
+    return true;
   }
 
   /** The agent is tombstoned, the revocation sequence advances, hooks end what it held. */

@@ -14,6 +14,7 @@ import type { Activity } from '../activity/activity.ts';
 import { AppError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { DEFAULT_MAX_AGENTS, hashCode } from './codes.ts';
+import type { ConnectionLifecycle } from './connection-lifecycle.ts';
 
 export interface CodeExchangeIn {
   code: string;
@@ -26,6 +27,8 @@ export interface CodeExchangeDeps {
   clock: Clock;
   activity: Activity;
   secret: OidcSecret;
+  /** Ends a connection with every effect on its agents (connection-lifecycle.ts). */
+  lifecycle: Pick<ConnectionLifecycle, 'end'>;
 }
 
 const CODE = /^[A-Za-z0-9_-]{1,200}$/;
@@ -64,10 +67,13 @@ export async function exchangeCode(d: CodeExchangeDeps, operator: OperatorRecord
   throw invalidGrant(SPENT);
 }
 
-/** A spent code presented again by its own operator ends the connection it answered. */
+/**
+ * A spent code presented again by its own operator ends the connection it answered, with its agents
+ * removed as any end removes them (the copied code may have made some).
+ */
 async function endOnReuse(d: CodeExchangeDeps, operator: OperatorRecord, codeHash: string, ip: string | null): Promise<void> {
   const code = await d.store.connections.codeByHash(codeHash);
   if (!code || code.usedAt === null || code.connectionId === null || code.operatorId !== operator.id) return;
-  if (!(await d.store.connections.end(code.connectionId, d.clock.now()))) return;
-  await d.activity.record({ userId: code.userId, action: 'operator.connection_ended', detail: { operator_id: operator.id, name: operator.name, connection_id: code.connectionId, reason: 'code_reused' }, ip });
+  const connection = await d.store.connections.byId(code.connectionId);
+  if (connection) await d.lifecycle.end(connection, 'code_reused', ip, operator);
 }

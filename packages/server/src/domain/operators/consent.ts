@@ -11,6 +11,7 @@ import type { OidcSecret } from '../../crypto/oidc-secret.ts';
 import type { ConnectionRecord, OperatorRecord, Store } from '../../store/ports/index.ts';
 import { type CodeExchangeIn, exchangeCode } from './code-exchange.ts';
 import { CODE_LIFETIME_MS, hashCode } from './codes.ts';
+import type { ConnectionLifecycle } from './connection-lifecycle.ts';
 import type { Activity } from '../activity/activity.ts';
 import { AppError, badRequest } from '../errors.ts';
 import type { Passkeys } from '../passkeys/passkeys.ts';
@@ -40,6 +41,8 @@ export interface ConsentDeps {
   secret: OidcSecret;
   /** The service's BASE_URL: `iss` of every redirect, as OIDC does. */
   issuer: string;
+  /** Ends a connection whose code was reused (code-exchange.ts). */
+  lifecycle: Pick<ConnectionLifecycle, 'end'>;
 }
 
 export class Consent {

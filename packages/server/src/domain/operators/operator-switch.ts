@@ -1,6 +1,6 @@
 /**
  * The admin switch (decisions §17): off blocks every live agent the operator created, on unblocks
- * exactly those an off blocked. Each switch advances `rev_seq` in the same transaction as the rows it
+ * exactly those an off blocked, then suspends again those beyond their connection's limit. Each switch advances `rev_seq` in the same transaction as the rows it
  * changes, like an owner's flag change (agents/agents.ts), so every node's revocation snapshot moves
  * with it: cloud verify, the snapshot, agent status and OIDC sign-ins read `blocked` through
  * isAgentBlocked. Grants stay as they were; after on, passes minted before the off stay refused
@@ -33,7 +33,10 @@ export async function switchOperator(store: Store, clock: Clock, operatorId: str
     const now = clock.now();
     if (!(await repos.operators.switchStatus(current.id, FROM[enabled ? 'on' : 'off'], to, now))) return { changed: false, agentIds: [] };
     const revSeq = await new RevocationSequence(repos.counters).advance();
-    const agentIds = enabled ? await repos.operators.unblockAgents(current.id, now) : await repos.operators.blockAgents(current.id, revSeq, now);
+    if (!enabled) return { changed: true, agentIds: await repos.operators.blockAgents(current.id, revSeq, now) };
+    const agentIds = await repos.operators.unblockAgents(current.id, now);
+    // The off dropped suspensions; the people's connection limits hold again: beyond them, suspended.
+    await repos.connections.suspendBeyond({ operatorId: current.id }, revSeq, now);
     return { changed: true, agentIds };
   });
   const operator = await store.operators.byId(operatorId);

@@ -21,7 +21,7 @@ export interface RevocationEntries {
 export const PAGE_ROWS = 1000;
 
 
-const AGENT_REASONS: readonly RevokedAgentReason[] = ['flagged', 'blocked', 'removed', 'unblocked'];
+const AGENT_REASONS: readonly RevokedAgentReason[] = ['flagged', 'blocked', 'suspended', 'removed', 'unblocked'];
 
 /**
  * Reads the entries listed at `now` page by page: agents flagged now (by id), then removed, then
@@ -107,11 +107,13 @@ function agentEntry(a: RevokedAgentRow, counter: number, now: number): RevokedAg
 
 /**
  * The rev_seq of a stopped agent's entry: of its removal or owner's block (flagRevSeq), or of its
- * operator's block; when both an owner's and an operator's block hold, the later (it refuses more).
+ * operator's block or its connection's suspension; when both an owner's block and one of those hold,
+ * the later (it refuses more).
  */
 function blockRevSeq(a: RevokedAgentRow): number | null {
-  const owner = a.status === 'blocked' && a.flag !== 'revoked' ? null : a.flagRevSeq;
-  const operator = a.status === 'blocked' ? a.blockedRevSeq : null;
+  const held = a.status === 'blocked' || a.status === 'suspended';
+  const owner = held && a.flag !== 'revoked' ? null : a.flagRevSeq;
+  const operator = a.status === 'blocked' ? a.blockedRevSeq : a.status === 'suspended' ? a.suspendedRevSeq : null;
   if (owner === null) return operator;
   return operator === null ? owner : Math.max(owner, operator);
 }

@@ -3,8 +3,12 @@ import type { OperatorBrowser } from './operators.ts';
 
 /** Agents, and what cloud verify and the revocation list read of them. Times are epoch ms. */
 
-/** `blocked`: its operator was switched off (decisions §17); the switch's on makes it `active` again. */
-export type AgentStatus = 'active' | 'removed' | 'blocked';
+/**
+ * `blocked`: its operator was switched off (decisions §17); the switch's on makes it `active` again.
+ * `suspended`: its owner lowered its connection's agent limit below the count (the newest beyond it);
+ * raising the limit makes it `active` again. Both stop it as a removal does, but keep it.
+ */
+export type AgentStatus = 'active' | 'removed' | 'blocked' | 'suspended';
 
 export type AgentFlag = 'ok' | 'suspicious' | 'revoked';
 
@@ -34,13 +38,15 @@ export type RevokedAgentRow = Pick<AgentRecord, 'id' | 'userId' | 'status' | 'fl
   flaggedAt: number | null;
   /** The rev_seq of the operator switch's block while `blocked` (migration 024), else null. */
   blockedRevSeq: number | null;
+  /** The rev_seq of the owner's suspension while `suspended` (migration 027), else null. */
+  suspendedRevSeq: number | null;
 };
 
 /** What AgentsRepo.update writes: `flaggedAt` is only read by the revocation list, so AgentRecord does not carry it. */
 export type AgentPatch = Partial<Pick<AgentRecord, 'status' | 'flag' | 'flagRevSeq' | 'removedAt' | 'name' | 'unblockedAt' | 'unblockedRevSeq'> & { flaggedAt: number | null }>;
 
 /** Why an agent is on the revocation list; each reason is read from an index of its own. */
-export type RevokedAgentReason = 'flagged' | 'removed' | 'unblocked' | 'blocked';
+export type RevokedAgentReason = 'flagged' | 'removed' | 'unblocked' | 'blocked' | 'suspended';
 
 /** One page of AgentsRepo.listRevoked: at most `limit` rows of `reason` after the row `after`. */
 export interface RevokedAgentPage {
@@ -55,13 +61,13 @@ export interface AgentsRepo {
   listForUser(userId: string, includeRemoved?: boolean): Promise<AgentRecord[]>;
   update(id: string, patch: AgentPatch): Promise<void>;
   /**
-   * The agent part of the revocation list at `now` (decisions §25), for four reasons: live agents
+   * The agent part of the revocation list at `now` (decisions §25), for five reasons: live agents
    * with a non-ok flag (`flagged`, by id), agents blocked by their operator's switch (`blocked`, by
-   * id), and agents removed (`removed`, by removedAt, id) or
+   * id) or suspended by their connection's limit (`suspended`, by id), and agents removed (`removed`, by removedAt, id) or
    * unblocked (`unblocked`, by unblockedAt, id) less than LISTED_FOR_MS (600 s + 120 s,
    * domain/revocation/revocation-window.ts) before `now`. With `page`, at most `page.limit` rows of
    * `page.reason` after the row `page.after` (keyset paging: a long list is read in steps); without,
-   * all four, each agent once.
+   * all five, each agent once.
    */
   listRevoked(now: number, page?: RevokedAgentPage): Promise<RevokedAgentRow[]>;
   /**

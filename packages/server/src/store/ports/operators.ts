@@ -38,6 +38,13 @@ export interface OperatorAgentLink {
   browser: OperatorBrowser;
 }
 
+/** The operator that made an owner's agent, as the owner's agent list shows it. */
+export interface AgentOperator {
+  operatorId: string;
+  name: string;
+  connectionId: string;
+}
+
 export interface OperatorsRepo {
   create(o: OperatorRecord): Promise<void>;
   byId(id: string): Promise<OperatorRecord | undefined>;
@@ -54,9 +61,12 @@ export interface OperatorsRepo {
   switchStatus(id: string, from: readonly OperatorStatus[], to: OperatorStatus, now: number): Promise<boolean>;
   /** Ties an agent to an operator and connection (operator-created agents). */
   attachAgent(agentId: string, link: OperatorAgentLink): Promise<void>;
+  /** The operators of the owner's operator-made agents (removed ones too), by agent id, in one read. */
+  agentOperatorsOfOwner(userId: string): Promise<Map<string, AgentOperator>>;
   /**
-   * The operator switch's off: every `active` agent the operator created becomes `blocked`, marked
-   * with `revSeq` and `now`. Removed agents stay removed. Answers the ids blocked.
+   * The operator switch's off: every `active` or `suspended` agent the operator created becomes
+   * `blocked`, marked with `revSeq` and `now` (a suspension is dropped: the on applies the limits
+   * again). Removed agents stay removed. Answers the ids blocked.
    */
   blockAgents(operatorId: string, revSeq: number, now: number): Promise<string[]>;
   /**

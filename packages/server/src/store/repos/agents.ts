@@ -119,7 +119,7 @@ export function agentsRepo(db: Db): AgentsRepo {
   };
 }
 
-const REVOKED_AGENT_REASONS: readonly RevokedAgentReason[] = ['flagged', 'blocked', 'removed', 'unblocked'];
+const REVOKED_AGENT_REASONS: readonly RevokedAgentReason[] = ['flagged', 'blocked', 'suspended', 'removed', 'unblocked'];
 
 /**
  * One reason's rows of the revocation list (decisions §25, domain/revocation/revocation-window.ts),
@@ -129,7 +129,7 @@ const REVOKED_AGENT_REASONS: readonly RevokedAgentReason[] = ['flagged', 'blocke
  * tombstone ages out with the window.
  */
 async function revokedPage(db: Db, since: number, page: { reason: RevokedAgentReason; after?: RevokedAgentRow; limit?: number }): Promise<RevokedAgentRow[]> {
-  let q = db.selectFrom('agents').select(['id', 'user_id', 'status', 'flag', 'flag_rev_seq', 'flagged_at', 'removed_at', 'unblocked_at', 'unblocked_rev_seq', 'operator_blocked_rev_seq']);
+  let q = db.selectFrom('agents').select(['id', 'user_id', 'status', 'flag', 'flag_rev_seq', 'flagged_at', 'removed_at', 'unblocked_at', 'unblocked_rev_seq', 'operator_blocked_rev_seq', 'suspended_rev_seq']);
   const after = page.after;
   if (page.reason === 'flagged') {
     q = q.where('flag', '<>', sql.lit('ok')).where('status', '=', sql.lit('active'));
@@ -138,6 +138,11 @@ async function revokedPage(db: Db, since: number, page: { reason: RevokedAgentRe
   } else if (page.reason === 'blocked') {
     // Index `agents_blocked_live` (migration 024): blocked by the operator switch, listed while blocked.
     q = q.where('status', '=', sql.lit('blocked'));
+    if (after !== undefined) q = q.where('id', '>', after.id);
+    q = q.orderBy('id');
+  } else if (page.reason === 'suspended') {
+    // Index `agents_suspended_live` (migration 027): suspended by the owner's connection limit, listed while suspended.
+    q = q.where('status', '=', sql.lit('suspended'));
     if (after !== undefined) q = q.where('id', '>', after.id);
     q = q.orderBy('id');
   } else {
@@ -161,6 +166,7 @@ async function revokedPage(db: Db, since: number, page: { reason: RevokedAgentRe
     unblockedAt: numOrNull(r.unblocked_at),
     unblockedRevSeq: numOrNull(r.unblocked_rev_seq),
     blockedRevSeq: numOrNull(r.operator_blocked_rev_seq),
+    suspendedRevSeq: numOrNull(r.suspended_rev_seq),
   }));
 }
 

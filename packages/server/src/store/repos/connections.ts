@@ -1,5 +1,5 @@
 import { type Selectable, sql } from 'kysely';
-import type { ConnectionRecord, ConnectionsRepo, ConnectionStatus, OperatorCodeRecord } from '../ports/index.ts';
+import type { AgentStatus, ConnectionAgent, ConnectionRecord, ConnectionsRepo, ConnectionStatus, LimitScope, OperatorBrowser, OperatorCodeRecord } from '../ports/index.ts';
 import type { OperatorCodesTable, OperatorConnectionsTable } from '../schema.ts';
 import { type Db, affected, numOrNull } from './db.ts';
 
@@ -25,6 +25,26 @@ const toCode = (r: Selectable<OperatorCodesTable>): OperatorCodeRecord => ({
   connectionId: r.connection_id,
 });
 
+const AGENT_COLUMNS = ['id', 'name', 'status', 'browser', 'operator_id', 'connection_id', 'created_at'] as const;
+
+const toAgent = (r: { id: string; name: string; status: string; browser: string | null; operator_id: string | null; connection_id: string | null; created_at: number }): ConnectionAgent => ({
+  id: r.id,
+  name: r.name,
+  status: r.status as AgentStatus,
+  browser: r.browser as OperatorBrowser | null,
+  operatorId: r.operator_id ?? '',
+  connectionId: r.connection_id ?? '',
+  createdAt: Number(r.created_at),
+});
+
+/**
+ * How many live agents of the same connection were made before the row being updated (by
+ * created_at, then id): its place in the connection, which the limit is compared with. The statuses
+ * an UPDATE below changes are all live, so the count is the same before and after it.
+ */
+const EARLIER_LIVE = sql<number>`(SELECT count(*) FROM agents b WHERE b.connection_id = agents.connection_id AND b.status <> 'removed' AND (b.created_at < agents.created_at OR (b.created_at = agents.created_at AND b.id < agents.id)))`;
+const LIMIT_OF_CONNECTION = sql<number>`(SELECT c.max_agents FROM operator_connections c WHERE c.id = agents.connection_id)`;
+
 export function connectionsRepo(db: Db): ConnectionsRepo {
   const live = async (operatorId: string, userId: string) =>
     db.selectFrom('operator_connections').selectAll().where('operator_id', '=', operatorId).where('user_id', '=', userId).where('status', '=', 'active').executeTakeFirst();
@@ -48,6 +68,50 @@ export function connectionsRepo(db: Db): ConnectionsRepo {
     async end(id, now) {
       const r = await db.updateTable('operator_connections').set({ status: 'removed', ended_at: now }).where('id', '=', id).where('status', '=', 'active').executeTakeFirst();
       return affected(r) === 1;
+    },
+    async listForUser(userId, limit) {
+      const rows = await db.selectFrom('operator_connections').selectAll().where('user_id', '=', userId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+      return rows.map(toConnection);
+    },
+    async listForOperator(operatorId, limit) {
+      const rows = await db.selectFrom('operator_connections').selectAll().where('operator_id', '=', operatorId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+      return rows.map(toConnection);
+    },
+    async setMaxAgents(id, maxAgents) {
+      return affected(await db.updateTable('operator_connections').set({ max_agents: maxAgents }).where('id', '=', id).where('status', '=', 'active').executeTakeFirst()) === 1;
+    },
+    async agentsOf(connectionIds) {
+      if (connectionIds.length === 0) return [];
+      const rows = await db.selectFrom('agents').select(AGENT_COLUMNS).where('connection_id', 'in', [...connectionIds]).orderBy('created_at').orderBy('id').execute();
+      return rows.map(toAgent);
+    },
+    async operatorAgents(operatorId, connectionId, limit) {
+      let q = db.selectFrom('agents').select(AGENT_COLUMNS).where('operator_id', '=', operatorId);
+      if (connectionId !== null) q = q.where('connection_id', '=', connectionId);
+      return (await q.orderBy('created_at').orderBy('id').limit(limit).execute()).map(toAgent);
+    },
+    async liveAgents(connectionId) {
+      const r = await db.selectFrom('agents').select((eb) => eb.fn.countAll<number>().as('n')).where('connection_id', '=', connectionId).where('status', '<>', 'removed').executeTakeFirst();
+      return Number(r?.n ?? 0);
+    },
+    async suspendBeyond(scope: LimitScope, revSeq, now) {
+      let q = db.updateTable('agents').set({ status: 'suspended', suspended_at: now, suspended_rev_seq: revSeq });
+      q = 'connectionId' in scope ? q.where('connection_id', '=', scope.connectionId) : q.where('operator_id', '=', scope.operatorId).where('connection_id', 'is not', null);
+      const rows = await q.where('status', '=', 'active').where(sql<boolean>`${EARLIER_LIVE} >= ${LIMIT_OF_CONNECTION}`).returning('id').execute();
+      return rows.map((r) => r.id).sort();
+    },
+    async liftWithin(connectionId, now) {
+      // Every SET expression reads the row as it was, so unblocked_rev_seq takes the suspension's
+      // rev_seq in the statement that clears it (as the operator switch's unblock does).
+      const rows = await db
+        .updateTable('agents')
+        .set({ status: 'active', unblocked_at: now, unblocked_rev_seq: sql<number>`suspended_rev_seq`, suspended_at: null, suspended_rev_seq: null })
+        .where('connection_id', '=', connectionId)
+        .where('status', '=', 'suspended')
+        .where(sql<boolean>`${EARLIER_LIVE} < ${LIMIT_OF_CONNECTION}`)
+        .returning('id')
+        .execute();
+      return rows.map((r) => r.id).sort();
     },
     async saveCode(code) {
       await db

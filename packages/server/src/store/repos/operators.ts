@@ -75,12 +75,22 @@ export function operatorsRepo(db: Db): OperatorsRepo {
     async attachAgent(agentId, link) {
       await db.updateTable('agents').set({ operator_id: link.operatorId, connection_id: link.connectionId, browser: link.browser }).where('id', '=', agentId).execute();
     },
+    async agentOperatorsOfOwner(userId) {
+      const rows = await db
+        .selectFrom('agents')
+        .innerJoin('operators', 'operators.id', 'agents.operator_id')
+        .select(['agents.id', 'agents.operator_id', 'agents.connection_id', 'operators.name'])
+        .where('agents.user_id', '=', userId)
+        .where('agents.connection_id', 'is not', null)
+        .execute();
+      return new Map(rows.map((r) => [r.id, { operatorId: r.operator_id as string, name: r.name, connectionId: r.connection_id as string }]));
+    },
     async blockAgents(operatorId, revSeq, now) {
       const rows = await db
         .updateTable('agents')
-        .set({ status: 'blocked', operator_blocked_at: now, operator_blocked_rev_seq: revSeq })
+        .set({ status: 'blocked', operator_blocked_at: now, operator_blocked_rev_seq: revSeq, suspended_at: null, suspended_rev_seq: null })
         .where('operator_id', '=', operatorId)
-        .where('status', '=', 'active')
+        .where('status', 'in', ['active', 'suspended'])
         .returning('id')
         .execute();
       return rows.map((r) => r.id).sort();

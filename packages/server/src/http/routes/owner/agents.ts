@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { AgentRecord } from '../../../store/ports/index.ts';
+import type { AgentOperator, AgentRecord } from '../../../store/ports/index.ts';
 import type { Services } from '../../../services.ts';
 import { iso } from '../../../clock.ts';
 import { AgentFlag, AgentParams } from '../../schemas/agents.ts';
@@ -22,14 +22,26 @@ const FlagIn = Type.Object({ flag: AgentFlag() });
 const AgentOut = Type.Object({
   id: Type.String({ description: 'agent id (`ag_`)' }),
   name: Type.String(),
-  status: Type.Union([Type.Literal('active'), Type.Literal('removed'), Type.Literal('blocked')], { description: '`blocked`: the agent was made by an operator that an admin switched off; it works again when the operator is switched on' }),
+  status: Type.Union([Type.Literal('active'), Type.Literal('removed'), Type.Literal('blocked'), Type.Literal('suspended')], { description: '`blocked`: the agent was made by an operator that an admin switched off; it works again when the operator is switched on. `suspended`: an operator\'s agent beyond the limit you set for its connection (the newest beyond it); it works again when you raise the limit (POST /api/connections/{cid}/limit)' }),
   flag: AgentFlag(),
   jkt: Type.String({ description: 'RFC 7638 thumbprint of the agent key' }),
   password_manager: PasswordManagerOut,
+  operator: Type.Union([
+    Type.Object({
+      id: Type.String({ description: 'operator id (`op_`)' }),
+      name: Type.String(),
+      connection_id: Type.String({ description: 'the connection it was made through (`cn_`; see GET /api/connections)' }),
+    }),
+    Type.Null(),
+  ], { description: 'the operator that made the agent, or null for an agent you added' }),
   created_at: Timestamp,
 });
 
-const agentOut = (a: AgentRecord, pm: PasswordManagerState) => ({ id: a.id, name: a.name, status: a.status, flag: a.flag, jkt: a.jkt, password_manager: pm, created_at: iso(a.createdAt) });
+const agentOut = (a: AgentRecord, pm: PasswordManagerState, op: AgentOperator | undefined) => ({
+  id: a.id, name: a.name, status: a.status, flag: a.flag, jkt: a.jkt, password_manager: pm,
+  operator: op === undefined ? null : { id: op.operatorId, name: op.name, connection_id: op.connectionId },
+  created_at: iso(a.createdAt),
+});
 
 export async function agentRoutes(base: FastifyInstance, s: Services): Promise<void> {
   const app = base.withTypeProvider<TypeBoxTypeProvider>();
@@ -45,7 +57,7 @@ export async function agentRoutes(base: FastifyInstance, s: Services): Promise<v
   }, async (request) => {
     const { user } = await s.auth.required(request);
     // An agent the owner adds is never an operator's: its password manager is not restricted.
-    return agentOut(await s.agents.create(user.id, request.body, request.ip), 'not_applicable');
+    return agentOut(await s.agents.create(user.id, request.body, request.ip), 'not_applicable', undefined);
   });
 
   app.get('/api/agents', {
@@ -57,8 +69,8 @@ export async function agentRoutes(base: FastifyInstance, s: Services): Promise<v
     },
   }, async (request) => {
     const { user } = await s.auth.required(request);
-    const [agents, passwordManagers] = await Promise.all([s.agents.list(user.id), s.store.agents.passwordManagersOfOwner(user.id)]);
-    return agents.map((a) => agentOut(a, passwordManagerState(passwordManagers.get(a.id))));
+    const [agents, passwordManagers, operators] = await Promise.all([s.agents.list(user.id), s.store.agents.passwordManagersOfOwner(user.id), s.store.operators.agentOperatorsOfOwner(user.id)]);
+    return agents.map((a) => agentOut(a, passwordManagerState(passwordManagers.get(a.id)), operators.get(a.id)));
   });
 
   app.delete('/api/agents/:agent_id', {
@@ -87,6 +99,6 @@ export async function agentRoutes(base: FastifyInstance, s: Services): Promise<v
   }, async (request) => {
     const { user } = await s.auth.required(request);
     const agent = await s.agents.setFlag(user.id, request.params.agent_id, request.body.flag, request.ip);
-    return agentOut(agent, passwordManagerState(await s.store.agents.passwordManager(agent.id)));
+    return agentOut(agent, passwordManagerState(await s.store.agents.passwordManager(agent.id)), (await s.store.operators.agentOperatorsOfOwner(user.id)).get(agent.id));
   });
 }
