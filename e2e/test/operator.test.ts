@@ -21,7 +21,8 @@ import { type Shop, startShop } from './helpers/shop.ts';
 // example's callback, which exchanges the code; the example's CLI creates an agent; the agent (the
 // SDK, with the private key the example kept) asks for access, the person approves with the
 // passkey, both shops accept its pass. Then the person disconnects, and the agent is refused
-// everywhere; last, the operator ends a second connection itself.
+// everywhere (both shops, the revocation list, the token endpoint, an OIDC sign-in); the operator
+// ends a second connection itself; last, the example's callback refuses what it must.
 
 const SITE = 'demo-shop.example';
 const OPERATOR_NAME = 'Example operator';
@@ -61,7 +62,7 @@ describe('an operator, from registration to a disconnect, with the example opera
     browser = await launchChromium('operator quickstart');
     server = await startServer({ name: 'mandate', env: { OUTBOUND_ALLOW_LOOPBACK: 'true', ADMIN_EMAILS: ADMIN } });
     cloud = await startShop({ mode: 'cloud', mandateUrl: server.url, issuer: server.baseUrl, site: SITE });
-    local = await startShop({ mode: 'local', mandateUrl: server.url, issuer: server.baseUrl, site: SITE, revTtlSec: REV_TTL_SEC, maxStaleSec: 10 * REV_TTL_SEC });
+    local = await startShop({ mode: 'local', mandateUrl: server.url, issuer: server.baseUrl, site: SITE, revTtlSec: REV_TTL_SEC, maxStaleSec: 40 }); // 40: see e2e/README.md
 
     // The developer registers the operator, its redirect URI on the example's address.
     const port = await freePort();
@@ -247,5 +248,39 @@ describe('an operator, from registration to a disconnect, with the example opera
 
     // The secret never reached the example's output.
     assert.ok(!operator.process.output().includes(secret), 'the operator secret is not logged');
+  });
+  it('the example\'s own checks: it serves the line; its callback refuses an unknown state, another browser, another issuer, and says so on a decline', { timeout: 30_000 }, async () => {
+    const file = await fetch(`${operator.url}/.well-known/service-site.txt`);
+    assert.match(await file.text(), /^mandate-operator=op_[a-z2-7]{26}:\S+\n$/);
+
+    /** A new attempt as a browser starts it: the /connect address and the cookie set with it. */
+    const start = async (): Promise<{ state: string; cookie: string; link: URL }> => {
+      const res = await fetch(`${operator.url}/connect/start`, { redirect: 'manual' });
+      assert.equal(res.status, 302);
+      const link = new URL(res.headers.get('location') ?? '');
+      assert.equal(`${link.origin}${link.pathname}`, `${server.baseUrl}/connect`);
+      assert.deepEqual([...link.searchParams.keys()].sort(), ['code_challenge', 'code_challenge_method', 'operator', 'redirect_uri', 'state']);
+      return { state: link.searchParams.get('state') ?? '', cookie: (res.headers.get('set-cookie') ?? '').split(';')[0] ?? '', link };
+    };
+    const back = async (query: Record<string, string>, cookie = ''): Promise<{ status: number; text: string }> => {
+      const res = await fetch(`${operator.url}/callback?${new URLSearchParams(query)}`, { headers: cookie ? { cookie } : {} });
+      return { status: res.status, text: await res.text() };
+    };
+
+    const a = await start();
+    const b = await start();
+    assert.notEqual(a.state, b.state);
+    assert.notEqual(a.link.searchParams.get('code_challenge'), b.link.searchParams.get('code_challenge'), 'a fresh verifier each time');
+    const unknown = await back({ code: 'x', state: 'made-up', iss: server.baseUrl }, a.cookie);
+    assert.deepEqual([unknown.status, /unknown or expired/.test(unknown.text)], [400, true]);
+    const otherBrowser = await back({ code: 'x', state: a.state, iss: server.baseUrl });
+    assert.deepEqual([otherBrowser.status, /another browser/.test(otherBrowser.text)], [400, true]);
+    const reused = await back({ code: 'x', state: a.state, iss: server.baseUrl }, a.cookie);
+    assert.equal(reused.status, 400, 'a state works once, whatever the outcome');
+    const mixUp = await back({ code: 'x', state: b.state, iss: 'https://elsewhere.example' }, b.cookie);
+    assert.deepEqual([mixUp.status, /does not come from/.test(mixUp.text)], [400, true]);
+    const c = await start();
+    const declined = await back({ error: 'access_denied', state: c.state, iss: server.baseUrl }, c.cookie);
+    assert.deepEqual([declined.status, /did not connect/.test(declined.text)], [200, true]);
   });
 });
