@@ -230,28 +230,40 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       assert.equal((await t.services.store.operators.listForUser(owner.user.id)).length, 1, 'nothing was registered or changed');
     });
 
-    it('operator credentials open no route of the OpenAPI description that takes a sign-in: each answers as to nobody', async () => {
+    it('operator credentials open no route of the OpenAPI description but the operator API: each other route answers as to nobody, never 2xx where a sign-in is needed', async () => {
       const owner = await signUp(t.app);
       const op = await registered(owner);
+      // Switched on: these credentials work on the operator API, and must work nowhere else.
+      await t.services.store.operators.markVerified(op.id, t.clock.now());
+      await t.services.store.operators.switchStatus(op.id, ['pending'], 'active', t.clock.now());
       const auth = basic(op.id, op.secret as string);
       const spec = json<{ paths: Record<string, Record<string, { responses?: Record<string, unknown> }>> }>(await t.app.inject({ url: '/openapi.json' }));
       let refused = 0;
       let checked = 0;
+      let operatorRoutes = 0;
       for (const [path, methods] of Object.entries(spec.paths)) {
         for (const [method, op2] of Object.entries(methods)) {
-          if (!op2.responses || !('401' in op2.responses)) continue;
-          // The operator API itself, where these credentials are the sign-in.
-          if (path.startsWith('/api/v1/operator/')) continue;
-          checked += 1;
+          if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue;
           const url = path.replace(/\{[^}]+\}/g, op.id);
           const send = (headers: Record<string, string>) => t.app.inject({ method: method.toUpperCase() as 'GET', url, headers: { ...headers, 'content-type': 'application/json' }, ...(method === 'get' || method === 'delete' ? {} : { payload: '{}' }) });
           const withBasic = await send(auth);
+          assert.ok(withBasic.statusCode < 500, `${method.toUpperCase()} ${path}: ${withBasic.body}`);
+          // The operator API itself, where these credentials are the sign-in.
+          if (path.startsWith('/api/v1/operator/')) {
+            operatorRoutes += 1;
+            continue;
+          }
+          const takesSignIn = op2.responses !== undefined && '401' in op2.responses;
           const anonymous = await send({});
           assert.equal(withBasic.statusCode, anonymous.statusCode, `${method.toUpperCase()} ${path}: Basic ${withBasic.statusCode}, nobody ${anonymous.statusCode}`);
-          assert.ok(withBasic.statusCode < 500, `${method.toUpperCase()} ${path}: ${withBasic.body}`);
+          if (!takesSignIn) continue;
+          checked += 1;
+          // A route that refuses nobody (public data such as the user-info registry) answers both alike.
+          if (anonymous.statusCode >= 300) assert.ok(withBasic.statusCode >= 400, `${method.toUpperCase()} ${path}: ${withBasic.statusCode} with operator credentials`);
           if (withBasic.statusCode === 401) refused += 1;
         }
       }
+      assert.equal(operatorRoutes, 6, 'the operator API: token, agents (3), connections (2)');
       assert.ok(checked > 50 && refused > 30, `${refused} of ${checked} routes refused with 401 (the rest stopped earlier, at validation, or are public)`);
     });
 

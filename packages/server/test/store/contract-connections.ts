@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ConnectionRecord, OperatorCodeRecord } from '../../src/store/ports/index.ts';
+import type { AgentRecord, ConnectionRecord, OperatorCodeRecord } from '../../src/store/ports/index.ts';
 import { type OpenStore, useStore } from './use-store.ts';
 
 let n = 0;
@@ -65,6 +65,63 @@ export function connectionsContract(name: string, open: OpenStore): void {
       await store.operators.deleteForUser(young.userId);
       assert.equal(await store.connections.codeByHash(young.codeHash), undefined);
       assert.equal(await store.connections.byId(conn.id), undefined);
+    });
+    const agent = (c: ConnectionRecord, createdAt: number, over: Partial<AgentRecord> = {}): AgentRecord => ({
+      id: uniq('ag_'), userId: c.userId, name: `A${createdAt}`, publicJwk: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' }, jkt: uniq('jkt'),
+      status: 'active', flag: 'ok', flagRevSeq: null, createdAt, removedAt: null, unblockedAt: null, unblockedRevSeq: null, ...over,
+    });
+    async function made(c: ConnectionRecord, createdAt: number, over: Partial<AgentRecord> = {}): Promise<AgentRecord> {
+      const a = agent(c, createdAt, over);
+      await store.agents.create(a);
+      await store.operators.attachAgent(a.id, { operatorId: c.operatorId, connectionId: c.id, browser: 'operator' });
+      return a;
+    }
+
+    it('lists a person\'s and an operator\'s connections newest first; the limit changes only while live; agents of connections oldest first', async () => {
+      const first = await store.connections.createOrLive(connection({ createdAt: 1_000 }));
+      await store.connections.end(first.id, 1_500);
+      const second = await store.connections.createOrLive(connection({ operatorId: first.operatorId, userId: first.userId, createdAt: 2_000 }));
+      const elsewhere = await store.connections.createOrLive(connection({ userId: first.userId, createdAt: 3_000 }));
+      assert.deepEqual((await store.connections.listForUser(first.userId, 10)).map((c) => c.id), [elsewhere.id, second.id, first.id]);
+      assert.deepEqual((await store.connections.listForUser(first.userId, 2)).map((c) => c.id), [elsewhere.id, second.id]);
+      assert.deepEqual((await store.connections.listForOperator(first.operatorId, 10)).map((c) => c.id), [second.id, first.id]);
+      assert.equal(await store.connections.setMaxAgents(second.id, 2), true);
+      assert.equal(await store.connections.setMaxAgents(first.id, 2), false, 'ended');
+      assert.equal((await store.connections.byId(second.id))?.maxAgents, 2);
+      const b = await made(second, 20);
+      const a = await made(second, 10);
+      const gone = await made(second, 30, { status: 'removed', removedAt: 31 });
+      const other = await made(elsewhere, 5);
+      assert.deepEqual((await store.connections.agentsOf([second.id])).map((x) => [x.id, x.status, x.connectionId, x.operatorId, x.browser]), [
+        [a.id, 'active', second.id, second.operatorId, 'operator'], [b.id, 'active', second.id, second.operatorId, 'operator'], [gone.id, 'removed', second.id, second.operatorId, 'operator'],
+      ]);
+      assert.deepEqual(await store.connections.agentsOf([]), []);
+      assert.equal(await store.connections.liveAgents(second.id), 2);
+      assert.deepEqual((await store.connections.operatorAgents(second.operatorId, null, 10)).map((x) => x.id), [a.id, b.id, gone.id]);
+      assert.deepEqual((await store.connections.operatorAgents(second.operatorId, second.id, 1)).map((x) => x.id), [a.id]);
+      assert.deepEqual((await store.connections.operatorAgents(elsewhere.operatorId, second.id, 10)), [], 'only the operator\'s own');
+      assert.deepEqual((await store.connections.operatorAgents(elsewhere.operatorId, null, 10)).map((x) => x.id), [other.id]);
+      assert.deepEqual((await store.operators.agentOperatorsOfOwner(first.userId)).size, 0, 'no operator row: not shown');
+    });
+
+    it('suspends the newest live agents beyond the limit in one statement, and lifts oldest first up to it, recording the lift as an unblock', async () => {
+      const c = await store.connections.createOrLive(connection({ maxAgents: 5 }));
+      const [a, b, d, e] = [await made(c, 10), await made(c, 20), await made(c, 30), await made(c, 40)];
+      await made(c, 15, { status: 'removed', removedAt: 16 });
+      await store.connections.setMaxAgents(c.id, 1);
+      assert.deepEqual(await store.connections.suspendBeyond({ connectionId: c.id }, 7, 100), [b.id, d.id, e.id].sort());
+      assert.deepEqual(await store.connections.suspendBeyond({ connectionId: c.id }, 8, 101), [], 'already suspended');
+      const listed = await store.agents.listRevoked(100, { reason: 'suspended', limit: 100 });
+      assert.deepEqual(listed.filter((r) => [a.id, b.id, d.id, e.id].includes(r.id)).map((r) => [r.id, r.suspendedRevSeq]).sort(), [[b.id, 7], [d.id, 7], [e.id, 7]].sort());
+      await store.connections.setMaxAgents(c.id, 3);
+      assert.deepEqual(await store.connections.liftWithin(c.id, 200), [b.id, d.id].sort(), 'oldest first, up to 3');
+      const lifted = await store.agents.byId(b.id);
+      assert.deepEqual([lifted?.status, lifted?.unblockedAt, lifted?.unblockedRevSeq], ['active', 200, 7]);
+      assert.equal((await store.agents.byId(e.id))?.status, 'suspended');
+      // The operator switch: off blocks suspended ones too; the scope of an operator applies every connection's limit.
+      assert.deepEqual((await store.operators.blockAgents(c.operatorId, 9, 300)).sort(), [a.id, b.id, d.id, e.id].sort());
+      assert.deepEqual((await store.operators.unblockAgents(c.operatorId, 400)).sort(), [a.id, b.id, d.id, e.id].sort());
+      assert.deepEqual(await store.connections.suspendBeyond({ operatorId: c.operatorId }, 10, 400), [e.id]);
     });
   });
 }
