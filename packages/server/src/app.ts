@@ -132,7 +132,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   // SMS (decisions §14) goes through the outbox too, sealed at rest like mail: each holds a one-time code.
   const sms = new OutboxSms(store, clock, encryption, () => outbox.wake());
   const phone = new Phone({ store, clock, limiter, sms, notices: notifier });
-  const recovery = new Recovery({ store, clock, limiter, sms, notices: notifier, accounts });
+  const recovery = new Recovery({ store, clock, limiter, sms, notices: notifier, accounts, providerLabel: (name) => config.oauthProviders.find((p) => p.name === name)?.label ?? name });
   const addressTakeover = new AddressTakeover({ store, clock, limiter, mailer, baseUrl: config.baseUrl, newUser: newUserRecord });
   accounts.useAddressTakeover(addressTakeover);
   // Off-path failures (the forgot mail is written after the answer) go to the app's log, built below.

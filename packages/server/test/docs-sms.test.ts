@@ -15,6 +15,7 @@ import { FixedClock } from '../src/clock.ts';
 import { REPO_ROOT } from './helpers/child-process.ts';
 import { testApp, type TestApp } from './helpers/app.ts';
 import { startTwilioStandIn, type TwilioStandIn } from './helpers/stand-ins/twilio.ts';
+import { SMS_PROVIDERS } from '../src/delivery/sms-providers.ts';
 
 const PAGE = 'docs/operations/sms.md';
 const text = readFileSync(join(REPO_ROOT, PAGE), 'utf8');
@@ -35,6 +36,18 @@ describe(PAGE, () => {
   it('every block is marked (env or exchange)', () => {
     assert.ok(blocks.length >= 7);
     for (const b of blocks) assert.ok(['env', 'exchange'].includes(b.marker), `an unmarked block in ${PAGE}: ${b.body.slice(0, 60)}`);
+  });
+
+  it('the settings table says what each provider file declares: required, default, secret', () => {
+    for (const name of SMS_PROVIDERS.names) {
+      for (const setting of SMS_PROVIDERS.get(name)?.settings ?? []) {
+        const row = text.split('\n').find((l) => l.startsWith(`| \`${setting.key}\` |`));
+        assert.ok(row, `${setting.key}: a row of the table in ${PAGE}`);
+        if (setting.required) assert.match(row, /required/, `${setting.key} is required`);
+        if (setting.default !== undefined) assert.ok(row.includes(`default \`${setting.default}\``), `${setting.key}: its default ${setting.default}`);
+        if (setting.secret) assert.match(row, /never logged/, `${setting.key} is secret`);
+      }
+    }
   });
 
   it('env blocks configure the service as the page says', () => {

@@ -1,15 +1,31 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { testApp, signUp, json, type TestApp } from './helpers/app.ts';
+import { startIdentityProviderStandIn, type IdentityProviderStandIn } from './helpers/stand-ins/identity-provider.ts';
+
+// The walk runs with an identity provider configured (a real OpenID Provider on loopback), so the
+// routes under /api/oauth/{provider} and /api/txn/{txn_id}/oauth/{provider} get their bad input with
+// a provider they know, not only "unknown provider".
+const PROVIDER = 'google';
+async function identityProvider(): Promise<{ stand: IdentityProviderStandIn; env: Record<string, string> }> {
+  const stand = await startIdentityProviderStandIn({ redirectUris: [`http://localhost:8080/api/oauth/${PROVIDER}/callback`] });
+  return { stand, env: { OUTBOUND_ALLOW_LOOPBACK: 'true', OAUTH_PROVIDERS: PROVIDER, ...stand.env(PROVIDER) } };
+}
 
 describe('cross-cutting HTTP behaviour', () => {
   let t: TestApp;
   let auth: Record<string, string>;
+  let issuer: IdentityProviderStandIn;
   before(async () => {
-    t = await testApp({ env: { BODY_LIMIT_BYTES: '4096' } });
+    const idp = await identityProvider();
+    issuer = idp.stand;
+    t = await testApp({ env: { BODY_LIMIT_BYTES: '4096', ...idp.env } });
     auth = (await signUp(t.app)).auth;
   });
-  after(() => t.close());
+  after(async () => {
+    await t.close();
+    await issuer.stop();
+  });
 
   it('answers unknown routes with 404 {detail}', async () => {
     const res = await t.app.inject({ url: '/api/nope' });
@@ -86,11 +102,17 @@ describe('cross-cutting HTTP behaviour', () => {
 describe('cross-cutting HTTP behaviour on PostgreSQL', () => {
   let t: TestApp;
   let auth: Record<string, string>;
+  let issuer: IdentityProviderStandIn;
   before(async () => {
-    t = await testApp({ backend: 'postgres' });
+    const idp = await identityProvider();
+    issuer = idp.stand;
+    t = await testApp({ backend: 'postgres', env: idp.env });
     auth = (await signUp(t.app)).auth;
   });
-  after(() => t.close());
+  after(async () => {
+    await t.close();
+    await issuer.stop();
+  });
 
   it('never answers bad input on any route with a 5xx (PostgreSQL)', async () => {
     await walkEveryRoute(t, auth);
@@ -126,8 +148,13 @@ async function walkEveryRoute(t: TestApp, auth: Record<string, string>): Promise
   const checked: string[] = [];
   for (const [path, methods] of Object.entries(spec.paths)) {
     for (const method of Object.keys(methods)) {
+      // A {provider} also gets the configured one, with bad values for the other parameters.
+      const knownQueries = ['', '?code=%00&state=%00', '?state=a&state=b&code=1&code=2', `?code=${'x'.repeat(5000)}&state=y`, '?error=access_denied&state=%E0%A4%A', '?error=%00&error_description=%FF'];
+      const withKnownProvider = path.includes('{provider}')
+        ? [...new Set(badIds.map((id) => path.replace('{provider}', PROVIDER).replace(/\{[^}]+\}/g, id)))].flatMap((u) => knownQueries.map((q) => u + q))
+        : [];
       const urls = path.includes('{')
-      ? badIds.map((id) => path.replace(/\{[^}]+\}/g, id))
+      ? [...badIds.map((id) => path.replace(/\{[^}]+\}/g, id)), ...withKnownProvider]
       : [path, `${path}?email=&limit=abc&before=-1`, `${path}?email=a%00b&agent=%00&site=%00&agent_id=ag_%00&before=9223372036854775807`, `${path}?before=1e300&limit=1e300`];
       for (const url of urls) {
         for (const body of method === 'get' || method === 'delete' ? [undefined] : badBodies) {
@@ -157,5 +184,8 @@ async function walkEveryRoute(t: TestApp, auth: Record<string, string>): Promise
     }
   }
   assert.ok(checked.length > 200);
+  for (const route of ['get /api/oauth/google/start', 'get /api/oauth/google/callback?code=%00&state=%00', 'delete /api/oauth/google', 'post /api/txn/x/oauth/google']) {
+    assert.ok(checked.includes(route), `${route} was walked with the configured provider`);
+  }
 }
 

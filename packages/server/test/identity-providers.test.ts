@@ -6,6 +6,7 @@ import { createAgent, createGrant } from './helpers/agents.ts';
 import { accessRequest, addPasskey, ownerWithPasskey, withPasskeySession } from './helpers/approvals.ts';
 import { deliver, landing, setCookies, startFlow, walkIssuer } from './helpers/identity-flow.ts';
 import { startIdentityProviderStandIn, type IdentityProviderStandIn } from './helpers/stand-ins/identity-provider.ts';
+import { START_LIMIT } from '../src/domain/identity-providers/deps.ts';
 
 // Identity providers (decisions §15; issue 23 item 5), in process on both stores, against two real
 // OpenID Providers (oidc-provider 8 on loopback) standing in for Google and Microsoft: the list,
@@ -287,6 +288,34 @@ function suite(backend: 'sqlite' | 'postgres'): void {
         assert.equal(stale.reason, 'stale_sign_in');
         assert.equal((await t.services.store.authzRequests.byId(txn))?.status, 'pending', 'nothing was approved');
       });
+    });
+
+    // Last: it moves the clock to a fresh window, which would make earlier fresh sign-ins look stale.
+    it(`starts: ${START_LIMIT.perAddress} per client address per ${START_LIMIT.windowSec / 60} minutes, sign-ins, links and approvals together; then a refusal (429 with Retry-After for the API)`, async () => {
+      const windowMs = START_LIMIT.windowSec * 1000;
+      t.clock.set(Math.ceil(t.clock.now() / windowMs) * windowMs + 1000);
+      const address = '203.0.113.7';
+      const owner = await linkedOwner(sub('lim'));
+      const agent = await createAgent(t, owner);
+      const txn = await accessRequest(t, agent);
+      const approveFrom = (from: string) => t.app.inject({ method: 'POST', url: `/api/txn/${txn}/oauth/google`, headers: { ...owner.auth, 'content-type': 'application/json' }, payload: 'null', remoteAddress: from });
+      for (let i = 0; i < START_LIMIT.perAddress; i++) {
+        const res = i % 3 === 2 ? await approveFrom(address) : await t.app.inject({ url: '/api/oauth/google/start', remoteAddress: address });
+        assert.equal(res.statusCode, i % 3 === 2 ? 200 : 302, res.body);
+        if (res.statusCode === 302) assert.ok(String(res.headers.location).startsWith(google.issuer), 'to the issuer');
+      }
+      const refused = await approveFrom(address);
+      expectStatus(refused, 429);
+      assert.equal(refused.headers['retry-after'], String(START_LIMIT.windowSec - 1));
+      assert.equal(json<{ retry_after: number }>(refused).retry_after, START_LIMIT.windowSec - 1);
+      // The browser start is a redirect whatever happens: into the app, with the reason.
+      const browser = landing(await t.app.inject({ url: '/api/oauth/google/start', remoteAddress: address }));
+      assert.deepEqual([browser.oauth, browser.reason], ['refused', 'rate_limited']);
+      // Another address is not limited; the next window starts afresh (the request has expired by then: a browser start).
+      expectStatus(await approveFrom(remoteAddress()), 200);
+      t.clock.advance(windowMs);
+      const again = await t.app.inject({ url: '/api/oauth/google/start', remoteAddress: address });
+      assert.ok(String(again.headers.location).startsWith(google.issuer), String(again.headers.location));
     });
   });
 }

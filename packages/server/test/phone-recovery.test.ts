@@ -8,7 +8,9 @@ import { accessRequest, addPasskey, assertionOptions, grantAccess, ownerWithPass
 import { getPass } from './helpers/passes.ts';
 import { SoftAuthenticator } from './helpers/soft-authenticator.ts';
 import { startTwilioStandIn, type TwilioStandIn } from './helpers/stand-ins/twilio.ts';
-import { RECOVERY_FAILED } from '../src/domain/recovery/recovery.ts';
+import { RECOVERY_COMPLETE_LIMIT, RECOVERY_FAILED, RECOVERY_START_LIMIT } from '../src/domain/recovery/recovery.ts';
+import { deliver, landing, startFlow, walkIssuer } from './helpers/identity-flow.ts';
+import { startIdentityProviderStandIn, type IdentityProviderStandIn } from './helpers/stand-ins/identity-provider.ts';
 
 // Phone, SMS and recovery (decisions §14; issue 23 items 1-3), in process on both stores, with the
 // SMS going through the outbox to a Twilio stand-in that checks every request.
@@ -20,6 +22,7 @@ function suite(backend: 'sqlite' | 'postgres'): void {
   describe(`phone and recovery (${backend})`, () => {
     let t: TestApp;
     let twilio: TwilioStandIn;
+    let google: IdentityProviderStandIn;
     let n = 0;
     // A fresh valid US number per test (555-01xx numbers are fictional but valid).
     const newNumber = () => `+1 201 555 ${String(100 + (n++ % 900)).padStart(4, '0')}`;
@@ -27,11 +30,14 @@ function suite(backend: 'sqlite' | 'postgres'): void {
 
     before(async () => {
       twilio = await startTwilioStandIn();
-      t = await testApp({ backend, env: { OUTBOX_POLL_MS: '600000', ...twilio.env }, clock: new FixedClock(Date.now()) });
+      // A linked identity provider is a way in that a recovery must close (a real OpenID Provider on loopback).
+      google = await startIdentityProviderStandIn({ redirectUris: ['http://localhost:8080/api/oauth/google/callback'] });
+      t = await testApp({ backend, env: { OUTBOX_POLL_MS: '600000', ...twilio.env, OUTBOUND_ALLOW_LOOPBACK: 'true', OAUTH_PROVIDERS: 'google', ...google.env('google') }, clock: new FixedClock(Date.now()) });
     });
     after(async () => {
       await t.close();
       await twilio.close();
+      await google.stop();
     });
 
     const post = (url: string, owner: Auth | null, payload: unknown) => t.app.inject({ method: 'POST', url, headers: owner?.auth ?? {}, remoteAddress: remoteAddress(), payload: payload as Record<string, unknown> });
@@ -50,7 +56,15 @@ function suite(backend: 'sqlite' | 'postgres'): void {
       expectStatus(res, 200);
       return res;
     };
-    const actions = async (owner: Auth) => json<{ items?: { action: string }[]; activity?: { action: string }[] }>(await t.app.inject({ url: '/api/activity', headers: owner.auth }));
+    const actions = async (owner: Auth) => json<{ items?: { action: string; detail: Record<string, unknown> }[]; activity?: { action: string; detail: Record<string, unknown> }[] }>(await t.app.inject({ url: '/api/activity', headers: owner.auth }));
+    const activityOf = async (owner: Auth, action: string) => {
+      const body = await actions(owner);
+      return (body.items ?? body.activity ?? []).filter((a) => a.action === action);
+    };
+    const inbox = async (owner: Auth) => {
+      const body = json<{ items?: { title: string; body: string }[]; notifications?: { title: string; body: string }[] }>(await t.app.inject({ url: '/api/notifications', headers: owner.auth }));
+      return body.items ?? body.notifications ?? [];
+    };
     const actionNames = async (owner: Auth) => {
       const body = await actions(owner);
       return (body.items ?? body.activity ?? (body as unknown as { action: string }[])).map((a) => a.action);
@@ -252,6 +266,16 @@ function suite(backend: 'sqlite' | 'postgres'): void {
       await t.services.outbox.drain();
       assert.equal(twilio.messages.length - sentBefore, 2, 'only the two matching starts texted a code');
       assert.ok((await actionNames(owner)).includes('recovery.started'));
+      // Each matching start leaves a security notice, with the number masked and never the code.
+      const started = (await inbox(owner)).filter((x) => x.title === 'Account recovery started');
+      assert.equal(started.length, 2, 'one notice per matching start');
+      const masked = `+1 ••• ••• ${e164(phone).slice(-4)}`;
+      for (const x of started) {
+        assert.ok(x.body.includes(masked), x.body);
+        assert.equal(x.body.includes(e164(phone)), false, 'the full number stays out');
+      }
+      const texted = twilio.messages.slice(sentBefore).map((m) => /\b(\d{6})\b/.exec(m.body)?.[1] ?? '');
+      for (const code of texted) assert.equal(JSON.stringify(await inbox(owner)).includes(code), false, 'no code in the inbox');
       // an unverified phone never matches
       const other = await signUp(t.app);
       const unverified = newNumber();
@@ -283,12 +307,18 @@ function suite(backend: 'sqlite' | 'postgres'): void {
         details.add(json<{ detail: string }>(r).detail);
       }
       assert.deepEqual([...details], [RECOVERY_FAILED]);
+      // Each wrong try is in Activity with the tries left, and nothing that was typed.
+      const failures = await activityOf(owner, 'recovery.failed');
+      assert.deepEqual(failures.map((f) => f.detail), [{ attempts_left: 2 }, { attempts_left: 3 }, { attempts_left: 4 }], 'newest first');
+      const trail = JSON.stringify(await actions(owner));
+      for (const secret of [sms, wrongSms, codes[0] ?? '', (codes[0] ?? '').replace(/-/g, ''), 'AAAA-BBBB-CCCC', 'a brand new password']) assert.equal(trail.includes(secret), false, `${secret.slice(0, 4)}... stays out of Activity`);
       // tries 4 and 5 wrong: the start is void, even the right answers fail now
       for (let i = 0; i < 2; i++) expectStatus(await complete({ email: owner.email, sms_code: wrongSms, recovery_code: codes[0], new_password: 'a brand new password' }), 401);
       const late = await complete({ email: owner.email, sms_code: sms, recovery_code: codes[0], new_password: 'a brand new password' });
       expectStatus(late, 401);
       assert.equal(json<{ detail: string }>(late).detail, RECOVERY_FAILED);
       assert.ok((await actionNames(owner)).includes('recovery.attempts_exhausted'));
+      assert.equal((await activityOf(owner, 'recovery.failed')).length, 5, 'all five wrong tries recorded; the one after the start was void took no try');
       assert.ok((await inboxTitles(owner)).includes('Account recovery blocked'));
       // unknown email: the same answer
       const unknown = await complete({ email: `nobody-${n++}@example.com`, sms_code: sms, recovery_code: codes[0], new_password: 'a brand new password' });
@@ -329,6 +359,97 @@ function suite(backend: 'sqlite' | 'postgres'): void {
       const answers = await Promise.all(Array.from({ length: 4 }, (_, i) => complete({ email: owner.email, sms_code: sms, recovery_code: codes[5], new_password: `a brand new password ${i}` })));
       assert.deepEqual(answers.map((a) => a.statusCode).sort(), [200, 401, 401, 401]);
       assert.equal(await t.services.store.recoveryCodes.countUnused(owner.user.id), 9);
+    });
+
+    it('recovery unlinks every identity provider: it no longer signs in or approves, and flows begun before cannot finish', async () => {
+      const { owner, phone, codes } = await prepared();
+      const who = `recovered-${n++}-${Date.now()}`;
+      google.signInAs({ sub: who });
+      const link = await startFlow(t, 'google', owner.auth);
+      assert.equal(landing(await deliver(t, link.callback, link, owner.auth)).oauth, 'linked');
+      const agent = await createAgent(t, owner as Owner, 'Asks');
+      const txn = await accessRequest(t, agent);
+      const approveStart = (auth: Record<string, string>) => t.app.inject({ method: 'POST', url: `/api/txn/${txn}/oauth/google`, headers: { ...auth, 'content-type': 'application/json' }, payload: 'null', remoteAddress: remoteAddress() });
+      // Begun before the recovery, walked to the issuer's answer: a sign-in, and an approval.
+      const signInBefore = await startFlow(t, 'google');
+      const approvalBefore = await approveStart(owner.auth);
+      expectStatus(approvalBefore, 200);
+      const approvalCallback = await walkIssuer(json<{ redirect: string }>(approvalBefore).redirect, t.config.baseUrl);
+
+      expectStatus(await start(owner.email, phone), 200);
+      const done = await complete({ email: owner.email, sms_code: await smsCodeFor(phone), recovery_code: codes[2], new_password: 'a brand new password' });
+      expectStatus(done, 200);
+      const recovered = { auth: { authorization: `Bearer ${json<{ session_token: string }>(done).session_token}` } };
+
+      // The flows begun before end with it: the owner's own (an approval) are deleted; a sign-in
+      // (no owner until its callback) finds the identity linked to no one.
+      const lateSignIn = landing(await deliver(t, signInBefore.callback, signInBefore));
+      assert.deepEqual([lateSignIn.oauth, lateSignIn.reason], ['refused', 'not_linked']);
+      const lateApproval = landing(await t.app.inject({ url: `${approvalCallback.pathname}${approvalCallback.search}` }));
+      assert.deepEqual([lateApproval.oauth, lateApproval.reason], ['refused', 'bad_state']);
+      // The identity signs in to nothing now, and approves nothing.
+      google.signInAs({ sub: who });
+      const signIn = await startFlow(t, 'google');
+      assert.equal(landing(await deliver(t, signIn.callback, signIn)).reason, 'not_linked');
+      const approve = await approveStart(recovered.auth);
+      expectStatus(approve, 409);
+      assert.match(json<{ detail: string }>(approve).detail, /no Google account is linked/);
+      assert.equal((await t.services.store.authzRequests.byId(txn))?.status, 'pending', 'nothing was approved');
+      assert.deepEqual(await t.services.store.oauthIdentities.listForUser(owner.user.id), []);
+      const listed = json<{ name: string; linked: boolean }[]>(await t.app.inject({ url: '/api/oauth/providers', headers: recovered.auth }));
+      assert.deepEqual(listed.map((p) => [p.name, p.linked]), [['google', false]]);
+      // Said in Activity and in the security notice.
+      const [completed] = await activityOf(recovered, 'recovery.completed');
+      assert.deepEqual(completed?.detail.identity_providers_unlinked, ['google']);
+      const notice = (await inbox(recovered)).find((x) => x.title === 'Account recovered');
+      assert.match(notice?.body ?? '', /Google was unlinked/);
+    });
+
+    describe('limits reached: 429 with Retry-After', () => {
+      /** Puts the clock 1 s into a fresh window of `windowSec` (windows start at multiples of their length). */
+      const freshWindow = (windowSec: number) => t.clock.set(Math.ceil(t.clock.now() / (windowSec * 1000)) * windowSec * 1000 + 1000);
+      const startFrom = (address: string, email: string, phone: string) => t.app.inject({ method: 'POST', url: '/api/recovery/start', remoteAddress: address, payload: { email, phone } });
+      const refusedFor = (res: Awaited<ReturnType<typeof startFrom>>, windowSec: number) => {
+        expectStatus(res, 429);
+        assert.equal(res.headers['retry-after'], String(windowSec - 1));
+        assert.equal(json<{ retry_after: number }>(res).retry_after, windowSec - 1);
+      };
+
+      it(`recovery start: ${RECOVERY_START_LIMIT.perAddress} per client address per hour`, async () => {
+        freshWindow(RECOVERY_START_LIMIT.windowSec);
+        const address = `192.0.2.${10 + (n % 200)}`;
+        for (let i = 0; i < RECOVERY_START_LIMIT.perAddress; i++) expectStatus(await startFrom(address, `nobody-${n++}@example.com`, newNumber()), 200);
+        refusedFor(await startFrom(address, `nobody-${n++}@example.com`, newNumber()), RECOVERY_START_LIMIT.windowSec);
+        expectStatus(await startFrom(remoteAddress(), `nobody-${n++}@example.com`, newNumber()), 200);
+        t.clock.advance(RECOVERY_START_LIMIT.windowSec * 1000);
+        expectStatus(await startFrom(address, `nobody-${n++}@example.com`, newNumber()), 200);
+      });
+
+      it(`recovery start: ${RECOVERY_START_LIMIT.perAccount} per email address and per phone number per hour, from any address`, async () => {
+        freshWindow(RECOVERY_START_LIMIT.windowSec);
+        const { owner, phone } = await prepared();
+        const sentBefore = twilio.messages.length;
+        for (let i = 0; i < RECOVERY_START_LIMIT.perAccount; i++) expectStatus(await startFrom(remoteAddress(), owner.email, i === 0 ? phone : newNumber()), 200);
+        refusedFor(await startFrom(remoteAddress(), owner.email.toUpperCase(), phone), RECOVERY_START_LIMIT.windowSec);
+        await t.services.outbox.drain();
+        assert.equal(twilio.messages.length - sentBefore, 1, 'the refused start texted nothing');
+        // The phone number: 1 start above, then other emails (any spelling of the number counts the same).
+        for (let i = 1; i < RECOVERY_START_LIMIT.perAccount; i++) expectStatus(await startFrom(remoteAddress(), `nobody-${n++}@example.com`, i % 2 ? phone : phone.replace(/ /g, '-')), 200);
+        refusedFor(await startFrom(remoteAddress(), `nobody-${n++}@example.com`, phone), RECOVERY_START_LIMIT.windowSec);
+        t.clock.advance(RECOVERY_START_LIMIT.windowSec * 1000);
+        expectStatus(await startFrom(remoteAddress(), owner.email, phone), 200);
+      });
+
+      it(`recovery complete: ${RECOVERY_COMPLETE_LIMIT.perAddress} per client address per hour`, async () => {
+        freshWindow(RECOVERY_COMPLETE_LIMIT.windowSec);
+        const address = `198.51.100.${10 + (n % 200)}`;
+        const completeFrom = (from: string) => t.app.inject({ method: 'POST', url: '/api/recovery/complete', remoteAddress: from, payload: { email: `nobody-${n++}@example.com`, sms_code: '123456', recovery_code: 'AAAA-BBBB-CCCC', new_password: 'a brand new password' } });
+        for (let i = 0; i < RECOVERY_COMPLETE_LIMIT.perAddress; i++) expectStatus(await completeFrom(address), 401);
+        refusedFor(await completeFrom(address), RECOVERY_COMPLETE_LIMIT.windowSec);
+        expectStatus(await completeFrom(remoteAddress()), 401);
+        t.clock.advance(RECOVERY_COMPLETE_LIMIT.windowSec * 1000);
+        expectStatus(await completeFrom(address), 401);
+      });
     });
 
     it('a recovery session cannot approve; it may register a new passkey, and that passkey approves', async () => {

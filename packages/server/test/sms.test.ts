@@ -9,8 +9,9 @@ import { parseConfig } from '../src/config/config.ts';
 import { configProblems } from './helpers/config-problems.ts';
 import { FixedClock } from '../src/clock.ts';
 import { openSqliteStore } from '../src/store/sqlite/open.ts';
-import { twilioProvider, twilioSender } from '../src/delivery/sms-twilio.ts';
+import { smsProvider as twilioProvider, twilioSender } from '../src/delivery/sms-providers/twilio.ts';
 import { SMS_PROVIDERS } from '../src/delivery/sms-providers.ts';
+import { CONFIG_KEYS } from '../src/config/keys.ts';
 import { SMS_CHANNEL } from '../src/domain/sms/sms-queue.ts';
 import { startTwilioStandIn, type TwilioStandIn } from './helpers/stand-ins/twilio.ts';
 import { addPasskey, withPasskeySession } from './helpers/approvals.ts';
@@ -73,11 +74,11 @@ describe('SMS configuration', () => {
   const sid = `AC${'0'.repeat(32)}`;
   it('unset: no provider (the log and the outbox); the registry knows twilio', () => {
     assert.equal(parseConfig({}).sms, null);
-    assert.deepEqual(Object.keys(SMS_PROVIDERS), ['twilio']);
+    assert.deepEqual(SMS_PROVIDERS.names, ['twilio'], 'found in src/delivery/sms-providers/');
   });
   it('SMS_PROVIDER=twilio takes its settings, TWILIO_API_BASE defaulting to Twilio\'s', () => {
     const c = parseConfig({ SMS_PROVIDER: 'twilio', TWILIO_ACCOUNT_SID: sid, TWILIO_AUTH_TOKEN: 'tok', TWILIO_FROM: '+15005550006' });
-    assert.deepEqual(c.sms, { provider: 'twilio', settings: { accountSid: sid, authToken: 'tok', from: '+15005550006', apiBase: 'https://api.twilio.com' } });
+    assert.deepEqual(c.sms, { provider: 'twilio', settings: { accountSid: sid, authToken: 'tok', from: '+15005550006', apiBase: 'https://api.twilio.com' }, secrets: ['tok'] });
   });
   it('is refused at start when a field is missing or wrong, the provider unknown, or a TWILIO_ value set without it', () => {
     const missing = configProblems({ SMS_PROVIDER: 'twilio' });
@@ -86,7 +87,10 @@ describe('SMS configuration', () => {
     assert.ok(configProblems({ SMS_PROVIDER: 'twilio', TWILIO_ACCOUNT_SID: sid, TWILIO_AUTH_TOKEN: 't', TWILIO_FROM: '+1', TWILIO_API_BASE: 'ftp://x' }).some((p) => /TWILIO_API_BASE/.test(p)));
     assert.ok(configProblems({ SMS_PROVIDER: 'pigeon' }).some((p) => /SMS_PROVIDER must be one of twilio/.test(p)));
     assert.ok(configProblems({ TWILIO_AUTH_TOKEN: 'x' }).some((p) => /TWILIO_AUTH_TOKEN is set but SMS_PROVIDER is not twilio/.test(p)));
-    assert.deepEqual(twilioProvider.keys, ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_FROM', 'TWILIO_API_BASE']);
+    assert.ok(configProblems({ SMS_PROVIDER: 'twilio', TWILIO_ACCOUNT_SID: sid, TWILIO_AUTH_TOKEN: 't', TWILIO_FROM: '+1', TWILIO_API_BASE: 'not a url' }).some((p) => p === 'TWILIO_API_BASE is not a URL: "not a url"'));
+    assert.deepEqual(twilioProvider.settings.map((s) => s.key), ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_FROM', 'TWILIO_API_BASE']);
+    assert.deepEqual(SMS_PROVIDERS.keys, ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_FROM', 'TWILIO_API_BASE']);
+    for (const k of SMS_PROVIDERS.keys) assert.ok(CONFIG_KEYS.includes(k), `${k} is a configuration key (keys.ts takes it from the provider)`);
   });
 });
 

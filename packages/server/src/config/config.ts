@@ -1,11 +1,12 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { isAgentPackageName } from '@mandate/protocol/agent-command';
-import { CONFIG_KEYS, type ConfigKey } from './keys.ts';
+import { SERVICE_CONFIG_KEYS, type ConfigKey } from './keys.ts';
 import { parseTrustProxy, type TrustProxy } from './trust-proxy.ts';
 import { type OAuthProviderConfig, isOAuthProviderKey, parseOAuthProviders } from './oauth-providers.ts';
 import { DEFAULT_PUSH_SERVICE_HOSTS, isPushHostPattern } from '../outbound/push-hosts.ts';
-import { SMS_PROVIDERS } from '../delivery/sms-providers.ts';
+import { type ConfiguredSms, SMS_PROVIDERS, type SmsProviders } from '../delivery/sms-providers.ts';
+import { smsSettings } from './sms-settings.ts';
 
 /** The service's whole configuration, typed and validated once at start. */
 export interface Config {
@@ -53,10 +54,10 @@ export interface Config {
   /** Outgoing mail (decisions §25): SMTP through nodemailer; smtpUrl null: mail goes to the log and the outbox only. */
   mail: { smtpUrl: string | null; from: string };
   /**
-   * Text messages (decisions §14): SMS_PROVIDER and that provider's settings (delivery/sms-providers.ts);
+   * Text messages (decisions §14): SMS_PROVIDER and that provider's settings (delivery/sms-providers/);
    * null: each SMS goes to the log and the outbox only (development).
    */
-  sms: { provider: string; settings: unknown } | null;
+  sms: ConfiguredSms | null;
   /** Prometheus GET /metrics on a port of its own (docs/operations/metrics.md); null: off. */
   metrics: { port: number; host: string } | null;
   /** Identity providers for sign-in and approval (decisions §15; oauth-providers.ts); empty: none. */
@@ -73,9 +74,11 @@ type Env = Record<string, string | undefined>;
 
 /**
  * Reads `.env` (if present in the working directory) under the process environment; the process
- * environment wins. Unknown keys in `.env` are refused: a typo there would otherwise be ignored silently.
+ * environment wins. Unknown keys in `.env` are refused: a typo there would otherwise be ignored
+ * silently. Known: the service's own keys, the identity providers' and the SMS providers' (`smsProviders`).
  */
-export function loadEnv(cwd = process.cwd(), env: Env = process.env): Env {
+export function loadEnv(cwd = process.cwd(), env: Env = process.env, smsProviders: SmsProviders = SMS_PROVIDERS): Env {
+  const known = [...SERVICE_CONFIG_KEYS, ...smsProviders.keys];
   const file = resolve(cwd, '.env');
   if (!existsSync(file)) return env;
   const fromFile: Env = {};
@@ -88,8 +91,8 @@ export function loadEnv(cwd = process.cwd(), env: Env = process.env): Env {
     const key = trimmed.slice(0, eq).trim();
     let value = trimmed.slice(eq + 1).trim();
     if (/^(['"]).*\1$/.test(value)) value = value.slice(1, -1);
-    if (!(CONFIG_KEYS as readonly string[]).includes(key) && !isOAuthProviderKey(key)) {
-      return void problems.push(`.env line ${i + 1}: unknown setting ${key} (known: ${CONFIG_KEYS.join(', ')})`);
+    if (!known.includes(key) && !isOAuthProviderKey(key)) {
+      return void problems.push(`.env line ${i + 1}: unknown setting ${key} (known: ${known.join(', ')})`);
     }
     fromFile[key] = value;
   });
@@ -99,13 +102,18 @@ export function loadEnv(cwd = process.cwd(), env: Env = process.env): Env {
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-/** Validates every setting and reports all problems at once. */
-export function parseConfig(env: Env): Config {
+/**
+ * Validates every setting and reports all problems at once. `smsProviders`: the SMS providers
+ * SMS_PROVIDER may name (the service's own folder unless a test gives another).
+ */
+export function parseConfig(env: Env, opts: { smsProviders?: SmsProviders } = {}): Config {
   const problems: string[] = [];
-  const get = (k: ConfigKey): string | undefined => {
+  // Any variable (an SMS provider's are only known at run time); `get` for the service's own, typo-checked.
+  const read = (k: string): string | undefined => {
     const v = env[k];
     return v === undefined || v.trim() === '' ? undefined : v.trim();
   };
+  const get = (k: ConfigKey): string | undefined => read(k);
   const int = (k: ConfigKey, dflt: number, min: number, max: number): number => {
     const raw = get(k);
     if (raw === undefined) return dflt;
@@ -187,7 +195,7 @@ export function parseConfig(env: Env): Config {
     outboxPollMs: int('OUTBOX_POLL_MS', 2000, 50, 600_000),
     outboxClaimSec: int('OUTBOX_CLAIM_SECONDS', 60, 10, 3600),
     mail: mailSettings(get('SMTP_URL'), get('MAIL_FROM'), baseUrl, problems),
-    sms: smsSettings(get, problems),
+    sms: smsSettings(opts.smsProviders ?? SMS_PROVIDERS, read, problems),
     metrics: get('METRICS_PORT') === undefined ? null : { port: int('METRICS_PORT', 0, 1, 65535), host: get('METRICS_HOST') ?? '127.0.0.1' },
     oauthProviders: parseOAuthProviders(env, outboundAllowLoopback, problems),
   };
@@ -315,24 +323,4 @@ function mailSettings(smtpUrl: string | undefined, from: string | undefined, bas
   const sender = from ?? `Mandate <no-reply@${host}>`;
   if (!/@[^@\s>]+/.test(sender)) problems.push(`MAIL_FROM must hold an email address, got "${sender}"`);
   return { smtpUrl: smtpUrl ?? null, from: sender };
-}
-
-/**
- * SMS_PROVIDER names a provider of the registry; its variables are then all required (refused at
- * start otherwise, not at the first code hours later). A provider's variable without SMS_PROVIDER
- * naming it is refused too: it would silently do nothing.
- */
-function smsSettings(get: (k: ConfigKey) => string | undefined, problems: string[]): Config['sms'] {
-  const name = get('SMS_PROVIDER');
-  for (const [other, provider] of Object.entries(SMS_PROVIDERS)) {
-    if (other === name) continue;
-    for (const k of provider.keys) if (get(k) !== undefined) problems.push(`${k} is set but SMS_PROVIDER is not ${other}: set SMS_PROVIDER=${other} to send text messages through it`);
-  }
-  if (name === undefined || name === '') return null;
-  const provider = SMS_PROVIDERS[name];
-  if (!provider) {
-    problems.push(`SMS_PROVIDER must be one of ${Object.keys(SMS_PROVIDERS).join(', ')} (or unset: text messages go to the log), got "${name}"`);
-    return null;
-  }
-  return { provider: name, settings: provider.settings(get, problems) };
 }

@@ -1,8 +1,11 @@
+import { SMS_PROVIDERS } from '../delivery/sms-providers.ts';
+
 /**
- * Every setting the service reads, documented in README.md and .env.example. Besides these, the
- * per-provider keys OAUTH_<NAME>_ISSUER, _CLIENT_ID, _CLIENT_SECRET and _LABEL (oauth-providers.ts).
+ * The service's own settings, documented in README.md and .env.example. Besides these, the
+ * per-provider keys OAUTH_<NAME>_ISSUER, _CLIENT_ID, _CLIENT_SECRET and _LABEL (oauth-providers.ts),
+ * and each SMS provider's settings, which its file declares (delivery/sms-providers/).
  */
-export const CONFIG_KEYS = [
+export const SERVICE_CONFIG_KEYS = [
   'PORT',
   'HOST',
   'BASE_URL',
@@ -38,13 +41,12 @@ export const CONFIG_KEYS = [
   'SMTP_URL',
   'MAIL_FROM',
   'SMS_PROVIDER',
-  'TWILIO_ACCOUNT_SID',
-  'TWILIO_AUTH_TOKEN',
-  'TWILIO_FROM',
-  'TWILIO_API_BASE',
   'METRICS_PORT',
   'METRICS_HOST',
   'OAUTH_PROVIDERS',
 ] as const;
 
-export type ConfigKey = (typeof CONFIG_KEYS)[number];
+export type ConfigKey = (typeof SERVICE_CONFIG_KEYS)[number];
+
+/** Every setting the service reads, documented in README.md and .env.example: its own, then every SMS provider's. */
+export const CONFIG_KEYS: readonly string[] = [...SERVICE_CONFIG_KEYS, ...SMS_PROVIDERS.keys];

@@ -1,9 +1,10 @@
 /**
- * The SMS transport port (decisions §14): one SmsSender per configured provider (SMS_PROVIDER), built
- * from the provider registry (sms-providers.ts). Adding a provider is one new file that exports an
- * SmsProvider, plus its line in the registry and its variables in config/keys.ts.
+ * The SMS transport port (decisions §14): one SmsSender for the configured provider (SMS_PROVIDER).
+ * A provider is one file in sms-providers/ exporting `smsProvider`: its name, its settings (the
+ * variables it reads, with defaults, which are secret and how each is checked) and its sender. The
+ * registry (sms-providers.ts) finds the files at start; configuration, .env loading and the start
+ * checks take every provider's settings from there, so nothing else lists providers.
  */
-import type { ConfigKey } from '../config/keys.ts';
 import type { Sms } from '../domain/sms/sms-queue.ts';
 import type { SendResult } from './push-port.ts';
 
@@ -20,11 +21,34 @@ export interface SmsSender {
   send(sms: Sms): Promise<SmsResult>;
 }
 
-/** One provider: the variables it reads, how they are checked at start, and its sender. */
-export interface SmsProvider<Settings> {
-  /** Its variables (all listed in config/keys.ts); setting one without SMS_PROVIDER naming it is refused. */
-  readonly keys: readonly ConfigKey[];
-  /** Reads and checks the variables, adding a readable line to `problems` for each missing or bad one. */
-  settings(get: (k: ConfigKey) => string | undefined, problems: string[]): Settings;
+/** One variable a provider reads. */
+export interface SmsSetting {
+  /** Upper case and starting with the provider's name: TWILIO_FROM for `twilio` (no clash with the service's own). */
+  readonly key: string;
+  /** What goes there; the start names it when a required one is missing ("SMS_PROVIDER=twilio needs TWILIO_FROM: <about>"). */
+  readonly about: string;
+  /** Needed once SMS_PROVIDER names the provider. A required setting has no default. */
+  readonly required?: boolean;
+  /** The value when unset. */
+  readonly default?: string;
+  /** A credential: never shown in a start problem, and taken out of every send result's detail. */
+  readonly secret?: boolean;
+  /** A problem with a set value, worded to follow the key ("must be ..."); undefined when it is fine. */
+  check?(value: string): string | undefined;
+}
+
+/** One provider, as a file of sms-providers/ exports it (`export const smsProvider`). */
+export interface SmsProvider<Settings = unknown> {
+  /** What SMS_PROVIDER says to choose it; the file is named after it (twilio.ts). */
+  readonly name: string;
+  readonly settings: readonly SmsSetting[];
+  /**
+   * The values once every check passed (set ones trimmed, defaults filled in; an unset optional one
+   * absent) made into what `sender` takes.
+   */
+  configure(values: Readonly<Record<string, string>>): Settings;
   sender(settings: Settings, deps: { clock: { now(): number } }): SmsSender;
 }
+
+/** Types a provider file's export (its settings stay its own), so `configure` and `sender` agree. */
+export const defineSmsProvider = <Settings>(provider: SmsProvider<Settings>): SmsProvider<Settings> => provider;

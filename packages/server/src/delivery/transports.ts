@@ -43,9 +43,8 @@ export async function buildTransports(config: Config, vapid: VapidKeys, clock: C
   // without one, the outbox worker writes each mail to the log (development).
   const email = config.mail.smtpUrl ? smtpMailTransport({ smtpUrl: config.mail.smtpUrl, from: config.mail.from }) : null;
   const mailKeys = config.keyEncryptionKey ? new KeyEncryption(config.keyEncryptionKey) : null;
-  // SMS goes to the operator's own provider (SMS_PROVIDER; see sms-twilio.ts for why not through the
-  // outbound guard); without one, the outbox worker writes each SMS to the log (development).
-  const provider = config.sms ? SMS_PROVIDERS[config.sms.provider] : undefined;
-  const sms = config.sms && provider ? provider.sender(config.sms.settings, { clock }) : null;
+  // SMS goes to the operator's own provider (SMS_PROVIDER; see sms-providers/twilio.ts for why not
+  // through the outbound guard); without one, the outbox worker writes each SMS to the log (development).
+  const sms = config.sms ? SMS_PROVIDERS.sender(config.sms, { clock }) : null;
   return { webpush, fcm, backchannel, email, mailKeys, sms };
 }

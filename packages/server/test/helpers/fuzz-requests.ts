@@ -44,6 +44,10 @@ export interface Genuine {
   agentJwt: string;
   userId: string;
   site: string;
+  /** A configured identity provider's name, for the {provider} parameter of the /oauth/ routes. */
+  provider?: string;
+  /** A pending access request of the owner, for {txn_id}. */
+  txnId?: string;
 }
 
 export interface FuzzRequest {
@@ -159,7 +163,7 @@ const bodyArb = (g: Genuine, route: Route): fc.Arbitrary<Buffer> =>
 
 const idArb = (g: Genuine): fc.Arbitrary<string> =>
   fc.oneof(
-    fc.constantFrom(g.agentId, `ag_${'a'.repeat(26)}`, `t_${'b'.repeat(26)}`, `gr_${'c'.repeat(26)}`, `dev_${'d'.repeat(26)}`).map(percentEncode),
+    fc.constantFrom(g.agentId, ...(g.txnId ? [g.txnId] : []), `ag_${'a'.repeat(26)}`, `t_${'b'.repeat(26)}`, `gr_${'c'.repeat(26)}`, `dev_${'d'.repeat(26)}`).map(percentEncode),
     nastyString.map(percentEncode),
     fc.constantFrom('%', '%zz', '%E0%A4%A', '%00', '%2F', '..%2F..', '.', '..', 'a'.repeat(400), '%C0%AF'),
   );
@@ -181,9 +185,10 @@ export function requestArb(routes: Route[], g: Genuine): fc.Arbitrary<FuzzReques
     fc.record({
       // Mostly the route's own method; sometimes another one on the same path.
       method: fc.oneof({ weight: 4, arbitrary: fc.constant(route.method) }, { weight: 1, arbitrary: fc.constantFrom(...METHODS) }),
-      path: fc.tuple(fc.array(idArb(g), { minLength: 2, maxLength: 2 }), queryArb(route)).map(([ids, q]) => {
+      // Mostly the configured provider for {provider} (else every /oauth/ request stops at "unknown provider").
+      path: fc.tuple(fc.array(idArb(g), { minLength: 2, maxLength: 2 }), queryArb(route), fc.nat(3)).map(([ids, q, pick]) => {
         let i = 0;
-        return route.path.replace(/\{[^}]+\}/g, () => ids[i++ % ids.length] ?? 'x') + q;
+        return route.path.replace(/\{([^}]+)\}/g, (_, name: string) => (name === 'provider' && g.provider && pick > 0 ? g.provider : ids[i++ % ids.length] ?? 'x')) + q;
       }),
       headers: headersArb(g),
       contentType: contentTypeArb,

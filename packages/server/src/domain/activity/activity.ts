@@ -37,6 +37,7 @@ export type ActivityAction =
   | 'recovery.codes_generated'
   | 'recovery.started'
   | 'recovery.completed'
+  | 'recovery.failed'
   | 'recovery.attempts_exhausted'
   | 'oauth.linked'
   | 'oauth.unlinked'

@@ -2,8 +2,10 @@
  * Account recovery (decisions §14), for an owner who lost every passkey: one-time recovery codes
  * made in advance, and an SMS code to the account's verified phone. Completing needs both, plus a
  * new password; it signs in with a `recovery` session (which may add a passkey: the account has
- * none left; approving still needs one), ends every other session, removes every passkey and sets
- * the password. An attacker then needs the owner's email, phone (the SIM), and a recovery code.
+ * none left; approving still needs one), ends every other session, removes every passkey, unlinks
+ * every identity provider (a linked one signs in and approves, so it is a credential like a
+ * passkey: whoever holds it must not outlive a recovery) and sets the password. An attacker then
+ * needs the owner's email, phone (the SIM), and a recovery code.
  *
  * `start` answers the same, in about the same time, whether or not the account and phone matched:
  * both paths hash, write a code row (a matchless one is void from birth) and then wait out a
@@ -56,6 +58,8 @@ export interface RecoveryDeps {
   sms: SmsQueue;
   notices: Pick<Notifier, 'security'>;
   accounts: Pick<Accounts, 'startSession'>;
+  /** What the owner knows a configured identity provider as (OAUTH_<NAME>_LABEL); its name when unknown. */
+  providerLabel?: (name: string) => string;
   /** Tests may shorten it; the service uses START_FLOOR_MS. */
   startFloorMs?: number;
 }
@@ -138,8 +142,8 @@ export class Recovery {
    * compares the SMS code in constant time and looks the recovery code up by its hash; any wrong
    * part gives the same 401. On success, in one transaction: the start and the recovery code are
    * consumed (conditional UPDATEs: of racing completions one wins, and a failure rolls both back),
-   * the password is set, every session and passkey of the account is removed. Then a `recovery`
-   * session is made.
+   * the password is set, every session, passkey and linked identity provider of the account is
+   * removed. Then a `recovery` session is made. Every wrong try is recorded in Activity.
    */
   async complete(input: { email: string; sms_code: string; recovery_code: string; new_password: string }, ip: string): Promise<SignedIn> {
     const { store, clock, limiter } = this.d;
@@ -155,24 +159,36 @@ export class Recovery {
     const recoveryHash = codeHash(user.id, normalizeRecoveryCode(input.recovery_code));
     const codeOk = await store.recoveryCodes.has(user.id, recoveryHash);
     if (!smsOk || !codeOk) {
+      // Each wrong try is the owner's to see (someone holds their email and is guessing); which part
+      // was wrong and what was typed stay out, as they stay out of the answer. Only tries that took
+      // one of a live start's 5 are recorded (starts are 5 per email per hour), so nobody can fill an
+      // owner's trail by posting completions with no start.
+      await store.activity.add({ userId: user.id, agentId: null, site: null, action: 'recovery.failed', detail: { attempts_left: tried.attemptsLeft }, ip, createdAt: now });
       if (tried.attemptsLeft === 0) await this.exhausted(user.id, ip);
       throw failed();
     }
     const passwordHash = await hashPassword(input.new_password);
-    const removed = await store.transaction(async (repos) => {
+    const { passkeys: removed, providers } = await store.transaction(async (repos) => {
       if (!(await repos.phoneCodes.consume(tried.id, now))) throw failed();
       // Throwing here rolls the start's consumption back with it.
       if (!(await repos.recoveryCodes.consume(user.id, recoveryHash, now))) throw failed();
       await repos.users.update(user.id, { passwordHash });
       await repos.sessions.deleteForUser(user.id);
       const passkeys = await repos.passkeys.deleteCreatedSince(user.id, 0);
+      // Linked identity providers go with the passkeys: each signs in and approves on its own. Flows
+      // under way go too, so a link begun before the recovery cannot finish after it.
+      const linked = (await repos.oauthIdentities.listForUser(user.id)).map((i) => i.provider);
+      await repos.oauthIdentities.deleteForUser(user.id);
+      await repos.oauthStates.deleteForUser(user.id);
       await repos.phoneCodes.revokeForUser(user.id, 'recovery', now);
       for (const hook of this.completedHooks) await hook(repos, user.id, now);
       const codesLeft = await repos.recoveryCodes.countUnused(user.id);
-      await repos.activity.add({ userId: user.id, agentId: null, site: null, action: 'recovery.completed', detail: { passkeys_removed: passkeys.length, recovery_codes_left: codesLeft }, ip, createdAt: now });
-      return passkeys.length;
+      await repos.activity.add({ userId: user.id, agentId: null, site: null, action: 'recovery.completed', detail: { passkeys_removed: passkeys.length, identity_providers_unlinked: linked, recovery_codes_left: codesLeft }, ip, createdAt: now });
+      return { passkeys: passkeys.length, providers: linked };
     });
-    await this.d.notices.security(user.id, 'Account recovered', `Your account was recovered with an SMS code and a recovery code: the password was changed, every other session ended and ${removed} passkey${removed === 1 ? ' was' : 's were'} removed. Add a new passkey now. Not you? Contact the operator of this service at once.`);
+    const label = this.d.providerLabel ?? ((name: string) => name);
+    const unlinked = providers.length === 0 ? '' : ` and ${providers.map(label).join(', ')} ${providers.length === 1 ? 'was' : 'were'} unlinked (link ${providers.length === 1 ? 'it' : 'them'} again in Account if you want to sign in with ${providers.length === 1 ? 'it' : 'them'})`;
+    await this.d.notices.security(user.id, 'Account recovered', `Your account was recovered with an SMS code and a recovery code: the password was changed, every other session ended, ${removed} passkey${removed === 1 ? ' was' : 's were'} removed${unlinked}. Add a new passkey now. Not you? Contact the operator of this service at once.`);
     return this.d.accounts.startSession({ ...user, passwordHash }, 'recovery');
   }
 

@@ -12,9 +12,8 @@
  * from Twilio's `code` and `message` only, with the token, the message text and the Basic header
  * taken out should an answer ever echo them. The Body (which holds a one-time code) is never logged.
  */
-import type { ConfigKey } from '../config/keys.ts';
-import { parseRetryAfter } from './retry-after.ts';
-import type { SmsProvider, SmsResult, SmsSender } from './sms-port.ts';
+import { parseRetryAfter } from '../retry-after.ts';
+import { defineSmsProvider, type SmsResult, type SmsSender } from '../sms-port.ts';
 
 export interface TwilioSettings {
   accountSid: string;
@@ -77,33 +76,38 @@ export function outcomeOf(status: number, body: string, retryAfter: string | nul
   return { outcome: 'failed', detail };
 }
 
-const KEYS: readonly ConfigKey[] = ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_FROM', 'TWILIO_API_BASE'];
+/** TWILIO_API_BASE: an http(s) URL (tests point it at a stand-in; an operator maybe at an egress proxy). */
+function checkApiBase(value: string): string | undefined {
+  try {
+    const u = new URL(value);
+    return u.protocol === 'https:' || u.protocol === 'http:' ? undefined : `must be an http(s) URL, got "${value}"`;
+  } catch {
+    return `is not a URL: "${value}"`;
+  }
+}
 
-export const twilioProvider: SmsProvider<TwilioSettings> = {
-  keys: KEYS,
-  settings(get, problems) {
-    const need = (k: ConfigKey, what: string): string => {
-      const v = get(k);
-      if (v === undefined || v.trim() === '') {
-        problems.push(`SMS_PROVIDER=twilio needs ${k}: ${what}`);
-        return '';
-      }
-      return v.trim();
+/** This file is the whole provider: the registry (../sms-providers.ts) finds it by its folder. */
+export const smsProvider = defineSmsProvider<TwilioSettings>({
+  name: 'twilio',
+  settings: [
+    {
+      key: 'TWILIO_ACCOUNT_SID',
+      about: 'the Account SID from the Twilio console (AC followed by 32 hex digits)',
+      required: true,
+      check: (v) => (/^AC[0-9a-fA-F]{32}$/.test(v) ? undefined : 'must be AC followed by 32 hex digits (the Account SID from the Twilio console)'),
+    },
+    { key: 'TWILIO_AUTH_TOKEN', about: 'the Auth Token from the Twilio console', required: true, secret: true },
+    { key: 'TWILIO_FROM', about: 'the sending number in E.164 (+15005550006) or a Messaging Service SID (MG...)', required: true },
+    { key: 'TWILIO_API_BASE', about: "the API's base address", default: 'https://api.twilio.com', check: checkApiBase },
+  ],
+  configure(values) {
+    const base = new URL(values.TWILIO_API_BASE ?? 'https://api.twilio.com');
+    return {
+      accountSid: values.TWILIO_ACCOUNT_SID ?? '',
+      authToken: values.TWILIO_AUTH_TOKEN ?? '',
+      from: values.TWILIO_FROM ?? '',
+      apiBase: base.origin + base.pathname.replace(/\/+$/, ''),
     };
-    const accountSid = need('TWILIO_ACCOUNT_SID', 'the Account SID from the Twilio console (AC followed by 32 hex digits)');
-    if (accountSid && !/^AC[0-9a-fA-F]{32}$/.test(accountSid)) problems.push('TWILIO_ACCOUNT_SID must be AC followed by 32 hex digits (the Account SID from the Twilio console)');
-    const authToken = need('TWILIO_AUTH_TOKEN', 'the Auth Token from the Twilio console');
-    const from = need('TWILIO_FROM', 'the sending number in E.164 (+15005550006) or a Messaging Service SID (MG...)');
-    const rawBase = get('TWILIO_API_BASE') ?? 'https://api.twilio.com';
-    let apiBase = rawBase.replace(/\/+$/, '');
-    try {
-      const u = new URL(rawBase);
-      if (u.protocol !== 'https:' && u.protocol !== 'http:') problems.push(`TWILIO_API_BASE must be an http(s) URL, got "${rawBase}"`);
-      apiBase = u.origin + u.pathname.replace(/\/+$/, '');
-    } catch {
-      problems.push(`TWILIO_API_BASE is not a URL: "${rawBase}"`);
-    }
-    return { accountSid, authToken, from, apiBase };
   },
   sender: (settings, deps) => twilioSender(settings, deps),
-};
+});
