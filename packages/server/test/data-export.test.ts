@@ -104,6 +104,17 @@ async function seed(t: TestApp, tag: string): Promise<Seeded> {
     secretHash: operatorSecretHash, secretSetAt: now, status: 'pending', verificationToken: `op-verif-${tag}-token-value`, verifiedAt: null, statusChangedAt: null, createdAt: now, updatedAt: now,
   });
   secrets.push(operatorSecretHash, `op-verif-${tag}-token-value`);
+
+  // A connection of the owner to that operator, through a consent whose code was exchanged, with the
+  // seeded agent made through it: exported with the agent, never the code's hash.
+  const connectionId = newId('cn');
+  const operatorId = (await store.operators.listForUser(owner.user.id))[0]!.id;
+  await store.connections.createOrLive({ id: connectionId, operatorId, userId: owner.user.id, sub: `sub-${tag}`, maxAgents: 5, status: 'active', createdAt: now, endedAt: null });
+  const codeHash = sha256Hex(`operator code ${tag}`);
+  await store.connections.saveCode({ codeHash, operatorId, userId: owner.user.id, redirectUri: 'https://ops.example/cb', codeChallenge: `challenge-${tag}-value`, expiresAt: now + 60_000, usedAt: null, connectionId: null });
+  await store.connections.linkCode(codeHash, connectionId);
+  await store.operators.attachAgent(agent.id, { operatorId, connectionId, browser: 'operator' });
+  secrets.push(codeHash, `challenge-${tag}-value`);
   return { owner, secrets, agentIds: [agent.id, other.id], grantId: grant.id };
 }
 
@@ -132,8 +143,14 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       assert.equal(doc.format, 'mandate-export');
       assert.deepEqual(doc.sections, SECTIONS);
       for (const name of SECTIONS) assert.ok(name in doc, `section ${name}`);
-      for (const name of ['plans', 'approval_modes', 'takeover_reports', 'operators']) assert.equal((doc[name] as unknown[]).length, 1, name);
-      assert.deepEqual(doc.connections, []);
+      for (const name of ['plans', 'approval_modes', 'takeover_reports', 'operators', 'connections']) assert.equal((doc[name] as unknown[]).length, 1, name);
+      const connections = doc.connections as { operator: { name: string }; sub: string; max_agents: number; status: string; agents: { id: string }[] }[];
+      assert.equal(connections.length, 1, 'the owner\'s connection, not another owner\'s');
+      const [connection] = connections;
+      assert.equal(connection?.operator.name, 'Operator alice');
+      assert.equal(connection?.sub, 'sub-alice');
+      assert.deepEqual([connection?.max_agents, connection?.status], [5, 'active']);
+      assert.deepEqual(connection?.agents.map((x) => x.id), [a.agentIds[0]], 'the agent made through it');
       assert.equal((doc.operators as { name: string }[])[0]?.name, 'Operator alice', 'the owner\'s own operator, not another owner\'s');
 
       const profile = doc.profile as Record<string, unknown>;

@@ -2,17 +2,18 @@
  * The sections of the data export (export.ts), one small function each, in the order they appear.
  * Each picks its fields one by one: no hash (password, session, refresh token, client secret), no
  * secret (push subscription keys, FCM tokens, push endpoints, link tokens), nothing of another person.
- * Sections for things this service does not hold yet (connections) are
- * empty lists, so the document's shape is stable as they arrive.
  */
 import { type ExportContext, type ExportSection, iso, paged } from './export.ts';
 
 const PAGE = 200;
+/**
+ * Connections a person can have made: one live per operator, and each ended one is a consent the
+ * person gave by hand with a passkey (at most 20 starts a minute), so this is far beyond any account.
+ */
+const CONNECTIONS_MAX = 10_000;
 
 const list = (name: string, read: (ctx: ExportContext) => AsyncIterable<unknown>): ExportSection => ({ name, kind: 'list', read });
 const value = (name: string, read: (ctx: ExportContext) => Promise<unknown>): ExportSection => ({ name, kind: 'value', read });
-/** A section for data the service does not hold yet: an empty list. */
-const notYet = (name: string): ExportSection => list(name, async function* () {});
 
 export const profileSection = value('profile', async ({ user, role }) => ({
   id: user.id,
@@ -151,6 +152,23 @@ export const identityProvidersSection = list('identity_providers', async functio
   }
 });
 
+/**
+ * The person's connections to operators, ended ones too (decisions §17): who, the id that operator
+ * knows them by, the agent limit and the agents made through it. Never the codes of the consents.
+ */
+export const connectionsSection = list('connections', async function* ({ user, store }) {
+  const connections = await store.connections.listForUser(user.id, CONNECTIONS_MAX);
+  const agents = await store.connections.agentsOf(connections.map((c) => c.id));
+  for (const c of connections) {
+    const operator = await store.operators.byId(c.operatorId);
+    yield {
+      id: c.id, operator: { id: c.operatorId, name: operator?.name ?? null, domain: operator?.domain ?? null }, sub: c.sub,
+      max_agents: c.maxAgents, status: c.status, created_at: iso(c.createdAt), ended_at: iso(c.endedAt),
+      agents: agents.filter((a) => a.connectionId === c.id).map((a) => ({ id: a.id, name: a.name, status: a.status, created_at: iso(a.createdAt) })),
+    };
+  }
+});
+
 /** Operators the owner registered, without the secret's hash (decisions §17). */
 export const operatorsSection = list('operators', async function* ({ user, store }) {
   for (const o of await store.operators.listForUser(user.id)) {
@@ -178,6 +196,6 @@ export const EXPORT_SECTIONS: readonly ExportSection[] = [
   plansSection,
   approvalModesSection,
   takeoverReportsSection,
-  notYet('connections'),
+  connectionsSection,
   operatorsSection,
 ];
