@@ -7,6 +7,7 @@ import { keyBody } from '../src/app/client/views/agent-form.ts';
 import { ACTION_FILTERS, activityText } from '../src/app/client/views/activity-text.ts';
 import type { ActivityItem } from '../src/app/client/types.ts';
 import { returnTarget, signInLink } from '../src/app/client/return-to.ts';
+import { ACTIVITY_ACTIONS } from '../../server/src/domain/activity/activity.ts';
 
 // The app's pure rules, without a browser: error sentences, the pasted-key check, activity lines.
 
@@ -82,6 +83,14 @@ describe('activity lines', () => {
     }
   });
 
+  test('every action the service records is offered as a filter and worded', () => {
+    const offered = new Set(ACTION_FILTERS.map(([action]) => action));
+    for (const action of ACTIVITY_ACTIONS) {
+      assert.ok(offered.has(action), `${action} is in the filter`);
+      assert.ok(!activityText(item(action))[0].startsWith(action), `${action} has a sentence`);
+    }
+  });
+
   test('approvals show what was given and the limits', () => {
     const [title, extra] = activityText(item('request.approved', { scopes: ['list'], user_info: ['user:email'], limits: { expires_in: 86400, max_uses: 5 } }));
     assert.equal(title, 'You approved shopper at shop.example');
@@ -100,6 +109,12 @@ describe('activity lines', () => {
     assert.deepEqual(activityText(item('operator.connection_ended', { name: 'Acme agents', reason: 'owner_disconnected', agents: 2 }, null)), ['You disconnected "Acme agents"', '2 agents removed and signed out of every site']);
     assert.deepEqual(activityText(item('operator.connection_ended', { name: 'Acme agents', reason: 'operator_ended', agents: 0 }, null)), ['"Acme agents" ended its connection', '']);
     assert.match(activityText(item('operator.connection_ended', { name: 'Acme agents', reason: 'code_reused', agents: 1 }, null))[0], /used twice/);
+  });
+
+  test('recovery: a wrong try says the tries left; a recovery names the providers it unlinked', () => {
+    assert.deepEqual(activityText(item('recovery.failed', { attempts_left: 3 }, null)), ['A recovery try failed', '3 tries left for that recovery; not you? Your account is safe without a recovery code']);
+    assert.deepEqual(activityText(item('recovery.completed', { passkeys_removed: 2, identity_providers_unlinked: ['google'] }, null)), ['Your account was recovered', 'password changed, every other sign-in ended, 2 passkeys removed, google unlinked (link again under Account)']);
+    assert.deepEqual(activityText(item('recovery.completed', { passkeys_removed: 1, identity_providers_unlinked: [] }, null))[1], 'password changed, every other sign-in ended, 1 passkey removed');
   });
 
   test('an unknown action is still shown, plainly', () => {

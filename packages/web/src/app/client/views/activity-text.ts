@@ -42,10 +42,12 @@ export const ACTION_FILTERS: readonly [string, string][] = [
   ['recovery.codes_generated', 'Recovery codes made'],
   ['recovery.started', 'Account recovery started'],
   ['recovery.completed', 'Account recovered'],
+  ['recovery.failed', 'Account recovery: a wrong try'],
   ['recovery.attempts_exhausted', 'Account recovery blocked'],
   ['oauth.linked', 'Sign-in provider linked'],
   ['oauth.unlinked', 'Sign-in provider unlinked'],
   ['oauth.sign_in', 'Signed in with a provider'],
+  ['oidc.sign_in', 'Agent signed in to a site'],
   ['takeover.requested', 'Take-over asked'],
   ['takeover.ended', 'Take-over ended'],
   ['takeover.reported', 'Take-over problem reported'],
@@ -118,6 +120,7 @@ export function activityText(a: ActivityItem): [title: string, extra: string] {
       const via = d.via === 'identity_provider' && str(d.provider) ? ` with ${str(d.provider)}` : '';
       return [`You approved ${who}${at}${via}`, `${listText(d.scopes)}; about you: ${listText(d.user_info)}${lim ? `; ${lim}` : ''}`];
     }
+    case 'oidc.sign_in': return [`${who} signed in${at}`, `with its pass, as you approved${Array.isArray(d.scopes) && d.scopes.length ? `: ${listText(d.scopes)}` : ''}`];
     case 'request.denied': return [`You denied ${who}${at}`, listText(d.scopes)];
     case 'request.expired': return d.kind === 'stepup'
       ? [`${who}'s request to confirm ${quoted(d.action)}${at} expired unanswered`, '']
@@ -154,7 +157,12 @@ export function activityText(a: ActivityItem): [title: string, extra: string] {
     case 'phone.removed': return [`You removed your phone ${str(d.phone)}`.trim(), 'it no longer recovers your account or is shared'];
     case 'recovery.codes_generated': return ['You made new recovery codes', 'the older ones no longer work'];
     case 'recovery.started': return [`Account recovery started: a code was texted to ${str(d.phone) || 'your phone'}`, 'not you? Your account is safe without a recovery code'];
-    case 'recovery.completed': return ['Your account was recovered', `password changed, every other sign-in ended${typeof d.passkeys_removed === 'number' ? `, ${d.passkeys_removed} passkey${d.passkeys_removed === 1 ? '' : 's'} removed` : ''}`];
+    case 'recovery.completed': {
+      const unlinked = Array.isArray(d.identity_providers_unlinked) ? d.identity_providers_unlinked.filter((p): p is string => typeof p === 'string') : [];
+      const passkeys = typeof d.passkeys_removed === 'number' ? `, ${d.passkeys_removed} passkey${d.passkeys_removed === 1 ? '' : 's'} removed` : '';
+      return ['Your account was recovered', `password changed, every other sign-in ended${passkeys}${unlinked.length ? `, ${unlinked.join(', ')} unlinked (link again under Account)` : ''}`];
+    }
+    case 'recovery.failed': return ['A recovery try failed', `${typeof d.attempts_left === 'number' ? `${d.attempts_left} tr${d.attempts_left === 1 ? 'y' : 'ies'} left for that recovery; ` : ''}not you? Your account is safe without a recovery code`];
     case 'recovery.attempts_exhausted': return ['Account recovery blocked after 5 wrong codes', 'that recovery no longer works'];
     // Identity providers (decisions §15): `provider` is the configured name.
     case 'oauth.linked': return [`You linked ${str(d.provider) || 'a sign-in provider'}`, str(d.email)];
