@@ -188,7 +188,7 @@ final class Mandate_Settings {
 		$old   = self::all();
 		$out   = array();
 		foreach ( self::DEFAULTS as $key => $default ) {
-			$value = isset( $input[ $key ] ) ? (string) wp_unslash( $input[ $key ] ) : $old[ $key ];
+			$value = isset( $input[ $key ] ) ? (string) $input[ $key ] : $old[ $key ]; // options.php unslashed it already.
 			switch ( $key ) {
 				case 'service_url':
 					$value = rtrim( esc_url_raw( trim( $value ), array( 'http', 'https' ) ), '/' );

@@ -80,7 +80,8 @@ final class Mandate_Sign_In {
 		$state    = self::random();
 		$verifier = self::random();
 		$nonce    = self::random();
-		$back     = wp_validate_redirect( (string) $request->get_param( 'redirect_to' ), admin_url() );
+		$asked    = (string) $request->get_param( 'redirect_to' );
+		$back     = '' === $asked ? admin_url() : wp_validate_redirect( $asked, admin_url() );
 		Mandate_Once::add(
 			'sign-in:' . $state,
 			array(
