@@ -13,6 +13,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { WORDPRESS_DIR, buildWordpress } from './build-wordpress.mjs';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 /** Where the server finds them (packages/server/src/downloads/sdk-tarballs.ts). */
@@ -90,4 +91,7 @@ export function buildDownloads(root = ROOT) {
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const index = buildDownloads();
   process.stdout.write(`Downloads in ${DOWNLOADS_DIR}: ${Object.values(index).map((d) => d.file).join(', ')}\n`);
+  // The WordPress plugin's zip for /download/wordpress (decisions §23), built with the SDKs.
+  const wordpress = buildWordpress();
+  process.stdout.write(`WordPress plugin in ${WORDPRESS_DIR}/${wordpress.file}\n`);
 }

@@ -8,6 +8,7 @@ import { existsSync, readdirSync, statSync, utimesSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { buildDownloads, downloadsStale } from './build-downloads.mjs';
+import { buildWordpress, wordpressStale } from './build-wordpress.mjs';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 /** The build's roots; tsc -b follows their references (protocol, web). */
@@ -43,6 +44,11 @@ export function staleBuilds(root = ROOT) {
 /** Builds when needed; returns whether it built. Throws with tsc's exit status when the build fails. */
 export function ensureBuilt() {
   const compiled = compileIfStale();
+  // The plugin's zip depends on the plugin's PHP files only.
+  if (wordpressStale()) {
+    process.stderr.write('mandate: packing the WordPress plugin for /download/wordpress ...\n');
+    buildWordpress();
+  }
   // After tsc: a package it rebuilt is newer than the tarballs made from it.
   if (!downloadsStale()) return compiled;
   process.stderr.write('mandate: packing the SDK tarballs for /download/agent and /download/site ...\n');

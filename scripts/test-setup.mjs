@@ -43,3 +43,42 @@ if (!(await reachable())) {
   if (!(await reachable())) fail(`PostgreSQL is not reachable at ${PG_URL.host}; start it or set TEST_DATABASE_URL`);
 }
 console.log(`test-setup: PostgreSQL ok (${PG_URL.host})`);
+
+// The WordPress end-to-end test (e2e/test/wordpress.test.ts) runs Debian's WordPress on PHP's built-in server
+// against MariaDB. php-cli runs the site and `php -l`; the extensions are the ones WordPress and the plugin use
+// (mysqli, curl for the HTTP API, xml, mbstring; openssl and json are built in). Debian starts no service when
+// installing on these machines (policy-rc.d), so the apache2 that `wordpress` depends on stays stopped.
+const PHP_PACKAGES = ['php-cli', 'php-mysql', 'php-curl', 'php-xml', 'php-mbstring', 'wordpress'];
+const phpModules = () => spawnSync('php', ['-m'], { encoding: 'utf8' }).stdout?.toLowerCase() ?? '';
+const phpReady = () => {
+  const modules = phpModules();
+  return ['mysqli', 'curl', 'xml', 'mbstring', 'openssl', 'json'].every((m) => modules.includes(m)) &&
+    existsSync('/usr/share/wordpress/wp-settings.php');
+};
+if (!phpReady()) {
+  if (!isRoot) fail(`PHP or WordPress is missing; install them with: sudo apt-get update && sudo apt-get install -y ${PHP_PACKAGES.join(' ')}`);
+  console.log(`test-setup: installing Debian ${PHP_PACKAGES.join(' ')} ...`);
+  sh(`apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ${PHP_PACKAGES.join(' ')}`);
+  if (!phpReady()) fail('PHP or WordPress still incomplete after installing (php -m lacks a module, or /usr/share/wordpress is missing)');
+}
+console.log(`test-setup: PHP ok (${spawnSync('php', ['-r', 'echo PHP_VERSION;'], { encoding: 'utf8' }).stdout}), WordPress ok (/usr/share/wordpress)`);
+
+const MARIADB = { host: process.env.WP_TEST_DB_HOST ?? '127.0.0.1', port: Number(process.env.WP_TEST_DB_PORT ?? 3306) };
+const tcpReachable = (host, port) =>
+  new Promise((resolve) => {
+    const s = net.connect(port, host, () => (s.end(), resolve(true)));
+    s.on('error', () => resolve(false));
+    s.setTimeout(2000, () => (s.destroy(), resolve(false)));
+  });
+if (!(await tcpReachable(MARIADB.host, MARIADB.port))) {
+  if (['127.0.0.1', 'localhost'].includes(MARIADB.host) && isRoot && existsSync('/usr/sbin/mariadbd')) {
+    console.log('test-setup: starting MariaDB ...');
+    spawnSync('start-stop-daemon', ['--start', '--oknodo', '--background', '--exec', '/usr/sbin/mariadbd'], { stdio: 'inherit' });
+  }
+  for (let i = 0; i < 30 && !(await tcpReachable(MARIADB.host, MARIADB.port)); i++) await new Promise((r) => setTimeout(r, 500));
+  if (!(await tcpReachable(MARIADB.host, MARIADB.port))) fail(`MariaDB is not reachable at ${MARIADB.host}:${MARIADB.port} (the WordPress test needs root with an empty password)`);
+}
+// Reachable is not enough: the test signs in as root with an empty password to create its database.
+const login = spawnSync('php', ['-r', `mysqli_report(MYSQLI_REPORT_OFF); $m = @new mysqli('${MARIADB.host}', 'root', '', '', ${MARIADB.port}); echo $m->connect_errno ? $m->connect_error : 'ok';`], { encoding: 'utf8' });
+if (login.stdout.trim() !== 'ok') fail(`MariaDB at ${MARIADB.host}:${MARIADB.port} refuses root with an empty password: ${login.stdout.trim() || login.stderr.trim()}`);
+console.log(`test-setup: MariaDB ok (${MARIADB.host}:${MARIADB.port})`);

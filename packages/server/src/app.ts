@@ -76,6 +76,7 @@ import { Metrics } from './metrics/metrics.ts';
 import { RevocationSequence } from './domain/revocation/rev-seq.ts';
 import type { Store } from './store/ports/index.ts';
 import { SdkTarballs } from './downloads/sdk-tarballs.ts';
+import { WordpressZips } from './downloads/wordpress-zip.ts';
 
 export interface BuildOptions {
   config: Config;
@@ -191,7 +192,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   const connections = new ConnectionLifecycle({ store, clock, activity, agents });
   const consent = new Consent({ store, clock, passkeys, activity, limiter, secret: oidcSecret, issuer: config.baseUrl, lifecycle: connections });
   const operatorAgents = new OperatorAgents({ store, activity, agents, lifecycle: connections });
-  const services: Services = { operators, consent, connections, operatorAgents, takeovers, relay, accountDeletion, identityProviders, phone, recovery, sdkTarballs: new SdkTarballs(), metrics, emailVerification, passwordReset, dataExport, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, plans, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
+  const services: Services = { operators, consent, connections, operatorAgents, takeovers, relay, accountDeletion, identityProviders, phone, recovery, sdkTarballs: new SdkTarballs(), wordpressZips: new WordpressZips(), metrics, emailVerification, passwordReset, dataExport, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, plans, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
 
   const app = Fastify({
     logger: opts.logger ?? {

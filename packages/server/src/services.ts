@@ -37,6 +37,7 @@ import type { Phone } from './domain/phone/phone.ts';
 import type { Recovery } from './domain/recovery/recovery.ts';
 import type { IdentityProviders } from './domain/identity-providers/identity-providers.ts';
 import type { SdkTarballs } from './downloads/sdk-tarballs.ts';
+import type { WordpressZips } from './downloads/wordpress-zip.ts';
 import type { Takeovers } from './domain/takeovers/takeovers.ts';
 import type { TakeoverRelay } from './relay/takeover-relay.ts';
 import type { AccountDeletion } from './domain/privacy/account-deletion.ts';
@@ -65,6 +66,7 @@ export interface Services {
   identityProviders: IdentityProviders;
   /** The agent and site SDK tarballs the build made, served at /download/agent and /download/site. */
   sdkTarballs: SdkTarballs;
+  wordpressZips: WordpressZips;
   /** Prometheus metrics, counted by the routes (metrics/metrics.ts). */
   metrics: Metrics;
   /** The owner's phone: SMS codes, verification, unlinking (domain/phone/phone.ts). */

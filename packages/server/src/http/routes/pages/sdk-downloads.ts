@@ -65,6 +65,6 @@ export async function sdkDownloadRoutes(app: FastifyInstance, s: Services): Prom
 }
 
 /** If-None-Match (RFC 9110 §13.1.2): any listed tag, compared weakly (npm's cache may send `W/"…"`), or `*`. */
-function unchanged(ifNoneMatch: string | undefined, etag: string): boolean {
+export function unchanged(ifNoneMatch: string | undefined, etag: string): boolean {
   return ifNoneMatch?.split(',').some((tag) => ['*', etag].includes(tag.trim().replace(/^W\//, ''))) ?? false;
 }
