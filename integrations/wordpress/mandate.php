@@ -1,7 +1,6 @@
 <?php
 /**
  * Plugin Name:       Mandate
- * Plugin URI:        https://github.com/mandate/mandate
  * Description:       Lets AI agents use this site on behalf of people, with each person's approval: REST API passes checked by Mandate, step-ups for sensitive routes, "Sign in with Mandate" for agents, back-channel logout and CIBA confirmation.
  * Version:           0.1.0
  * Requires at least: 6.1

@@ -54,7 +54,7 @@ final class Mandate_Ciba {
 			if ( null === $pending ) {
 				return self::start( $key, $act_sub, $message );
 			}
-			return self::poll( $key, $pending, $sub );
+			return self::poll( $key, $pending, $sub, $act_sub );
 		} catch ( Mandate_Unavailable $e ) {
 			error_log( 'mandate: CIBA: ' . $e->getMessage() ); // phpcs:ignore WordPress.PHP.DevelopmentFunctions.error_log_error_log
 			return Mandate_Rest_Guard::refusal( 503, 'service_unavailable', 'the owner cannot be asked to confirm right now (Mandate cannot be reached); try again later' );
@@ -99,8 +99,9 @@ final class Mandate_Ciba {
 	 * @param string $key     The pending record's key.
 	 * @param array  $pending The record.
 	 * @param string $sub     The person's pairwise id here.
+	 * @param string $act_sub The agent's pairwise id here.
 	 */
-	private static function poll( string $key, array $pending, string $sub ) {
+	private static function poll( string $key, array $pending, string $sub, string $act_sub ) {
 		$wait = (int) $pending['next_poll'] - time();
 		if ( $wait > 0 ) {
 			return self::pending( $wait, '' );
@@ -132,6 +133,12 @@ final class Mandate_Ciba {
 		if ( ! hash_equals( $sub, (string) $claims['sub'] ) ) {
 			Mandate_Once::delete( $key );
 			return Mandate_Rest_Guard::refusal( 403, 'confirmation_failed', 'the confirmation came from another person than this agent\'s owner' );
+		}
+		// The confirmation must also be for this agent: the same person's other agent is not this one.
+		$act = is_array( $claims['act'] ?? null ) ? $claims['act'] : array();
+		if ( ! hash_equals( $act_sub, (string) ( $act['sub'] ?? '' ) ) ) {
+			Mandate_Once::delete( $key );
+			return Mandate_Rest_Guard::refusal( 403, 'confirmation_failed', 'the confirmation was for another agent than this one' );
 		}
 		// Of two requests that both saw the tokens, only the one that takes the record runs.
 		if ( null === Mandate_Once::take( $key ) ) {
