@@ -42,9 +42,12 @@ import type { TakeoverRelay } from './relay/takeover-relay.ts';
 import type { AccountDeletion } from './domain/privacy/account-deletion.ts';
 import type { Operators } from './domain/operators/operators.ts';
 import type { Consent } from './domain/operators/consent.ts';
+import type { Readiness } from './domain/readiness/readiness.ts';
 
 /** Everything the routes may call, built once in app.ts. */
 export interface Services {
+  /** GET /api/readiness and /check: a site's readiness, cached in the store (domain/readiness; decisions §22). */
+  readiness: Readiness;
   /** Operators: registration, secret, domain verification, the admin switch (domain/operators; decisions §17). */
   operators: Operators;
   /** Consent to an operator and the code exchange (domain/operators/consent.ts; decisions §17). */
