@@ -43,9 +43,12 @@ import type { AccountDeletion } from './domain/privacy/account-deletion.ts';
 import type { Operators } from './domain/operators/operators.ts';
 import type { Consent } from './domain/operators/consent.ts';
 import type { Readiness } from './domain/readiness/readiness.ts';
+import type { Challenge } from './domain/challenge/challenge.ts';
 
 /** Everything the routes may call, built once in app.ts. */
 export interface Services {
+  /** /challenge: the instance's own protected demo route (domain/challenge; decisions §23). */
+  challenge: Challenge;
   /** GET /api/readiness and /check: a site's readiness, cached in the store (domain/readiness; decisions §22). */
   readiness: Readiness;
   /** Operators: registration, secret, domain verification, the admin switch (domain/operators; decisions §17). */
