@@ -73,7 +73,8 @@ describe('the challenge: an agent end to end against this instance', () => {
 
     const refused = await agent.fetch(`${base}/challenge/claim`, { method: 'POST' }, { stepup: false });
     assert.equal(refused.status, 403);
-    assert.deepEqual(await refused.json(), { error: 'stepup_required', error_description: 'this action needs a step-up approval by the owner, sent in X-Service-Stepup', action: 'claim' });
+    const description = 'this action needs a step-up approval by the owner, sent in X-Service-Stepup';
+    assert.deepEqual(await refused.json(), { error: 'stepup_required', error_description: description, detail: description, action: 'claim' });
     assert.deepEqual(await owner.pending(), [], 'refusing asked nobody');
 
     // With the step-up: the SDK asks the owner for "claim", the owner approves, the SDK retries.

@@ -21,11 +21,12 @@ export interface ChallengeRequest {
 
 export type ChallengeAnswer =
   | { status: 200; body: Record<string, unknown> }
-  | { status: 401 | 403; body: { error: string; error_description: string; action?: string } };
+  | { status: 401 | 403; body: { error: string; error_description: string; detail: string; action?: string } };
 
+/** The site rules' `{error, error_description}` (what agents read), with the service's `detail` beside it. */
 const refuse = (status: 401 | 403, error: string, description: string, action?: string): ChallengeAnswer => ({
   status,
-  body: { error, error_description: description, ...(action === undefined ? {} : { action }) },
+  body: { error, error_description: description, detail: description, ...(action === undefined ? {} : { action }) },
 });
 
 /** `Bearer <pass>` or `DPoP <pass>` (RFC 9449 names the scheme DPoP; agents send either). */

@@ -7,6 +7,7 @@ import { CHALLENGE_PATH, CLAIM_PATH, type ChallengeAnswer, type ChallengeRequest
 const Refusal = Type.Object({
   error: Type.String({ description: 'the verdict code (401), `insufficient_scope` or `stepup_required` (403), or `invalid_request` (no pass)' }),
   error_description: Type.String(),
+  detail: Type.String({ description: 'the same as `error_description`, as every error of the service carries' }),
   action: Type.Optional(Type.String({ description: 'with `stepup_required`: the action to have the owner approve (`claim`)' })),
 }, { additionalProperties: true });
 
