@@ -39,6 +39,9 @@ import { Operators } from './domain/operators/operators.ts';
 import { Consent } from './domain/operators/consent.ts';
 import { ConnectionLifecycle } from './domain/operators/connection-lifecycle.ts';
 import { OperatorAgents } from './domain/operators/operator-agents.ts';
+import { Readiness } from './domain/readiness/readiness.ts';
+import { Challenge } from './domain/challenge/challenge.ts';
+import { CHALLENGE_ACTION, CHALLENGE_SCOPE, challengeSite } from '@mandate/web';
 import { Reputation } from './domain/reputation/reputation.ts';
 import { Reports } from './domain/reputation/reports.ts';
 import { Approvals } from './domain/approvals/approvals.ts';
@@ -192,7 +195,11 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   const connections = new ConnectionLifecycle({ store, clock, activity, agents });
   const consent = new Consent({ store, clock, passkeys, activity, limiter, secret: oidcSecret, issuer: config.baseUrl, lifecycle: connections });
   const operatorAgents = new OperatorAgents({ store, activity, agents, lifecycle: connections });
-  const services: Services = { operators, consent, connections, operatorAgents, takeovers, relay, accountDeletion, identityProviders, phone, recovery, sdkTarballs: new SdkTarballs(), wordpressZips: new WordpressZips(), metrics, emailVerification, passwordReset, dataExport, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, plans, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
+  // The readiness check fetches a site someone named: only through the outbound guard (§24).
+  const readiness = new Readiness({ store, clock, limiter, fetch: guardedFetch({ allowLoopback: config.outboundAllowLoopback }), policy: { allowLoopback: config.outboundAllowLoopback } });
+  // The challenge is verified by this service's own verifier, as a site in cloud mode would (§23).
+  const challenge = new Challenge({ verifier, baseUrl: config.baseUrl, site: challengeSite(config.baseUrl), scope: CHALLENGE_SCOPE, action: CHALLENGE_ACTION });
+  const services: Services = { operators, consent, connections, operatorAgents, takeovers, relay, accountDeletion, identityProviders, phone, recovery, sdkTarballs: new SdkTarballs(), wordpressZips: new WordpressZips(), metrics, emailVerification, passwordReset, dataExport, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, plans, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports, challenge, readiness };
 
   const app = Fastify({
     logger: opts.logger ?? {

@@ -45,9 +45,15 @@ import type { Operators } from './domain/operators/operators.ts';
 import type { Consent } from './domain/operators/consent.ts';
 import type { ConnectionLifecycle } from './domain/operators/connection-lifecycle.ts';
 import type { OperatorAgents } from './domain/operators/operator-agents.ts';
+import type { Readiness } from './domain/readiness/readiness.ts';
+import type { Challenge } from './domain/challenge/challenge.ts';
 
 /** Everything the routes may call, built once in app.ts. */
 export interface Services {
+  /** /challenge: the instance's own protected demo route (domain/challenge; decisions §23). */
+  challenge: Challenge;
+  /** GET /api/readiness and /check: a site's readiness, cached in the store (domain/readiness; decisions §22). */
+  readiness: Readiness;
   /** Operators: registration, secret, domain verification, the admin switch (domain/operators; decisions §17). */
   operators: Operators;
   /** Consent to an operator and the code exchange (domain/operators/consent.ts; decisions §17). */

@@ -77,7 +77,8 @@ function build(): ReadonlyMap<string, StaticAsset> {
   const manifestJson = JSON.stringify(manifest, null, 2);
   const html = text('./shell/app.html');
   // One version for the whole shell: it names the script and styles in the page and the worker's cache.
-  const version = hash(script, css, svg, png192, png512, manifestJson, html).slice(0, 12);
+  const version = shellVersion([script, css, svg, png192, png512, manifestJson, html]);
+  shell = version;
   const shellUrls = ['/app', `/assets/app/app.js?v=${version}`, `/assets/app/app.css?v=${version}`, '/assets/app/icon.svg', '/manifest.webmanifest', '/icon-192.png', '/icon-512.png'];
   const worker = bundle('./worker/service-worker.ts', { SHELL_VERSION: JSON.stringify(version), SHELL_URLS: JSON.stringify(shellUrls) });
 
@@ -110,6 +111,21 @@ function build(): ReadonlyMap<string, StaticAsset> {
 }
 
 let built: ReadonlyMap<string, StaticAsset> | undefined;
+let shell: string | undefined;
+
+/** The version of the owner app's shell: a hash of its assets, so any change to any of them changes it. */
+export function shellVersion(parts: readonly (string | Buffer)[]): string {
+  return hash(...parts).slice(0, 12);
+}
+
+/**
+ * The version of the app this process serves (GET /api/page-version, decisions §23): the one in
+ * the page's script and stylesheet URLs. An open app compares it with its own and reloads when they differ.
+ */
+export function appVersion(): string {
+  built ??= build();
+  return shell!;
+}
 let takeoverHtml: StaticAsset | undefined;
 let connect: { html: string; version: string } | undefined;
 

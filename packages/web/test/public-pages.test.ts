@@ -155,8 +155,9 @@ describe('public pages', () => {
     const paths = Object.keys(spec.paths);
     assert.ok(paths.length > 10, 'the API is described');
     // The API is /api, /oidc, the two OIDC discovery documents, the SDK tarballs npm fetches
-    // (decisions §26) and /healthz (the health check's short address, for load balancers); no page is in it.
-    const api = /^\/(api|oidc)\/|^\/\.well-known\/(openid-configuration|oauth-authorization-server)$|^\/download\/(agent|site)$|^\/healthz$/;
+    // (decisions §26), /healthz (the health check's short address, for load balancers) and the
+    // challenge's two routes, which answer agents in JSON (decisions §23); no page is in it.
+    const api = /^\/(api|oidc)\/|^\/\.well-known\/(openid-configuration|oauth-authorization-server)$|^\/download\/(agent|site)$|^\/healthz$|^\/challenge(\/claim)?$/;
     for (const path of paths) assert.match(path, api, `${path} is in /openapi.json`);
     for (const page of ['/', '/app', '/docs', '/sw.js', '/.well-known/assetlinks.json', '/download/android']) assert.ok(!paths.includes(page), `${page} is in /openapi.json`);
   });

@@ -7,7 +7,7 @@ import { docsOnDisk } from './public-helpers.ts';
 
 /** An iPhone-sized screen: the width issue 27's reports were made at. */
 const PHONE = { width: 390, height: 844 } as const;
-const PUBLIC_PAGES = ['/', '/how-it-works', '/for-shops', '/docs', '/legal/privacy', '/legal/terms'];
+const PUBLIC_PAGES = ['/', '/how-it-works', '/for-shops', '/pitch', '/challenge', '/check', '/check?site=127.0.0.1:9', '/docs', '/legal/privacy', '/legal/terms'];
 
 /** Every docs page (each file on disk, each section's index) and the public pages. */
 function allPages(): string[] {

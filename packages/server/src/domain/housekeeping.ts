@@ -34,7 +34,7 @@ export const EMAIL_LINK_KEEP_MS = DAY_MS;
  * requests, CIBA rows that point at them go after CIBA_KEEP_MS, earlier; grants never point at a
  * request); notifications past the inbox's 30 days; delivered or given-up outbox messages after
  * OUTBOX_KEEP_MS; ended OIDC sign-ins after SIGN_IN_KEEP_MS; CIBA requests and email links a day past
- * their expiry. Agent status lines are bounded when written (STATUS_SITES_KEPT per agent).
+ * their expiry; readiness answers at their expiry. Agent status lines are bounded when written (STATUS_SITES_KEPT per agent).
  *
  * Kept: accounts, passkeys, agents (removed ones are tombstones the revocation list and the trail
  * name), grants (revoked and superseded ones feed the revocation list, an agent's `revoked_sites`
@@ -66,6 +66,8 @@ export async function purgeExpired(store: Store, clock: Clock): Promise<Record<s
     takeovers: await store.takeovers.purgeBefore(now - EMAIL_LINK_KEEP_MS),
     // Kept a day past expiry, so a reuse of a spent code can still end the connection it made.
     operatorCodes: await store.connections.purgeCodes(now - EMAIL_LINK_KEEP_MS),
+    // Readiness answers are a 10-minute cache (decisions §22): nothing reads them once expired.
+    readiness: await store.readiness.purgeExpired(now),
   };
 }
 

@@ -34,6 +34,7 @@ import { emailTokensRepo } from './repos/email-tokens.ts';
 import { emailClaimsRepo } from './repos/email-claims.ts';
 import { takeoversRepo } from './repos/takeovers.ts';
 import { operatorsRepo } from './repos/operators.ts';
+import { readinessRepo } from './repos/readiness.ts';
 import { connectionsRepo } from './repos/connections.ts';
 import { phoneCodesRepo, recoveryCodesRepo } from './repos/phone-codes.ts';
 import { plansRepo } from './repos/plans.ts';
@@ -83,6 +84,7 @@ function repos(db: Db, dialect: Dialect): Repos {
     takeovers: takeoversRepo(db),
     operators: operatorsRepo(db),
     connections: connectionsRepo(db),
+    readiness: readinessRepo(db),
   };
 }
 

@@ -46,6 +46,7 @@ export interface Database {
   operators: OperatorsTable;
   operator_connections: OperatorConnectionsTable;
   operator_codes: OperatorCodesTable;
+  readiness_checks: ReadinessChecksTable;
 }
 
 export interface UsersTable {
@@ -543,4 +544,12 @@ export interface OperatorCodesTable {
   expires_at: number;
   used_at: number | null;
   connection_id: string | null;
+}
+
+/** Migration 029: the readiness cache, one row per site. */
+export interface ReadinessChecksTable {
+  site: string;
+  report: string;
+  checked_at: number;
+  expires_at: number;
 }

@@ -16,6 +16,9 @@ import { homePage } from './pages/home.ts';
 import { howItWorksPage } from './pages/how-it-works.ts';
 import { legalPages } from './pages/legal.ts';
 import { notFoundPage } from './pages/not-found.ts';
+import { challengeAgentsTxt, challengePage } from './pages/challenge.ts';
+import { type CheckView, checkPage } from './pages/check.ts';
+import { pitchPage } from './pages/pitch.ts';
 import { markSvg, publicStylesheet } from './tokens.ts';
 
 export interface PublicResponse {
@@ -35,6 +38,13 @@ export interface PublicSite {
   fallback(path: string): PublicResponse;
   /** Absolute URLs listed in the sitemap. */
   sitemapUrls: readonly string[];
+  /**
+   * /challenge for people (decisions §23): not in `pages`, since the server's /challenge route also
+   * verifies agents; it serves this to requests without a pass.
+   */
+  challenge: PublicResponse;
+  /** /check?site= (the HTML twin of readiness), rendered per request with the answer. */
+  check(view: CheckView, status?: number): PublicResponse;
   /** Doc files left out (bad names, symbolic links); the server logs them. */
   warnings: readonly string[];
 }
@@ -78,6 +88,7 @@ export function buildPublicSite(opts: PublicSiteOptions): PublicSite {
     ['/', homePage(ctx)],
     ['/how-it-works', howItWorksPage(ctx)],
     ['/for-shops', forShopsPage(ctx)],
+    ['/pitch', pitchPage(ctx)],
     ['/docs', docsIndexPage(ctx)],
   ]);
   for (const section of ctx.docs.sections) {
@@ -86,11 +97,14 @@ export function buildPublicSite(opts: PublicSiteOptions): PublicSite {
   }
   for (const legal of legalPages(ctx)) htmlPages.set(legal.path, legal.body);
 
-  const sitemapUrls = [...htmlPages.keys()].map((path) => baseUrl + path);
+  // /challenge and /check are answered by the server's own routes (they verify agents, run checks),
+  // but are public pages like the others.
+  const sitemapUrls = [...htmlPages.keys(), '/challenge', '/check'].map((path) => baseUrl + path);
   const pages = new Map<string, PublicResponse>([...htmlPages].map(([path, body]) => [path, ok(body)]));
   for (const section of ctx.docs.sections) {
     for (const doc of section.pages) pages.set(`${doc.path}.md`, ok(doc.markdown, 'text/markdown; charset=utf-8'));
   }
+  pages.set('/challenge/agents.txt', ok(challengeAgentsTxt(baseUrl, opts.agentPackage ?? null), 'text/plain; charset=utf-8'));
   pages.set('/robots.txt', ok(robotsTxt(baseUrl), 'text/plain; charset=utf-8'));
   pages.set('/sitemap.xml', ok(sitemapXml(sitemapUrls), 'application/xml; charset=utf-8'));
   pages.set('/llms.txt', ok(llmsTxt(baseUrl, ctx.docs, opts.agentPackage ?? null), 'text/plain; charset=utf-8'));
@@ -110,6 +124,9 @@ export function buildPublicSite(opts: PublicSiteOptions): PublicSite {
       }
       return notFound;
     },
+    challenge: ok(challengePage(ctx, opts.agentPackage ?? null)),
+    // A result is one person's answer: never kept by shared caches.
+    check: (view, status = 200) => ({ status, type: HTML, cache: 'no-store', body: checkPage(ctx, view) }),
     sitemapUrls,
     warnings: loaded.warnings,
   };

@@ -8,7 +8,7 @@ export interface PageMeta {
   title: string;
   description: string;
   /** Which main navigation entry to mark as current. */
-  nav?: 'how' | 'docs' | 'shops';
+  nav?: 'how' | 'docs' | 'shops' | 'pitch' | 'challenge';
   /** Keeps a page out of search engines (the 404 page). */
   noindex?: boolean;
 }
@@ -17,6 +17,8 @@ const NAV = [
   { key: 'how', href: '/how-it-works', label: 'How it works' },
   { key: 'docs', href: '/docs', label: 'Docs' },
   { key: 'shops', href: '/for-shops', label: 'For sites' },
+  { key: 'pitch', href: '/pitch', label: 'Why Mandate' },
+  { key: 'challenge', href: '/challenge', label: 'Try it' },
 ] as const;
 
 /** The one layout of every public page: header navigation, main content, footer with legal links. */
@@ -54,6 +56,7 @@ ${main}
       <a href="/legal/privacy">Privacy</a>
       <a href="/legal/terms">Terms</a>
       <a href="/docs">Docs</a>
+      <a href="/check">Check a site</a>
       <a href="/openapi.json">OpenAPI</a>
       <a href="/llms.txt">llms.txt</a>
     </nav>

@@ -38,6 +38,11 @@ export interface OidcClientsRepo {
   listForUser(userId: string): Promise<OidcClientRecord[]>;
   countForUser(userId: string): Promise<number>;
   /**
+   * Every owner's clients with a redirect URI on `host` (lower-case host[:port], as `new URL().host`
+   * gives it: no default port), oldest first, at most `limit`. For the readiness check (decisions §22).
+   */
+  listForHost(host: string, limit: number): Promise<OidcClientRecord[]>;
+  /**
    * Applies `changes` to the owner's client in one statement, only while its redirect URIs are still
    * exactly `expectedRedirectUris` (compare-and-set): a verification that fetched the files of the
    * old URIs cannot mark new ones verified, and of two racing edits the one that read stale URIs

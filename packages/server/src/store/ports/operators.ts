@@ -53,6 +53,8 @@ export interface OperatorsRepo {
   /** Every operator, newest first, at most `limit` (the admin list). */
   listAll(limit: number): Promise<OperatorRecord[]>;
   countForUser(userId: string): Promise<number>;
+  /** Every operator whose domain is exactly `domain` (lower-case host[:port]), oldest first (the readiness check, decisions §22). */
+  listForDomain(domain: string): Promise<OperatorRecord[]>;
   /** Replaces the secret hash of the person's operator; false when there is no such operator of theirs. */
   replaceSecret(userId: string, id: string, secretHash: string, now: number): Promise<boolean>;
   /** Records a successful domain check; answers the updated record (undefined when it is gone). */

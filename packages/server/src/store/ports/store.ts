@@ -22,6 +22,7 @@ import type { TakeoversRepo } from './takeovers.ts';
 import type { OperatorsRepo } from './operators.ts';
 import type { ConnectionsRepo } from './connections.ts';
 import type { PassIssuance, PassIssuanceOutcome } from './passes.ts';
+import type { ReadinessRepo } from './readiness.ts';
 
 /**
  * The store as a whole: every repository, plus the few operations that span several (cloud verify,
@@ -66,6 +67,7 @@ export interface Repos {
   takeovers: TakeoversRepo;
   operators: OperatorsRepo;
   connections: ConnectionsRepo;
+  readiness: ReadinessRepo;
 }
 
 /** One cloud verification's store work: the pass's agent with its grant, and the proof's jti. */

@@ -1,4 +1,4 @@
-import type { Selectable, Updateable } from 'kysely';
+import { type Selectable, type Updateable, sql } from 'kysely';
 import type { OidcClientChanges, OidcClientRecord, OidcClientsRepo } from '../ports/index.ts';
 import type { OidcClientsTable } from '../schema.ts';
 import { type Db, affected, fromBool, numOrNull, toBool } from './db.ts';
@@ -59,6 +59,20 @@ export function oidcClientsRepo(db: Db): OidcClientsRepo {
     async listForUser(userId) {
       const rows = await db.selectFrom('oidc_clients').selectAll().where('user_id', '=', userId).orderBy('created_at').orderBy('id').execute();
       return rows.map(toRecord);
+    },
+    async listForHost(host, limit) {
+      // The JSON text narrows the rows (lower() alike on both dialects: SQLite's LIKE ignores case,
+      // PostgreSQL's does not); the parsed URIs decide. A host holds no LIKE wildcard but `_`, escaped.
+      const pattern = `%://${host.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      const rows = await db
+        .selectFrom('oidc_clients')
+        .selectAll()
+        .where(sql<boolean>`lower(redirect_uris) LIKE ${pattern} ESCAPE '\\'`)
+        .orderBy('created_at')
+        .orderBy('id')
+        .execute();
+      const onHost = (uri: string): boolean => URL.canParse(uri) && new URL(uri).host === host;
+      return rows.map(toRecord).filter((c) => c.redirectUris.some(onHost)).slice(0, limit);
     },
     async countForUser(userId) {
       const r = await db.selectFrom('oidc_clients').select((eb) => eb.fn.countAll().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow();

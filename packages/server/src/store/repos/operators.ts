@@ -55,6 +55,10 @@ export function operatorsRepo(db: Db): OperatorsRepo {
       const rows = await db.selectFrom('operators').selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
       return rows.map(toRecord);
     },
+    async listForDomain(domain) {
+      const rows = await db.selectFrom('operators').selectAll().where('domain', '=', domain).orderBy('created_at').orderBy('id').limit(50).execute();
+      return rows.map(toRecord);
+    },
     async countForUser(userId) {
       const r = await db.selectFrom('operators').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', '=', userId).executeTakeFirst();
       return Number(r?.n ?? 0);

@@ -39,6 +39,7 @@ import { resetRecoveryCodes, setUpRecoveryCodes } from './views/recovery-codes.t
 import { resetRecover, setUpRecover } from './views/recover.ts';
 import { loadTakeovers, resetTakeovers } from './views/takeovers.ts';
 import { checkPlatformAuthenticator, stopPasskeyAutofill } from './webauthn.ts';
+import { checkVersion, watchTyping } from './version-watch.ts';
 
 const POLL_MS = 3000;
 const RETRY_OFFLINE_MS = 5000;
@@ -87,7 +88,10 @@ function setOnline(online: boolean): void {
 }
 
 async function poll(): Promise<void> {
-  if (!session.signedIn || document.visibilityState !== 'visible') return;
+  if (document.visibilityState !== 'visible') return;
+  // A new version of the app: reloaded at a safe moment (version-watch.ts), signed in or not.
+  void checkVersion();
+  if (!session.signedIn) return;
   try {
     await reload(...(isShown('activity') ? (['me', 'activity'] as const) : (['me'] as const)));
     setOnline(true);
@@ -260,7 +264,11 @@ startRouter();
 setUpPwa();
 void checkPlatformAuthenticator();
 
-document.addEventListener('visibilitychange', () => void poll());
+watchTyping();
+document.addEventListener('visibilitychange', () => {
+  if (document.visibilityState === 'visible') void checkVersion(true);
+  void poll();
+});
 window.addEventListener('focus', () => void poll());
 window.addEventListener('online', () => void (session.signedIn ? poll() : start()));
 

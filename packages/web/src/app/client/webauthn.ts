@@ -60,11 +60,29 @@ async function finishSignIn(challenge: string, assertion: AuthenticationResponse
  * it holds for Mandate, and the one chosen names the account; with it, only that account's passkey
  * may sign in (the server checks).
  */
-export async function passkeySignIn(email?: string): Promise<void> {
+export function passkeySignIn(email?: string): Promise<void> {
+  return during(() => passkeySignInNow(email));
+}
+
+async function passkeySignInNow(email?: string): Promise<void> {
   needWebAuthn();
   const query = email ? `?email=${encodeURIComponent(email)}` : '';
   const { challenge, options } = await api<RequestOptions>('GET', `/api/webauthn/login/options${query}`);
   await finishSignIn(challenge, await startAuthentication({ optionsJSON: options }));
+}
+
+let ceremonies = 0;
+
+/** Whether a passkey sign-in, registration or approval is under way: the app does not reload itself then (version-watch.ts). */
+export const ceremonyUnderWay = (): boolean => ceremonies > 0;
+
+async function during<T>(work: () => Promise<T>): Promise<T> {
+  ceremonies++;
+  try {
+    return await work();
+  } finally {
+    ceremonies--;
+  }
 }
 
 let autofillWanted = false;
@@ -105,7 +123,11 @@ export function stopPasskeyAutofill(): void {
 }
 
 /** Registers a passkey on this device for the signed-in owner. */
-export async function registerPasskey(name: string): Promise<void> {
+export function registerPasskey(name: string): Promise<void> {
+  return during(() => registerPasskeyNow(name));
+}
+
+async function registerPasskeyNow(name: string): Promise<void> {
   needWebAuthn();
   const { challenge, options } = await api<{ challenge: string; options: PublicKeyCredentialCreationOptionsJSON }>('GET', '/api/webauthn/register/options');
   const attestation = await startRegistration({ optionsJSON: options });
@@ -115,7 +137,11 @@ export async function registerPasskey(name: string): Promise<void> {
 }
 
 /** A passkey assertion over one request's challenge, to approve it. `onPrompt` runs when the prompt opens. */
-export async function approvalAssertion(txnId: string, onPrompt: () => void): Promise<unknown> {
+export function approvalAssertion(txnId: string, onPrompt: () => void): Promise<unknown> {
+  return during(() => approvalAssertionNow(txnId, onPrompt));
+}
+
+async function approvalAssertionNow(txnId: string, onPrompt: () => void): Promise<unknown> {
   needWebAuthn();
   const { options } = await api<{ options: PublicKeyCredentialRequestOptionsJSON }>('GET', `/api/txn/${seg(txnId)}/assertion-options`);
   onPrompt();

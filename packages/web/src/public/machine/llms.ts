@@ -43,6 +43,9 @@ export function llmsTxt(baseUrl: string, docs: DocsTree, agentPackage: string | 
     '',
     `- [How it works](${baseUrl}/how-it-works): the whole flow for people, in prose`,
     `- [For sites](${baseUrl}/for-shops): why and how a site accepts agents`,
+    `- [Why Mandate](${baseUrl}/pitch): the case for sites and owners`,
+    `- [The challenge](${baseUrl}/challenge/agents.txt): a protected route of this instance to try an agent end to end (scope \`challenge\`, step-up action \`claim\`), the steps as plain text`,
+    `- [Check a site](${baseUrl}/check): whether a site is ready for agents with this instance (JSON: ${baseUrl}/api/readiness?site=)`,
     '',
   );
   return lines.join('\n');
