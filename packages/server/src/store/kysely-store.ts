@@ -35,6 +35,7 @@ import { emailClaimsRepo } from './repos/email-claims.ts';
 import { takeoversRepo } from './repos/takeovers.ts';
 import { operatorsRepo } from './repos/operators.ts';
 import { connectionsRepo } from './repos/connections.ts';
+import { wbaKeysRepo } from './repos/wba-keys.ts';
 import { phoneCodesRepo, recoveryCodesRepo } from './repos/phone-codes.ts';
 import { plansRepo } from './repos/plans.ts';
 import { oauthIdentitiesRepo } from './repos/oauth-identities.ts';
@@ -83,6 +84,7 @@ function repos(db: Db, dialect: Dialect): Repos {
     takeovers: takeoversRepo(db),
     operators: operatorsRepo(db),
     connections: connectionsRepo(db),
+    wbaKeys: wbaKeysRepo(db),
   };
 }
 

@@ -46,6 +46,7 @@ export interface Database {
   operators: OperatorsTable;
   operator_connections: OperatorConnectionsTable;
   operator_codes: OperatorCodesTable;
+  wba_keys: WbaKeysTable;
 }
 
 export interface UsersTable {
@@ -540,4 +541,19 @@ export interface OperatorCodesTable {
   expires_at: number;
   used_at: number | null;
   connection_id: string | null;
+}
+
+/** Web Bot Auth keys (migration 028): one public Ed25519 key per agent and its directory signature. */
+export interface WbaKeysTable {
+  agent_id: string;
+  user_id: string;
+  label: string;
+  kid: string;
+  x: string;
+  created_at: number;
+  updated_at: number;
+  proof_content_digest: string | null;
+  proof_signature_input: string | null;
+  proof_signature: string | null;
+  proof_expires_at: number | null;
 }

@@ -17,6 +17,7 @@ import { approvalModesContract } from './contract-approval-modes.ts';
 import { operatorsContract } from './contract-operators.ts';
 import { passwordManagerContract } from './contract-password-manager.ts';
 import { connectionsContract } from './contract-connections.ts';
+import { wbaKeysContract } from './contract-wba-keys.ts';
 import type { OpenStore } from './use-store.ts';
 
 /** Every contract suite each store must pass (sqlite.test.ts and postgres.test.ts run them all). */
@@ -40,6 +41,7 @@ const CONTRACTS: readonly ((name: string, open: OpenStore) => void)[] = [
   operatorsContract,
   passwordManagerContract,
   connectionsContract,
+  wbaKeysContract,
 ];
 
 export function storeContracts(name: string, open: OpenStore): void {

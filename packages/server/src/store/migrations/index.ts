@@ -26,6 +26,7 @@ import * as takeovers from './023-takeovers.ts';
 import * as operators from './024-operators.ts';
 import * as passwordManager from './025-password-manager.ts';
 import * as operatorCodes from './026-operator-codes.ts';
+import * as wbaKeys from './028-wba-keys.ts';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -57,6 +58,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '024-operators': operators,
   '025-password-manager': passwordManager,
   '026-operator-codes': operatorCodes,
+  '028-wba-keys': wbaKeys,
 };
 
 /**

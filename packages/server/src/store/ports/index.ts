@@ -28,3 +28,4 @@ export type * from './identity-providers.ts';
 export type * from './takeovers.ts';
 export type * from './operators.ts';
 export type * from './connections.ts';
+export type * from './wba-keys.ts';
