@@ -7,6 +7,7 @@ export const CONFIG_KEYS = [
   'HOST',
   'BASE_URL',
   'NODE_INTERNAL_URL',
+  'WBA_AGENT_DOMAIN',
   'AGENT_PACKAGE',
   'DATABASE_URL',
   'DATA_DIR',
