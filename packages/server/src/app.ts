@@ -52,6 +52,8 @@ import { endOidcStanding, endSignIn } from './domain/oidc/sign-in-end.ts';
 import { AccountDeletion } from './domain/privacy/account-deletion.ts';
 import { standardErasureSteps } from './domain/privacy/erasure-steps.ts';
 import { guardedFetch } from './outbound/guarded-fetch.ts';
+import { WebBotAuth } from './domain/wba/web-bot-auth.ts';
+import { AgentChecks } from './domain/wba/check-agent.ts';
 import { pushHostPolicy } from './outbound/push-hosts.ts';
 import { OutboxMailer } from './domain/mail/mailer.ts';
 import { PasswordReset } from './domain/accounts/password-reset.ts';
@@ -185,8 +187,11 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
       void relay.checkHeld().catch(() => {});
     },
   });
+  // Web Bot Auth (decisions §22); foreign key directories are fetched only through the outbound guard (§24).
+  const wba = new WebBotAuth({ store, clock, limiter, baseUrl: config.baseUrl, agentDomain: config.wbaAgentDomain });
+  const agentChecks = new AgentChecks({ wba, clock, limiter, fetch: guardedFetch({ allowLoopback: config.outboundAllowLoopback }), policy: { allowLoopback: config.outboundAllowLoopback } });
   const consent = new Consent({ store, clock, passkeys, activity, limiter, secret: oidcSecret, issuer: config.baseUrl });
-  const services: Services = { operators, consent, takeovers, relay, accountDeletion, identityProviders, phone, recovery, sdkTarballs: new SdkTarballs(), metrics, emailVerification, passwordReset, dataExport, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, plans, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
+  const services: Services = { wba, agentChecks, operators, consent, takeovers, relay, accountDeletion, identityProviders, phone, recovery, sdkTarballs: new SdkTarballs(), metrics, emailVerification, passwordReset, dataExport, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, plans, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports };
 
   const app = Fastify({
     logger: opts.logger ?? {

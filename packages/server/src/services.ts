@@ -42,9 +42,15 @@ import type { TakeoverRelay } from './relay/takeover-relay.ts';
 import type { AccountDeletion } from './domain/privacy/account-deletion.ts';
 import type { Operators } from './domain/operators/operators.ts';
 import type { Consent } from './domain/operators/consent.ts';
+import type { WebBotAuth } from './domain/wba/web-bot-auth.ts';
+import type { AgentChecks } from './domain/wba/check-agent.ts';
 
 /** Everything the routes may call, built once in app.ts. */
 export interface Services {
+  /** Web Bot Auth keys, proofs and the directories served (domain/wba; decisions §22). */
+  wba: WebBotAuth;
+  /** POST /api/v1/check-agent and /tools/check-agent (domain/wba/check-agent.ts). */
+  agentChecks: AgentChecks;
   /** Operators: registration, secret, domain verification, the admin switch (domain/operators; decisions §17). */
   operators: Operators;
   /** Consent to an operator and the code exchange (domain/operators/consent.ts; decisions §17). */
