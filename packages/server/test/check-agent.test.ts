@@ -36,7 +36,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
           return res.end();
         }
         if (req.url === '/big') return res.end(`{"keys":[],"pad":"${'x'.repeat(70_000)}"}`);
-        res.writeHead(404).end();
+        return res.writeHead(404).end();
       });
       await new Promise<void>((r) => foreign.listen(0, '127.0.0.1', r));
       foreignUrl = `http://127.0.0.1:${(foreign.address() as AddressInfo).port}`;
@@ -73,12 +73,12 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const reg = await publishKey(t, agent);
       const request = new Request('https://shop.example/products', { headers: { 'Signature-Agent': `"${reg.signature_agent}"` } });
       const created = new Date(t.clock.now());
-      const h = await signatureHeaders(request, await signerFromJWK({ ...reg.key.privateJwk, kid: reg.key.keyid }), { created, expires: new Date(created.getTime() + 60_000) });
+      const h = await signatureHeaders(request, await signerFromJWK({ ...reg.key.privateJwk, kid: reg.key.keyid } as JsonWebKey), { created, expires: new Date(created.getTime() + 60_000) });
       const r = await checked({ request: pasted('shop.example', { 'Signature-Agent': `"${reg.signature_agent}"`, ...h }) });
       assert.equal(r.outcome, 'verified', r.detail);
       // The dictionary form of Signature-Agent, member named like the signature's label.
       const dict = { 'Signature-Agent': `sig1="${reg.signature_agent}"` };
-      const h2 = await signatureHeaders(new Request('https://shop.example/', { headers: dict }), await signerFromJWK({ ...reg.key.privateJwk, kid: reg.key.keyid }), { created, expires: new Date(created.getTime() + 60_000) });
+      const h2 = await signatureHeaders(new Request('https://shop.example/', { headers: dict }), await signerFromJWK({ ...reg.key.privateJwk, kid: reg.key.keyid } as JsonWebKey), { created, expires: new Date(created.getTime() + 60_000) });
       const r2 = await checked({ request: pasted('shop.example', { ...dict, ...h2 }) });
       assert.equal(r2.outcome, 'verified', r2.detail);
       assert.equal(r2.agent, reg.signature_agent);
@@ -151,3 +151,43 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     });
   });
 }
+
+describe('/tools/check-agent (the HTML twin)', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await testApp();
+  });
+  after(() => t.close());
+
+  it('shows the forms; looks up an address; checks a pasted request posted as a form; shows refusals on the page', async () => {
+    const empty = await t.app.inject({ url: '/tools/check-agent' });
+    expectStatus(empty, 200);
+    assert.match(String(empty.headers['content-type']), /^text\/html/);
+    assert.match(empty.body, /<h1>Check an agent<\/h1>/);
+    assert.doesNotMatch(empty.body, /Result:/);
+
+    const agent = await createAgent(t);
+    const reg = await publishKey(t, agent);
+    const looked = await t.app.inject({ url: `/tools/check-agent?agent=${encodeURIComponent(reg.signature_agent)}`, remoteAddress: remoteAddress() });
+    expectStatus(looked, 200);
+    assert.match(looked.body, /outcome-found/);
+    assert.ok(looked.body.includes(reg.key.keyid));
+
+    const request = pasted('shop.example', signRequest({ authority: 'shop.example', signatureAgent: reg.signature_agent, key: reg.key, created: seconds(t.clock.now()), lifetimeSec: 60 }));
+    const posted = await t.app.inject({ method: 'POST', url: '/tools/check-agent', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams({ request }).toString(), remoteAddress: remoteAddress() });
+    expectStatus(posted, 200);
+    assert.match(posted.body, /outcome-verified/);
+    assert.ok(posted.body.includes('Signature-Agent: &quot;'), 'the pasted text is kept, escaped');
+
+    const bad = await t.app.inject({ method: 'POST', url: '/tools/check-agent', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'request=<script>hello', remoteAddress: remoteAddress() });
+    expectStatus(bad, 400);
+    assert.match(bad.body, /class="tool-error"/);
+    assert.ok(!bad.body.includes('<script>hello'));
+    const address = remoteAddress();
+    for (let i = 0; i < 30; i++) await t.app.inject({ url: '/tools/check-agent?agent=https%3A%2F%2F10.0.0.1', remoteAddress: address });
+    const limited = await t.app.inject({ url: '/tools/check-agent?agent=https%3A%2F%2F10.0.0.1', remoteAddress: address });
+    expectStatus(limited, 429);
+    assert.ok(limited.headers['retry-after']);
+    assert.match(limited.body, /Too many checks/);
+  });
+});

@@ -16,6 +16,7 @@ import { homePage } from './pages/home.ts';
 import { howItWorksPage } from './pages/how-it-works.ts';
 import { legalPages } from './pages/legal.ts';
 import { notFoundPage } from './pages/not-found.ts';
+import { type CheckAgentView, checkAgentPage } from './pages/check-agent.ts';
 import { markSvg, publicStylesheet } from './tokens.ts';
 
 export interface PublicResponse {
@@ -37,6 +38,8 @@ export interface PublicSite {
   sitemapUrls: readonly string[];
   /** Doc files left out (bad names, symbolic links); the server logs them. */
   warnings: readonly string[];
+  /** `/tools/check-agent` with what was typed and the answer (rendered per request: it shows the check). */
+  checkAgent(view: CheckAgentView): string;
 }
 
 export interface PublicSiteOptions {
@@ -112,5 +115,6 @@ export function buildPublicSite(opts: PublicSiteOptions): PublicSite {
     },
     sitemapUrls,
     warnings: loaded.warnings,
+    checkAgent: (view) => checkAgentPage(ctx, view),
   };
 }

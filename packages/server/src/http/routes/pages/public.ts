@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { buildPublicSite, type PublicResponse } from '@mandate/web';
 import type { Services } from '../../../services.ts';
+import { checkAgentPageRoutes } from './check-agent.ts';
 
 function send(reply: FastifyReply, answer: PublicResponse): FastifyReply {
   reply.code(answer.status).header('content-type', answer.type).header('cache-control', answer.cache);
@@ -22,6 +23,7 @@ export async function publicPageRoutes(app: FastifyInstance, s: Services): Promi
   for (const [path, answer] of site.pages) {
     app.get(path, { schema: { hide: true } }, async (_request, reply) => send(reply, answer));
   }
+  await checkAgentPageRoutes(app, s, site);
   for (const pattern of site.fallbackRoutes) {
     app.get(pattern, { schema: { hide: true } }, async (request, reply) => send(reply, site.fallback(request.url)));
   }
