@@ -36,6 +36,8 @@ export async function checkAgentPageRoutes(base: FastifyInstance, s: Services, s
     });
     app.get('/tools/check-agent', {
       schema: {
+        // A page, so out of the OpenAPI description like every page; its API is POST /api/v1/check-agent.
+        hide: true,
         summary: 'Check an agent (page)',
         description: `${PAGE} With \`agent\`, the keys of the directory at that address (as \`{address}\`); without, the empty forms.`,
         tags: ['pages'],
@@ -47,6 +49,7 @@ export async function checkAgentPageRoutes(base: FastifyInstance, s: Services, s
     });
     app.post('/tools/check-agent', {
       schema: {
+        hide: true,
         summary: 'Check a pasted request (page)',
         description: `${PAGE} A form post (\`${FORM}\`) of \`request\`: the pasted HTTP request (as \`{request}\`).`,
         tags: ['pages'],
