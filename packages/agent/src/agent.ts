@@ -37,7 +37,7 @@ export type MandateAgentOptions = {
    * Web Bot Auth (decisions §22): the agent's Ed25519 key (a private JWK or a loaded `WbaKey`) and,
    * once known, its address. With it, every `fetch` to a site is signed; `setupWebBotAuth()` makes one.
    */
-  webBotAuth?: { key: WbaKey | Record<string, unknown>; signatureAgent?: string | null };
+  webBotAuth?: { key: WbaKey | Record<string, unknown>; signatureAgent?: string | null; proofExpiresAt?: number };
   /** Where `setupWebBotAuth()` keeps a key it generates (`wba-key.json`); set by `fromDirectory`. */
   keyDir?: string;
 };
@@ -85,7 +85,7 @@ export class MandateAgent {
     this.keyDir = opts.keyDir;
     if (opts.webBotAuth) {
       const k = opts.webBotAuth.key instanceof WbaKey ? opts.webBotAuth.key : WbaKey.fromJwk(opts.webBotAuth.key);
-      this.wba = this.webBotAuthWith(k, opts.webBotAuth.signatureAgent ?? null);
+      this.wba = this.webBotAuthWith(k, opts.webBotAuth.signatureAgent ?? null, opts.webBotAuth.proofExpiresAt ?? 0);
     }
     this.passes = new PassKeeper({ client: this.client, store: opts.store ?? new MemoryStateStore(), clock: this.clock, agentId: this.agentId, agentJwt: () => this.agentJwt() });
   }
@@ -100,12 +100,15 @@ export class MandateAgent {
     const wba = loadWbaKeyFile(dir);
     return new MandateAgent({
       ...opts, serviceUrl: opts.serviceUrl ?? file.serviceUrl, agentId: file.agentId, privateKey: file.key, store: new FileStateStore(dir), keyDir: dir,
-      ...(wba ? { webBotAuth: { key: wba.key, signatureAgent: wba.signatureAgent } } : {}),
+      ...(wba ? { webBotAuth: { key: wba.key, signatureAgent: wba.signatureAgent, proofExpiresAt: wba.proofExpiresAt } } : {}),
     });
   }
 
-  private webBotAuthWith(key: WbaKey, signatureAgent: string | null): WebBotAuth {
-    return new WebBotAuth(key, { client: this.client, clock: this.clock, agentId: this.agentId, agentJwt: () => this.agentJwt() }, signatureAgent);
+  private webBotAuthWith(key: WbaKey, signatureAgent: string | null, proofExpiresAt = 0): WebBotAuth {
+    const dir = this.keyDir;
+    // Each setup or renewal is written down, so the next process (the next CLI call) renews only when due.
+    const onSetup = dir ? (s: WbaSetup) => saveWbaKeyFile(dir, { key, signatureAgent: s.signatureAgent, proofExpiresAt: s.expiresAt }) : undefined;
+    return new WebBotAuth(key, { client: this.client, clock: this.clock, agentId: this.agentId, agentJwt: () => this.agentJwt(), ...(onSetup ? { onSetup } : {}) }, signatureAgent, proofExpiresAt);
   }
 
   /**
@@ -119,12 +122,10 @@ export class MandateAgent {
     if (!this.wba) {
       const key = (this.keyDir ? loadWbaKeyFile(this.keyDir)?.key : undefined) ?? WbaKey.generate();
       // Saved before it is published, so a key the service knows is never lost.
-      if (this.keyDir) saveWbaKeyFile(this.keyDir, { key, signatureAgent: null });
+      if (this.keyDir) saveWbaKeyFile(this.keyDir, { key, signatureAgent: null, proofExpiresAt: 0 });
       this.wba = this.webBotAuthWith(key, null);
     }
-    const setup = await this.wba.setup(opts);
-    if (this.keyDir) saveWbaKeyFile(this.keyDir, { key: this.wba.key, signatureAgent: setup.signatureAgent });
-    return setup;
+    return this.wba.setup(opts);
   }
 
   /** The Web Bot Auth headers for one request to `url` (after `setupWebBotAuth`), for requests the SDK does not send itself. */

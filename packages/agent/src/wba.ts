@@ -21,10 +21,12 @@ export class WebBotAuth {
 
   constructor(
     readonly key: WbaKey,
-    private readonly deps: { client: ServiceClient; clock: Clock; agentId: string; agentJwt: () => Promise<string> },
+    private readonly deps: { client: ServiceClient; clock: Clock; agentId: string; agentJwt: () => Promise<string>; onSetup?: (setup: WbaSetup) => void },
     signatureAgent: string | null = null,
+    proofExpiresAt = 0,
   ) {
     this.#signatureAgent = signatureAgent;
+    this.#proofExpiresAt = signatureAgent === null ? 0 : proofExpiresAt;
   }
 
   get signatureAgent(): string | null {
@@ -46,7 +48,9 @@ export class WebBotAuth {
     });
     this.#signatureAgent = reg.signature_agent;
     this.#proofExpiresAt = proof.expires_at;
-    return { signatureAgent: reg.signature_agent, host: reg.host, keyid: this.key.keyid, expiresAt: proof.expires_at };
+    const setup = { signatureAgent: reg.signature_agent, host: reg.host, keyid: this.key.keyid, expiresAt: proof.expires_at };
+    this.deps.onSetup?.(setup);
+    return setup;
   }
 
   /** Sets up (or renews the directory signature) when it was never done here or expires within ten minutes. */

@@ -102,6 +102,7 @@ describe('Web Bot Auth in the agent SDK and CLI (docs/agents/cli.md, docs/agents
     assert.equal(statSync(wbaKeyFilePath(dir)).mode & 0o777, 0o600);
     const file = loadWbaKeyFile(dir);
     assert.equal(file?.signatureAgent, address);
+    assert.ok((file?.proofExpiresAt ?? 0) * 1000 > Date.now() + 3500_000, 'the directory signature\'s expiry is kept, so the next call renews only when due');
     const directory = await directoryAt(address);
     assert.deepEqual(directory.keys.map((k) => (k as { kid?: string }).kid), [file?.key.keyid]);
     // Rerun: the same key, the same address (the proof renewed).

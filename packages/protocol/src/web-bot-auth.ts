@@ -167,7 +167,14 @@ export function readSignatures(signatureInput: string, signature: string): HttpS
       if (typeof name !== 'string') throw new HttpSignatureError(`Signature-Input ${label} lists a component that is not a string`);
       return { name, params };
     });
-    out.push({ label, components, params: readParams(list[1]), paramsValue: serializeInnerList(list), signature: new Uint8Array(sig[0]) });
+    let paramsValue: string;
+    try {
+      paramsValue = serializeInnerList(list);
+    } catch {
+      // Parsed but not serializable again (a value RFC 8941 reads but RFC 9421 cannot sign).
+      throw new HttpSignatureError(`Signature-Input ${label} cannot be serialized again`);
+    }
+    out.push({ label, components, params: readParams(list[1]), paramsValue, signature: new Uint8Array(sig[0]) });
   }
   if (out.length === 0) throw new HttpSignatureError('Signature-Input and Signature share no label');
   return out;
@@ -190,7 +197,7 @@ export function signatureBase(sig: Pick<HttpSignature, 'components' | 'paramsVal
     if (seen.has(id)) throw new HttpSignatureError(`the component ${id} is listed twice`);
     seen.add(id);
     const value = valueOf(c);
-    if (value === undefined) throw new HttpSignatureError(`the signed component ${id} is missing from the message`);
+    if (value === undefined || /[\r\n]/.test(value)) throw new HttpSignatureError(`the signed component ${id} is missing from the message`);
     lines.push(`${id}: ${value}`);
   }
   lines.push(`"@signature-params": ${sig.paramsValue}`);

@@ -101,6 +101,12 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       assert.equal(await outcome(signed(wbaKey(), reg.signature_agent)), 'unverified', 'a key not in the directory');
       assert.equal(await outcome(signed(reg.key, 'https://10.0.0.1/agent')), 'unverified', 'a private address');
       assert.equal(await outcome(signed(reg.key, 'ftp://x.example')), 'unverified');
+      // Garbage in every header: an outcome, never a 5xx.
+      for (const [input, sig] of [['sig1=("@authority" 5);tag="web-bot-auth"', 'sig1=:AAAA:'], ['sig1=("@x";a=@1700000000);tag="web-bot-auth"', 'sig1=:AAAA:'], ['sig1=();created=1.5', 'sig1=:AAAA:'], ['sig1="text"', 'sig1=:AAAA:'], ['sig1=()', 'sig1=5'], ['sig1=("@authority");tag="web-bot-auth"', 'sig1=:AAAA:, sig2']]) {
+        const res = await check({ request: pasted('shop.example', { 'Signature-Agent': good['Signature-Agent'], 'Signature-Input': input ?? '', Signature: sig ?? '' }) });
+        assert.equal(res.statusCode, 200, `${input}: ${res.body}`);
+        assert.ok(['invalid', 'unverified'].includes(json<Checked>(res).outcome), input);
+      }
     });
 
     it('fetches a foreign directory through the guard: verified, found; redirects and large bodies refused', async () => {
@@ -128,7 +134,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const multibyte = await check({ request: pasted('a.example', { 'X-Pad': 'é'.repeat(8_200) }) });
       expectStatus(multibyte, 400);
       assert.match(json<{ detail: string }>(multibyte).detail, /16384 bytes/);
-      for (const text of ['hello', 'GET / HTTP/1.1\r\nUser-Agent: x\r\n\r\n', 'GET / HTTP/1.1\r\n: nameless\r\n']) {
+      for (const text of ['hello', 'GET / HTTP/1.1\r\nUser-Agent: x\r\n\r\n', 'GET / HTTP/1.1\r\n: nameless\r\n', 'GET / HTTP/1.1\r\nHost: a b\r\n', 'GET / HTTP/1.1\r\nHost: a.example/x\r\n', 'GET http://[::1 HTTP/1.1\r\n']) {
         const res = await check({ request: text });
         expectStatus(res, 400);
         assert.match(json<{ detail: string }>(res).detail, /^request: /);

@@ -54,8 +54,11 @@ export class WbaKey {
   }
 }
 
-/** `wba-key.json` in the agent directory: the key and, once registered, the agent's address. */
-export type WbaKeyFile = { key: WbaKey; signatureAgent: string | null };
+/**
+ * `wba-key.json` in the agent directory: the key and, once registered, the agent's address and when
+ * the directory signature it uploaded expires (epoch seconds), so a new process knows whether to renew.
+ */
+export type WbaKeyFile = { key: WbaKey; signatureAgent: string | null; proofExpiresAt: number };
 
 export const wbaKeyFilePath = (dir: string): string => join(dir, 'wba-key.json');
 
@@ -73,11 +76,13 @@ export function loadWbaKeyFile(dir: string): WbaKeyFile | undefined {
   if (typeof raw !== 'object' || raw === null || raw['version'] !== 1) throw new KeyFileError(`${file} is not a mandate-agent Web Bot Auth key file (version 1)`);
   const address = raw['signature_agent'] ?? null;
   if (address !== null && typeof address !== 'string') throw new KeyFileError(`${file}: signature_agent must be a string`);
-  return { key: WbaKey.fromJwk(raw['private_jwk']), signatureAgent: address };
+  const expires = raw['proof_expires_at'] ?? 0;
+  if (typeof expires !== 'number' || !Number.isSafeInteger(expires)) throw new KeyFileError(`${file}: proof_expires_at must be an integer`);
+  return { key: WbaKey.fromJwk(raw['private_jwk']), signatureAgent: address, proofExpiresAt: expires };
 }
 
 /** Writes `wba-key.json` (0600, atomically). */
 export function saveWbaKeyFile(dir: string, contents: WbaKeyFile): void {
-  const data = { version: 1, private_jwk: contents.key.toPrivateJwk(), signature_agent: contents.signatureAgent };
+  const data = { version: 1, private_jwk: contents.key.toPrivateJwk(), signature_agent: contents.signatureAgent, proof_expires_at: contents.proofExpiresAt };
   writePrivateFileAtomic(wbaKeyFilePath(dir), `${JSON.stringify(data, null, 2)}\n`);
 }

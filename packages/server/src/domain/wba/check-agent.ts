@@ -124,7 +124,12 @@ export class AgentChecks {
       return raw === undefined ? undefined : fieldComponentValue(raw, c.params);
     }
     if (c.params.size > 0) return undefined;
-    const url = new URL(req.target, `https://${req.authority}`);
+    let url: URL;
+    try {
+      url = new URL(req.target, `https://${req.authority}`);
+    } catch {
+      return undefined;
+    }
     switch (c.name) {
       case '@authority': return req.authority;
       case '@method': return req.method;

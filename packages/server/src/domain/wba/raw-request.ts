@@ -48,6 +48,11 @@ export function parseRawRequest(text: string): RawRequest {
     }
   }
   if (authority === undefined || authority === '') throw badRequest('request: a Host field (or an absolute request target) is needed for @authority');
+  try {
+    if (new URL(`https://${authority}/`).host !== authority.replace(/:443$/, '')) throw new Error('not a plain host');
+  } catch {
+    throw badRequest('request: the Host field must be a host name, optionally with a port');
+  }
   // An explicit default port is not part of @authority (RFC 9421 §2.2.3).
   return { method, target, headers, authority: authority.replace(/:443$/, '') };
 }
