@@ -7,7 +7,7 @@
 // dependency inside the tarball. So each package is packed as npm would publish it, unpacked in a
 // folder outside the repository with @mandate/protocol's own packed files as a real folder in its
 // node_modules, marked `bundleDependencies`, and packed again there. Installing the result needs only
-// the public registry (jose); @mandate/protocol comes from inside the tarball.
+// the public registry (jose, structured-headers); @mandate/protocol comes from inside the tarball.
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -12,6 +12,8 @@ import { sendToSite, siteError, type SiteRequestInit } from './site-call.ts';
 import { normalizeSiteId, siteIdOfUrl } from './site-id.ts';
 import { checkPasswordManagerAllowed, configuredPasswordManager, type PasswordManager, type PasswordManagerFunction, type SecretSummary } from './password-manager.ts';
 import { FileStateStore } from './state/file-state-store.ts';
+import { WebBotAuth, type WbaSetup } from './wba.ts';
+import { WbaKey, loadWbaKeyFile, saveWbaKeyFile } from './keys/wba-key.ts';
 import { MemoryStateStore } from './state/memory-state-store.ts';
 import type { StateStore } from './state/state-store.ts';
 
@@ -31,6 +33,13 @@ export type MandateAgentOptions = {
   timeoutMs?: number;
   /** The agent's password manager, for `listSecrets`, `fillSecret` and `saveSecret` (see password-manager.ts). */
   passwordManager?: PasswordManager;
+  /**
+   * Web Bot Auth (decisions §22): the agent's Ed25519 key (a private JWK or a loaded `WbaKey`) and,
+   * once known, its address. With it, every `fetch` to a site is signed; `setupWebBotAuth()` makes one.
+   */
+  webBotAuth?: { key: WbaKey | Record<string, unknown>; signatureAgent?: string | null; proofExpiresAt?: number };
+  /** Where `setupWebBotAuth()` keeps a key it generates (`wba-key.json`); set by `fromDirectory`. */
+  keyDir?: string;
 };
 
 export type AccessRequest = { site: string; scopes: string[]; userInfo?: string[]; signal?: AbortSignal };
@@ -61,6 +70,8 @@ export class MandateAgent {
   private readonly fetchImpl: FetchLike;
   private readonly passes: PassKeeper;
   private readonly passwordManager: PasswordManager | undefined;
+  private wba: WebBotAuth | undefined;
+  private readonly keyDir: string | undefined;
 
   constructor(opts: MandateAgentOptions) {
     if (!isAgentId(opts.agentId)) throw new InvalidInputError(`not an agent id: ${JSON.stringify(opts.agentId)} (expected ag_...)`);
@@ -71,6 +82,11 @@ export class MandateAgent {
     this.client = new ServiceClient({ serviceUrl: opts.serviceUrl, fetch: this.fetchImpl, clock: this.clock, ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}) });
     this.serviceUrl = this.client.serviceUrl;
     this.passwordManager = opts.passwordManager;
+    this.keyDir = opts.keyDir;
+    if (opts.webBotAuth) {
+      const k = opts.webBotAuth.key instanceof WbaKey ? opts.webBotAuth.key : WbaKey.fromJwk(opts.webBotAuth.key);
+      this.wba = this.webBotAuthWith(k, opts.webBotAuth.signatureAgent ?? null, opts.webBotAuth.proofExpiresAt ?? 0);
+    }
     this.passes = new PassKeeper({ client: this.client, store: opts.store ?? new MemoryStateStore(), clock: this.clock, agentId: this.agentId, agentJwt: () => this.agentJwt() });
   }
 
@@ -81,7 +97,41 @@ export class MandateAgent {
   static fromDirectory(dir: string = defaultAgentDir(), opts: Omit<MandateAgentOptions, 'serviceUrl' | 'agentId' | 'privateKey' | 'store'> & { serviceUrl?: string } = {}): MandateAgent {
     const file = loadKeyFile(dir);
     if (!file.agentId) throw new KeyFileError(`the key in ${dir} has no agent id yet`, 'let the owner create the agent with its public key, then run: mandate-agent set-id ag_...');
-    return new MandateAgent({ ...opts, serviceUrl: opts.serviceUrl ?? file.serviceUrl, agentId: file.agentId, privateKey: file.key, store: new FileStateStore(dir) });
+    const wba = loadWbaKeyFile(dir);
+    return new MandateAgent({
+      ...opts, serviceUrl: opts.serviceUrl ?? file.serviceUrl, agentId: file.agentId, privateKey: file.key, store: new FileStateStore(dir), keyDir: dir,
+      ...(wba ? { webBotAuth: { key: wba.key, signatureAgent: wba.signatureAgent, proofExpiresAt: wba.proofExpiresAt } } : {}),
+    });
+  }
+
+  private webBotAuthWith(key: WbaKey, signatureAgent: string | null, proofExpiresAt = 0): WebBotAuth {
+    const dir = this.keyDir;
+    // Each setup or renewal is written down, so the next process (the next CLI call) renews only when due.
+    const onSetup = dir ? (s: WbaSetup) => saveWbaKeyFile(dir, { key, signatureAgent: s.signatureAgent, proofExpiresAt: s.expiresAt }) : undefined;
+    return new WebBotAuth(key, { client: this.client, clock: this.clock, agentId: this.agentId, agentJwt: () => this.agentJwt(), ...(onSetup ? { onSetup } : {}) }, signatureAgent, proofExpiresAt);
+  }
+
+  /**
+   * Sets up Web Bot Auth: generates an Ed25519 key if the agent has none (kept in `wba-key.json`
+   * of its directory when it has one), publishes it with the service, signs the key directory the
+   * service serves at the agent's address and uploads that signature. From then on every `fetch`
+   * to a site is signed, and the directory signature is renewed before it expires. Run it again
+   * to renew at once.
+   */
+  async setupWebBotAuth(opts: { lifetimeSec?: number; signal?: AbortSignal } = {}): Promise<WbaSetup> {
+    if (!this.wba) {
+      const key = (this.keyDir ? loadWbaKeyFile(this.keyDir)?.key : undefined) ?? WbaKey.generate();
+      // Saved before it is published, so a key the service knows is never lost.
+      if (this.keyDir) saveWbaKeyFile(this.keyDir, { key, signatureAgent: null, proofExpiresAt: 0 });
+      this.wba = this.webBotAuthWith(key, null);
+    }
+    return this.wba.setup(opts);
+  }
+
+  /** The Web Bot Auth headers for one request to `url` (after `setupWebBotAuth`), for requests the SDK does not send itself. */
+  webBotAuthHeaders(url: string | URL): Record<string, string> {
+    if (!this.wba) throw new InvalidInputError('Web Bot Auth is not set up: call setupWebBotAuth() first (or run: mandate-agent wba setup)');
+    return this.wba.headersFor(url);
   }
 
   /** A fresh agent JWT (5 minutes of life) proving this agent to the service. */
@@ -148,7 +198,10 @@ export class MandateAgent {
    */
   async fetch(url: string, init: SiteRequestInit = {}, opts: SiteFetchOptions = {}): Promise<Response> {
     const site = opts.site ? normalizeSiteId(opts.site) : siteIdOfUrl(url);
-    const send = async (pass: Pass, stepupToken?: string) => sendToSite(this.fetchImpl, this.key, url, { ...init, ...(opts.signal ? { signal: opts.signal } : {}) }, pass, stepupToken);
+    const wba = this.wba;
+    if (wba) await wba.ensureFresh(opts.signal);
+    const sign = wba ? (u: string) => wba.headersFor(u) : undefined;
+    const send = async (pass: Pass, stepupToken?: string) => sendToSite(this.fetchImpl, this.key, url, { ...init, ...(opts.signal ? { signal: opts.signal } : {}) }, pass, stepupToken, sign);
 
     let res = await send(await this.pass(site, { ...(opts.signal ? { signal: opts.signal } : {}) }));
     let error = await siteError(res);

@@ -25,6 +25,10 @@ export type { AgentStatus, CreatedRequest, PollAnswer, RequestStatus, TokenAnswe
 export { systemClock } from './clock.ts';
 export type { Clock } from './clock.ts';
 export { AgentKey } from './keys/agent-key.ts';
+export { WbaKey, loadWbaKeyFile, saveWbaKeyFile, wbaKeyFilePath } from './keys/wba-key.ts';
+export type { WbaKeyFile } from './keys/wba-key.ts';
+export { WebBotAuth, WBA_REQUEST_LIFETIME_SEC, WBA_PROOF_RENEW_MARGIN_SEC } from './wba.ts';
+export type { WbaSetup } from './wba.ts';
 export type { PrivateJwk } from './keys/agent-key.ts';
 export { defaultAgentDir, loadKeyFile, saveKeyFile, keyFilePath, isAgentId } from './keys/key-file.ts';
 export type { KeyFileContents } from './keys/key-file.ts';

@@ -13,7 +13,8 @@ export type SiteError = { error: string; action?: string | undefined };
 /**
  * Sends one request to a site as the site-side contract asks: `Authorization: Bearer <pass>`, a
  * DPoP proof made for this very method and URL (fresh `jti` and `iat`, so never reused), and the
- * step-up token in `X-Service-Stepup` when there is one.
+ * step-up token in `X-Service-Stepup` when there is one; with Web Bot Auth set up, the request's
+ * HTTP message signature (RFC 9421, covering `@authority` and `Signature-Agent`).
  */
 export async function sendToSite(
   fetchImpl: FetchLike,
@@ -22,6 +23,8 @@ export async function sendToSite(
   init: SiteRequestInit,
   pass: Pass,
   stepupToken?: string,
+  /** Web Bot Auth: the `Signature-Agent`, `Signature-Input` and `Signature` of this request (wba.ts). */
+  signatureHeaders?: (url: string) => Record<string, string>,
 ): Promise<Response> {
   const method = (init.method ?? 'GET').toUpperCase();
   const headers = new Headers(init.headers);
@@ -29,6 +32,8 @@ export async function sendToSite(
   headers.set('dpop', await createDpopProof(key.privateKey, key.publicJwk, { htm: method, htu: url, accessToken: pass.accessToken }));
   // Without a token of ours, a step-up header the caller set (one collected earlier) goes as it is.
   if (stepupToken) headers.set('x-service-stepup', stepupToken);
+  // Signed per send (a fresh nonce and created), so a retry never repeats a signature.
+  if (signatureHeaders) for (const [name, value] of Object.entries(signatureHeaders(url))) headers.set(name, value);
   // A redirect would replay the pass and proof to another URL, where the proof is worthless anyway.
   return fetchImpl(url, { ...init, method, headers, body: init.body ?? null, redirect: init.redirect ?? 'manual' });
 }

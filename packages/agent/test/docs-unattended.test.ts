@@ -97,7 +97,7 @@ describe(`${GUIDE} and the examples of ${SDK_GUIDE}`, { timeout: 300_000 }, () =
 
   it('the guides have their examples, and the shell blocks the commands they show', () => {
     assert.deepEqual(guide.map((e) => [e.file, e.run]), [['approve.ts', true], ['digest.ts', true], ['plan.ts', true], ['takeover.ts', true]]);
-    assert.deepEqual(sdk.map((e) => [e.file, e.run]), [['sdk-agent.ts', true], ['sdk-approve.ts', true]]);
+    assert.deepEqual(sdk.map((e) => [e.file, e.run]), [['sdk-agent.ts', true], ['sdk-approve.ts', true], ['sdk-wba.ts', true]]);
     assert.equal(shell.length, 2);
     assert.match(shell[0] ?? '', /^mandate-agent approve /);
     assert.match(shell[1] ?? '', /^mandate-agent takeover-report /);

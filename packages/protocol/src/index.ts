@@ -40,3 +40,26 @@ export { signServiceToken, signPass, signStepupToken, signRevocationSnapshot } f
 export type { SignatureCheck, SignatureChecker } from './es256.ts';
 export type { PushPayload, PushType } from './push.ts';
 export type { AgentApprovalDetails } from './agent-approval.ts';
+export {
+  WBA_REQUEST_TAG,
+  WBA_DIRECTORY_TAG,
+  WBA_DIRECTORY_MEDIA_TYPE,
+  WBA_DIRECTORY_PATH,
+  WBA_DIRECTORY_MAX_LIFETIME_SEC,
+  parseEd25519PublicJwk,
+  ed25519Thumbprint,
+  directoryBody,
+  contentDigest,
+  contentDigestMatches,
+  HttpSignatureError,
+  readSignatures,
+  componentId,
+  signatureBase,
+  verifyEd25519,
+  fieldComponentValue,
+  readSignatureAgent,
+  signDirectory,
+  signRequest,
+  authorityOf,
+} from './web-bot-auth.ts';
+export type { Ed25519PublicJwk, CoveredComponent, SignatureParams, HttpSignature, WbaSigningKey, DirectorySignatureInput, RequestSignatureInput } from './web-bot-auth.ts';

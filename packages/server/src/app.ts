@@ -57,6 +57,8 @@ import { endOidcStanding, endSignIn } from './domain/oidc/sign-in-end.ts';
 import { AccountDeletion } from './domain/privacy/account-deletion.ts';
 import { standardErasureSteps } from './domain/privacy/erasure-steps.ts';
 import { guardedFetch } from './outbound/guarded-fetch.ts';
+import { WebBotAuth } from './domain/wba/web-bot-auth.ts';
+import { AgentChecks } from './domain/wba/check-agent.ts';
 import { pushHostPolicy } from './outbound/push-hosts.ts';
 import { OutboxMailer } from './domain/mail/mailer.ts';
 import { PasswordReset } from './domain/accounts/password-reset.ts';
@@ -199,7 +201,10 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   const readiness = new Readiness({ store, clock, limiter, fetch: guardedFetch({ allowLoopback: config.outboundAllowLoopback }), policy: { allowLoopback: config.outboundAllowLoopback } });
   // The challenge is verified by this service's own verifier, as a site in cloud mode would (§23).
   const challenge = new Challenge({ verifier, baseUrl: config.baseUrl, site: challengeSite(config.baseUrl), scope: CHALLENGE_SCOPE, action: CHALLENGE_ACTION });
-  const services: Services = { operators, consent, connections, operatorAgents, takeovers, relay, accountDeletion, identityProviders, phone, recovery, sdkTarballs: new SdkTarballs(), wordpressZips: new WordpressZips(), metrics, emailVerification, passwordReset, dataExport, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, plans, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports, challenge, readiness };
+  // Web Bot Auth (decisions §22); foreign key directories are fetched only through the outbound guard (§24).
+  const wba = new WebBotAuth({ store, clock, limiter, baseUrl: config.baseUrl, agentDomain: config.wbaAgentDomain });
+  const agentChecks = new AgentChecks({ wba, clock, limiter, fetch: guardedFetch({ allowLoopback: config.outboundAllowLoopback }), policy: { allowLoopback: config.outboundAllowLoopback } });
+  const services: Services = { operators, consent, connections, operatorAgents, takeovers, relay, accountDeletion, identityProviders, phone, recovery, sdkTarballs: new SdkTarballs(), wordpressZips: new WordpressZips(), metrics, emailVerification, passwordReset, dataExport, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, plans, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports, challenge, readiness, wba, agentChecks };
 
   const app = Fastify({
     logger: opts.logger ?? {

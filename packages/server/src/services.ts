@@ -47,6 +47,8 @@ import type { ConnectionLifecycle } from './domain/operators/connection-lifecycl
 import type { OperatorAgents } from './domain/operators/operator-agents.ts';
 import type { Readiness } from './domain/readiness/readiness.ts';
 import type { Challenge } from './domain/challenge/challenge.ts';
+import type { WebBotAuth } from './domain/wba/web-bot-auth.ts';
+import type { AgentChecks } from './domain/wba/check-agent.ts';
 
 /** Everything the routes may call, built once in app.ts. */
 export interface Services {
@@ -54,6 +56,10 @@ export interface Services {
   challenge: Challenge;
   /** GET /api/readiness and /check: a site's readiness, cached in the store (domain/readiness; decisions §22). */
   readiness: Readiness;
+  /** Web Bot Auth keys, proofs and the directories served (domain/wba; decisions §22). */
+  wba: WebBotAuth;
+  /** POST /api/v1/check-agent and /tools/check-agent (domain/wba/check-agent.ts). */
+  agentChecks: AgentChecks;
   /** Operators: registration, secret, domain verification, the admin switch (domain/operators; decisions §17). */
   operators: Operators;
   /** Consent to an operator and the code exchange (domain/operators/consent.ts; decisions §17). */

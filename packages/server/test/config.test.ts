@@ -34,6 +34,15 @@ describe('configuration', () => {
     }
   });
 
+  it('takes WBA_AGENT_DOMAIN as a bare domain name (lower-cased); empty: addresses under BASE_URL/wba', () => {
+    assert.equal(parseConfig({}).wbaAgentDomain, null);
+    assert.equal(parseConfig({ WBA_AGENT_DOMAIN: '' }).wbaAgentDomain, null);
+    assert.equal(parseConfig({ WBA_AGENT_DOMAIN: 'Agents.Example.com.' }).wbaAgentDomain, 'agents.example.com');
+    for (const bad of ['https://agents.example.com', 'agents.example.com:443', 'agents.example.com/x', 'localhost', '-a.example.com', 'a..b']) {
+      assert.throws(() => parseConfig({ WBA_AGENT_DOMAIN: bad }), (e: unknown) => e instanceof ConfigError && /WBA_AGENT_DOMAIN/.test(e.problems.join()), bad);
+    }
+  });
+
   it('reports every bad value at once', () => {
     assert.throws(
       () => parseConfig({ PORT: 'eighty', BASE_URL: 'ftp://x', DATABASE_URL: 'mysql://x', LOG_LEVEL: 'loud', KEY_ENCRYPTION_KEY: 'short', TRUST_PROXY: 'maybe', ADMIN_EMAILS: 'nobody' }),

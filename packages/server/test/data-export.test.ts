@@ -15,7 +15,7 @@ import { lastLinkToken, verifyEmail } from './helpers/email-links.ts';
 // mailed links, OIDC clients and sign-ins, a password, a phone) exports every section as valid JSON
 // with none of its secrets or hashes, and nothing of another owner; one export per minute.
 
-const SECTIONS = ['profile', 'notification_settings', 'passkeys', 'devices', 'identity_providers', 'agents', 'grants', 'requests', 'notifications', 'activity', 'oidc_sign_ins', 'oidc_clients', 'plans', 'approval_modes', 'takeover_reports', 'connections', 'operators'];
+const SECTIONS = ['profile', 'notification_settings', 'passkeys', 'devices', 'identity_providers', 'agents', 'grants', 'requests', 'notifications', 'activity', 'oidc_sign_ins', 'oidc_clients', 'plans', 'approval_modes', 'takeover_reports', 'wba_keys', 'connections', 'operators'];
 
 type Seeded = { owner: Awaited<ReturnType<typeof signUp>>; secrets: string[]; agentIds: string[]; grantId: string };
 

@@ -155,11 +155,12 @@ describe('public pages', () => {
     const paths = Object.keys(spec.paths);
     assert.ok(paths.length > 10, 'the API is described');
     // The API is /api, /oidc, the two OIDC discovery documents, the SDK tarballs npm fetches
-    // (decisions §26), /healthz (the health check's short address, for load balancers) and the
-    // challenge's two routes, which answer agents in JSON (decisions §23); no page is in it.
-    const api = /^\/(api|oidc)\/|^\/\.well-known\/(openid-configuration|oauth-authorization-server)$|^\/download\/(agent|site)$|^\/healthz$|^\/challenge(\/claim)?$/;
+    // (decisions §26), /healthz (the health check's short address, for load balancers), the
+    // challenge's two routes, which answer agents in JSON (decisions §23), and the agents' Web Bot
+    // Auth key directories (decisions §22); no page is in it.
+    const api = /^\/(api|oidc)\/|^\/\.well-known\/(openid-configuration|oauth-authorization-server|http-message-signatures-directory)$|^\/download\/(agent|site)$|^\/healthz$|^\/challenge(\/claim)?$|^\/wba\/\{label\}/;
     for (const path of paths) assert.match(path, api, `${path} is in /openapi.json`);
-    for (const page of ['/', '/app', '/docs', '/sw.js', '/.well-known/assetlinks.json', '/download/android']) assert.ok(!paths.includes(page), `${page} is in /openapi.json`);
+    for (const page of ['/', '/app', '/docs', '/tools/check-agent', '/sw.js', '/.well-known/assetlinks.json', '/download/android']) assert.ok(!paths.includes(page), `${page} is in /openapi.json`);
   });
 
   it('pages use the configured BASE_URL, not the address they were requested at', async () => {

@@ -19,6 +19,11 @@ export interface Config {
    * take-over end that reaches another node is forwarded here (decisions §21). null: one node.
    */
   nodeInternalUrl: string | null;
+  /**
+   * WBA_AGENT_DOMAIN: agents' Web Bot Auth addresses are `https://a-<12 hex>.<domain>`, served by
+   * Host (decisions §22; the wildcard DNS and certificate are the operator's). null: `<baseUrl>/wba/a-<12 hex>`.
+   */
+  wbaAgentDomain: string | null;
   /** A registry package (AGENT_PACKAGE) that printed commands install the agent tool from; null: `<baseUrl>/download/agent` (decisions §26). */
   agentPackage: string | null;
   /** Empty: embedded SQLite in dataDir. `postgres://...`: PostgreSQL. */
@@ -145,6 +150,7 @@ export function parseConfig(env: Env, opts: { smsProviders?: SmsProviders } = {}
     problems.push(`BASE_URL is not a URL: "${baseUrl}"`);
   }
   const nodeInternalUrl = internalUrl(get('NODE_INTERNAL_URL'), problems);
+  const wbaAgentDomain = agentDomain(get('WBA_AGENT_DOMAIN'), problems);
   const agentPackage = get('AGENT_PACKAGE') || null;
   if (agentPackage !== null && !isAgentPackageName(agentPackage)) {
     problems.push(`AGENT_PACKAGE must be an npm package name such as @mandate/agent (optionally @version), got "${agentPackage}"`);
@@ -170,6 +176,7 @@ export function parseConfig(env: Env, opts: { smsProviders?: SmsProviders } = {}
     host,
     baseUrl,
     nodeInternalUrl,
+    wbaAgentDomain,
     agentPackage,
     databaseUrl,
     dataDir: resolve(get('DATA_DIR') ?? './data'),
@@ -214,6 +221,16 @@ function internalUrl(value: string | undefined, problems: string[]): string | nu
     problems.push(`NODE_INTERNAL_URL must be this node's http(s) address as the other nodes reach it, such as http://10.0.0.5:8080 (no query, fragment or credentials), got "${value}"`);
     return null;
   }
+}
+
+/** WBA_AGENT_DOMAIN: a DNS name of two labels or more (lower-cased), no scheme, port or path. */
+function agentDomain(value: string | undefined, problems: string[]): string | null {
+  if (value === undefined || value === '') return null;
+  const name = value.toLowerCase().replace(/\.$/, '');
+  const label = '[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?';
+  if (name.length <= 240 && new RegExp(`^${label}(?:\\.${label})+$`).test(name)) return name;
+  problems.push(`WBA_AGENT_DOMAIN must be a domain name such as agents.example.com (no scheme, port or path; agents get https://a-<12 hex>.<domain>), got "${value}"`);
+  return null;
 }
 
 /** Settings that are fine on a laptop and dangerous in production; printed loudly at start. */

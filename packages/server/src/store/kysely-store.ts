@@ -36,6 +36,7 @@ import { takeoversRepo } from './repos/takeovers.ts';
 import { operatorsRepo } from './repos/operators.ts';
 import { readinessRepo } from './repos/readiness.ts';
 import { connectionsRepo } from './repos/connections.ts';
+import { wbaKeysRepo } from './repos/wba-keys.ts';
 import { phoneCodesRepo, recoveryCodesRepo } from './repos/phone-codes.ts';
 import { plansRepo } from './repos/plans.ts';
 import { oauthIdentitiesRepo } from './repos/oauth-identities.ts';
@@ -85,6 +86,7 @@ function repos(db: Db, dialect: Dialect): Repos {
     operators: operatorsRepo(db),
     connections: connectionsRepo(db),
     readiness: readinessRepo(db),
+    wbaKeys: wbaKeysRepo(db),
   };
 }
 

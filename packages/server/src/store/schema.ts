@@ -47,6 +47,7 @@ export interface Database {
   operator_connections: OperatorConnectionsTable;
   operator_codes: OperatorCodesTable;
   readiness_checks: ReadinessChecksTable;
+  wba_keys: WbaKeysTable;
 }
 
 export interface UsersTable {
@@ -552,4 +553,19 @@ export interface ReadinessChecksTable {
   report: string;
   checked_at: number;
   expires_at: number;
+}
+
+/** Web Bot Auth keys (migration 028): one public Ed25519 key per agent and its directory signature. */
+export interface WbaKeysTable {
+  agent_id: string;
+  user_id: string;
+  label: string;
+  kid: string;
+  x: string;
+  created_at: number;
+  updated_at: number;
+  proof_content_digest: string | null;
+  proof_signature_input: string | null;
+  proof_signature: string | null;
+  proof_expires_at: number | null;
 }

@@ -18,6 +18,7 @@ import { operatorsContract } from './contract-operators.ts';
 import { passwordManagerContract } from './contract-password-manager.ts';
 import { connectionsContract } from './contract-connections.ts';
 import { readinessContract } from './contract-readiness.ts';
+import { wbaKeysContract } from './contract-wba-keys.ts';
 import type { OpenStore } from './use-store.ts';
 
 /** Every contract suite each store must pass (sqlite.test.ts and postgres.test.ts run them all). */
@@ -42,6 +43,7 @@ const CONTRACTS: readonly ((name: string, open: OpenStore) => void)[] = [
   passwordManagerContract,
   connectionsContract,
   readinessContract,
+  wbaKeysContract,
 ];
 
 export function storeContracts(name: string, open: OpenStore): void {

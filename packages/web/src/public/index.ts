@@ -19,6 +19,7 @@ import { notFoundPage } from './pages/not-found.ts';
 import { challengeAgentsTxt, challengePage } from './pages/challenge.ts';
 import { type CheckView, checkPage } from './pages/check.ts';
 import { pitchPage } from './pages/pitch.ts';
+import { type CheckAgentView, checkAgentPage } from './pages/check-agent.ts';
 import { markSvg, publicStylesheet } from './tokens.ts';
 
 export interface PublicResponse {
@@ -47,6 +48,8 @@ export interface PublicSite {
   check(view: CheckView, status?: number): PublicResponse;
   /** Doc files left out (bad names, symbolic links); the server logs them. */
   warnings: readonly string[];
+  /** `/tools/check-agent` with what was typed and the answer (rendered per request: it shows the check). */
+  checkAgent(view: CheckAgentView): string;
 }
 
 export interface PublicSiteOptions {
@@ -129,5 +132,6 @@ export function buildPublicSite(opts: PublicSiteOptions): PublicSite {
     check: (view, status = 200) => ({ status, type: HTML, cache: 'no-store', body: checkPage(ctx, view) }),
     sitemapUrls,
     warnings: loaded.warnings,
+    checkAgent: (view) => checkAgentPage(ctx, view),
   };
 }

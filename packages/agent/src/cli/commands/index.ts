@@ -14,6 +14,7 @@ import { tokenCommand } from './token.ts';
 import { takeoverReportCommand } from './takeover-report.ts';
 import { waitCommand } from './wait.ts';
 import { whoamiCommand } from './whoami.ts';
+import { wbaCommand } from './wba.ts';
 
 /** In the order `--help` lists them: the order an agent uses them in. */
 export const COMMANDS: Command[] = [
@@ -32,4 +33,5 @@ export const COMMANDS: Command[] = [
   planCommand,
   reportStatusCommand,
   takeoverReportCommand,
+  wbaCommand,
 ];

@@ -61,6 +61,8 @@ export function standardErasureSteps(deps: StandardStepDeps): ErasureStep[] {
     }),
     // Take-over sessions (an open one's relay token stops working) and the agents' reports (decisions §21).
     erasureStep('takeovers', (c) => c.repos.takeovers.deleteForUser(c.user.id)),
+    // Web Bot Auth keys and their directory signatures (decisions §22): the agents' addresses serve no keys.
+    erasureStep('wba-keys', (c) => c.repos.wbaKeys.deleteForUser(c.user.id)),
     // Operators the person registered (decisions §17): the agents they made for other people are
     // blocked as an admin's off blocks them (no operator is left to switch them on again; their
     // owners can remove them), then the operators and every connection to or of the person go.

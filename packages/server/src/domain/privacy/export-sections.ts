@@ -84,6 +84,13 @@ export const takeoverReportsSection = list('takeover_reports', async function* (
   }
 });
 
+/** Web Bot Auth keys (decisions §22): public keys and the directory signature's expiry; nothing secret is stored. */
+export const wbaKeysSection = list('wba_keys', async function* ({ user, store }) {
+  for (const k of await store.wbaKeys.listForUser(user.id)) {
+    yield { agent_id: k.agentId, label: k.label, kid: k.kid, public_key: { kty: 'OKP', crv: 'Ed25519', x: k.x }, created_at: iso(k.createdAt), updated_at: iso(k.updatedAt), proof_expires_at: iso(k.proof?.expiresAt ?? null) };
+  }
+});
+
 /** Every grant of the owner's agents, revoked and superseded ones too; never the refresh token's hash. */
 export const grantsSection = list('grants', async function* ({ user, store }) {
   for (const a of await store.agents.listForUser(user.id, true)) {
@@ -197,5 +204,6 @@ export const EXPORT_SECTIONS: readonly ExportSection[] = [
   approvalModesSection,
   takeoverReportsSection,
   connectionsSection,
+  wbaKeysSection,
   operatorsSection,
 ];

@@ -27,6 +27,7 @@ import * as operators from './024-operators.ts';
 import * as passwordManager from './025-password-manager.ts';
 import * as operatorCodes from './026-operator-codes.ts';
 import * as connectionLimits from './027-connection-limits.ts';
+import * as wbaKeys from './028-wba-keys.ts';
 import * as readiness from './029-readiness.ts';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
@@ -60,6 +61,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '025-password-manager': passwordManager,
   '026-operator-codes': operatorCodes,
   '027-connection-limits': connectionLimits,
+  '028-wba-keys': wbaKeys,
   '029-readiness': readiness,
 };
 

@@ -29,3 +29,4 @@ export type * from './takeovers.ts';
 export type * from './operators.ts';
 export type * from './connections.ts';
 export type * from './readiness.ts';
+export type * from './wba-keys.ts';

@@ -21,6 +21,7 @@ import type { OAuthIdentitiesRepo, OAuthStatesRepo } from './identity-providers.
 import type { TakeoversRepo } from './takeovers.ts';
 import type { OperatorsRepo } from './operators.ts';
 import type { ConnectionsRepo } from './connections.ts';
+import type { WbaKeysRepo } from './wba-keys.ts';
 import type { PassIssuance, PassIssuanceOutcome } from './passes.ts';
 import type { ReadinessRepo } from './readiness.ts';
 
@@ -68,6 +69,7 @@ export interface Repos {
   operators: OperatorsRepo;
   connections: ConnectionsRepo;
   readiness: ReadinessRepo;
+  wbaKeys: WbaKeysRepo;
 }
 
 /** One cloud verification's store work: the pass's agent with its grant, and the proof's jti. */

@@ -3,6 +3,7 @@ import { buildPublicSite, type PublicResponse } from '@mandate/web';
 import type { Services } from '../../../services.ts';
 import { challengeRoutes } from './challenge.ts';
 import { checkPageRoutes } from './check.ts';
+import { checkAgentPageRoutes } from './check-agent.ts';
 
 function send(reply: FastifyReply, answer: PublicResponse): FastifyReply {
   reply.code(answer.status).header('content-type', answer.type).header('cache-control', answer.cache);
@@ -27,6 +28,7 @@ export async function publicPageRoutes(app: FastifyInstance, s: Services): Promi
   }
   await challengeRoutes(app, s, site);
   await checkPageRoutes(app, s, site);
+  await checkAgentPageRoutes(app, s, site);
   for (const pattern of site.fallbackRoutes) {
     app.get(pattern, { schema: { hide: true } }, async (request, reply) => send(reply, site.fallback(request.url)));
   }
