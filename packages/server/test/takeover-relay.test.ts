@@ -117,6 +117,44 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       expectStatus(await t.app.inject({ url: '/api/takeover/active', headers: s.agent.owner.auth }), 200);
     });
 
+    it('text that is not valid UTF-8 closes the sender (1007) and is not relayed; valid UTF-8 is relayed byte for byte', async () => {
+      const s0 = await open();
+      const ok = await connect(s0);
+      ok.ownerEnd.send({ t: 'text', text: 'café ✓ 日本' });
+      ok.agentEnd.send(`{"data":"${JPEG}","t":"frame","w":2,"h":3}`); // another key order: the full check
+      await ok.agentEnd.until(() => ok.agentEnd.messages.length === 2, 'text');
+      assert.deepEqual(ok.agentEnd.messages[1], { t: 'text', text: 'café ✓ 日本' });
+      await ok.ownerEnd.until(() => ok.ownerEnd.messages.length === 1, 'frame');
+      assert.deepEqual(ok.ownerEnd.messages[0], { t: 'frame', data: JPEG, w: 2, h: 3 });
+      ok.agentEnd.ws.close();
+      ok.ownerEnd.ws.close();
+      const bad = (text: string, byte: number): Buffer => {
+        const b = Buffer.from(text, 'latin1');
+        b[b.indexOf(0x7e)] = byte; // the ~ marks where the stray byte goes
+        return b;
+      };
+      const cases: ['agent' | 'owner', Buffer][] = [
+        ['agent', bad(`{"t":"frame","data":"/9j/~AAA","w":1,"h":1}`, 0xff)],
+        ['agent', bad('{"t":"url","url":"https://shop.example/~"}', 0xc3)],
+        ['owner', bad('{"t":"text","text":"~"}', 0xc3)],
+        ['owner', bad('{"t":"set","value":"~"}', 0x80)],
+      ];
+      for (const [who, bytes] of cases) {
+        const s = await open();
+        const { agentEnd, ownerEnd } = await connect(s);
+        const [sender, other] = who === 'agent' ? [agentEnd, ownerEnd] : [ownerEnd, agentEnd];
+        const before = other.messages.length;
+        sender.ws.send(bytes, { binary: false });
+        await sender.until(() => sender.closed !== undefined, `${who} closed`);
+        assert.equal(sender.closed?.code, 1007);
+        assert.match(sender.closed!.reason, /UTF-8/);
+        // Nothing reached the other end but, once the agent is gone, the closing message.
+        assert.deepEqual(other.messages.slice(before).filter((m) => m.t !== 'agent_left'), []);
+        agentEnd.ws.close();
+        ownerEnd.ws.close();
+      }
+    });
+
     it('cancel over HTTP sends cancelled to both; the agent leaving sends agent_left; after 600 s (fixed clock) expired', async () => {
       const a = await open();
       const one = await connect(a);

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { WebSocket, RawData } from 'ws';
 import type { TakeoverRecord, TakeoverState } from '../store/ports/index.ts';
 import type { Takeovers } from '../domain/takeovers/takeovers.ts';
@@ -34,6 +35,11 @@ interface Pair {
 /** 1008: policy violation (a message the relay refuses); 4000: replaced by a newer connection of the same end. */
 const POLICY = 1008;
 const REPLACED = 4000;
+
+/** 1007: a text message that is not valid UTF-8 (RFC 6455 §7.4.1), as ws itself would close it. */
+const INVALID_DATA = 1007;
+/** The send options of every relayed message, made once. */
+const AS_TEXT = { binary: false } as const;
 
 /** Messages an end may send while this node finds where its session is relayed (a few milliseconds). */
 const MAX_HELD = 64;
@@ -147,46 +153,55 @@ export class TakeoverRelay {
     pair[role] = ws;
     if (previous) previous.close(REPLACED, 'replaced by a newer connection');
     ws.on('error', () => {});
-    ws.on('message', (data, isBinary) => {
-      void this.onMessage(t.id, role, ws, data, isBinary).catch((e: unknown) => {
-        this.log?.info({ takeover: t.id, role, err: e instanceof Error ? e.message : String(e) }, 'take-over message failed');
-        ws.close(1011, 'relay error');
-      });
-    });
+    // One listener per socket, synchronous: a frame costs no promise and no closure (bench/takeover-relay.ts).
+    ws.on('message', (data, isBinary) => this.onMessage(t.id, role, ws, data, isBinary));
     ws.on('close', () => void this.onClose(t.id, role, ws).catch(() => {}));
     // The agent learns the owner is watching whichever end came first (it streams frames from then on).
     if (pair.agent && pair.owner) this.send(pair.agent, '{"t":"live"}');
   }
 
-  private async onMessage(id: string, role: RelayRole, ws: WebSocket, data: RawData, isBinary: boolean): Promise<void> {
-    const pair = this.pairs.get(id);
-    if (!pair || pair[role] !== ws) return;
-    if (await this.expireIfDue(id, false)) return;
-    if (isBinary) return refuse(ws, 'text JSON messages only');
-    const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
-    // Most of what an agent sends is frames as its SDK spells them: checked on the bytes and
-    // relayed as received (a text message), never turned into a 50 kB string.
-    if (role === 'agent' && isCanonicalFrame(bytes)) {
-      const owner = pair.owner;
-      if (owner && owner.readyState === 1 && owner.bufferedAmount <= MAX_UNSENT_TO_OWNER) owner.send(bytes, { binary: false });
-      return;
-    }
-    const text = bytes.toString('utf8');
-    if (role === 'agent') {
-      const c = checkAgentMessage(text);
-      if (!c.ok) return refuse(ws, c.reason);
-      if (c.message.t === 'done') {
-        await this.takeovers.end(pair.t, 'done');
+  private onMessage(id: string, role: RelayRole, ws: WebSocket, data: RawData, isBinary: boolean): void {
+    try {
+      const pair = this.pairs.get(id);
+      if (!pair || pair[role] !== ws) return;
+      if (!this.takeovers.isOpen(pair.t)) return this.settle(this.expireIfDue(id, false), id, role, ws);
+      if (isBinary) return refuse(ws, 'text JSON messages only');
+      const bytes = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
+      // Most of what an agent sends is frames as its SDK spells them: checked on the bytes and
+      // relayed as received (a text message), never turned into a 50 kB string.
+      if (role === 'agent' && isCanonicalFrame(bytes)) {
+        const owner = pair.owner;
+        if (owner && owner.readyState === 1 && owner.bufferedAmount <= MAX_UNSENT_TO_OWNER) owner.send(bytes, AS_TEXT);
         return;
       }
-      const owner = pair.owner;
-      if (c.message.t === 'frame' && owner && owner.bufferedAmount > MAX_UNSENT_TO_OWNER) return;
-      this.send(owner, text);
-    } else {
-      const c = checkOwnerMessage(text);
-      if (!c.ok) return refuse(ws, c.reason);
-      this.send(pair.agent, text);
+      // The sockets skip ws's own UTF-8 check (app.ts): a canonical frame is ASCII, everything else is checked here.
+      if (!isUtf8(bytes)) return ws.close(INVALID_DATA, 'text messages must be valid UTF-8');
+      const text = bytes.toString('utf8');
+      if (role === 'agent') {
+        const c = checkAgentMessage(text);
+        if (!c.ok) return refuse(ws, c.reason);
+        if (c.message.t === 'done') return this.settle(this.takeovers.end(pair.t, 'done'), id, role, ws);
+        const owner = pair.owner;
+        if (c.message.t === 'frame' && owner && owner.bufferedAmount > MAX_UNSENT_TO_OWNER) return;
+        this.forward(owner, bytes);
+      } else {
+        const c = checkOwnerMessage(text);
+        if (!c.ok) return refuse(ws, c.reason);
+        this.forward(pair.agent, bytes);
+      }
+    } catch (e) {
+      this.failed(id, role, ws, e);
     }
+  }
+
+  /** Waits for a message's work in the store (done, expiry); its failure closes the end that sent it. */
+  private settle(work: Promise<unknown>, id: string, role: RelayRole, ws: WebSocket): void {
+    work.catch((e: unknown) => this.failed(id, role, ws, e));
+  }
+
+  private failed(id: string, role: RelayRole, ws: WebSocket, e: unknown): void {
+    this.log?.info({ takeover: id, role, err: e instanceof Error ? e.message : String(e) }, 'take-over message failed');
+    ws.close(1011, 'relay error');
   }
 
   private async onClose(id: string, role: RelayRole, ws: WebSocket): Promise<void> {
@@ -282,5 +297,10 @@ export class TakeoverRelay {
 
   private send(ws: WebSocket | undefined, text: string): void {
     if (ws && ws.readyState === 1) ws.send(text);
+  }
+
+  /** Relays a checked message as the bytes it arrived in (a text message: it is valid UTF-8). */
+  private forward(ws: WebSocket | undefined, bytes: Buffer): void {
+    if (ws && ws.readyState === 1) ws.send(bytes, AS_TEXT);
   }
 }
