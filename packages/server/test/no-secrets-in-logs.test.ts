@@ -9,6 +9,27 @@ import { buildApp } from '../src/app.ts';
 import { parseConfig } from '../src/config/config.ts';
 import { newId } from '../src/domain/ids.ts';
 import { openSqliteStore } from '../src/store/sqlite/open.ts';
+import { remoteAddress, signUp as signUpOwner, testApp } from './helpers/app.ts';
+import { agentJwt, createAgent } from './helpers/agents.ts';
+import { ownerWithPasskey } from './helpers/approvals.ts';
+import { basic, pkce } from './helpers/operators.ts';
+import { publishKey } from './helpers/wba.ts';
+
+/** A log written to memory, and the check that none of `secrets` is in it. */
+function memoryLog(): { stream: Writable; assertClean(secrets: readonly string[], logged: readonly string[]): void } {
+  const lines: string[] = [];
+  return {
+    stream: new Writable({ write(chunk, _enc, done) { lines.push(String(chunk)); done(); } }),
+    assertClean(secrets, logged) {
+      const log = lines.join('');
+      assert.ok(lines.length > 10, 'the requests were logged');
+      assert.match(log, /"reqId":"[0-9a-f-]{36}"/);
+      // The routes under test were logged (so a secret in their logs would have been seen).
+      for (const url of logged) assert.ok(log.includes(`"url":"${url}`), `${url} was logged`);
+      for (const secret of secrets) assert.equal(log.includes(secret), false, `a secret reached the log: ${secret.slice(0, 12)}...`);
+    },
+  };
+}
 
 describe('logs', () => {
   it('carry request ids and never a password, session token, agent JWT, pass, proof or refresh token', async () => {
@@ -57,5 +78,88 @@ describe('logs', () => {
     assert.ok(lines.length > 10, 'the requests were logged');
     assert.match(log, /"reqId":"[0-9a-f-]{36}"/);
     for (const secret of secrets) assert.equal(log.includes(secret), false, `a secret reached the log: ${secret.slice(0, 12)}...`);
+  });
+
+  it('never carry an operator secret sent as HTTP Basic (operator API and token endpoint), nor its code, verifier or a rotated secret', async () => {
+    const log = memoryLog();
+    const t = await testApp({ env: { LOG_LEVEL: 'trace' }, logStream: log.stream });
+    const secrets: string[] = [];
+    try {
+      // Registered over HTTP (its secret is in that answer), the domain marked verified and switched on in the store.
+      const registrant = await signUpOwner(t.app);
+      const registered = await t.app.inject({ method: 'POST', url: '/api/operators', headers: registrant.auth, payload: { name: 'Acme agents', redirect_uris: ['https://acme.example/cb'], browser: 'operator' } });
+      assert.equal(registered.statusCode, 200, registered.body);
+      const created = registered.json() as { id: string; secret: string };
+      await t.services.store.operators.markVerified(created.id, t.clock.now());
+      await t.services.store.operators.switchStatus(created.id, ['pending'], 'active', t.clock.now());
+      const op = { id: created.id, secret: created.secret, redirectUri: 'https://acme.example/cb', auth: basic(created.id, created.secret) };
+      const basicValue = (op.auth.authorization ?? '').slice('Basic '.length);
+      secrets.push(op.secret, basicValue);
+      const owner = await ownerWithPasskey(t);
+      const { verifier, challenge } = pkce();
+      const started = (await t.app.inject({ method: 'POST', url: '/api/connect/start', headers: owner.auth, payload: { operator: op.id, redirect_uri: op.redirectUri, state: 's', code_challenge: challenge, code_challenge_method: 'S256' } })).json() as { consent_id: string; options: unknown };
+      const finished = (await t.app.inject({ method: 'POST', url: '/api/connect/finish', headers: owner.auth, payload: { consent_id: started.consent_id, assertion: owner.authenticator.assert(started.options as never) as Record<string, unknown> } })).json() as { redirect: string };
+      const code = new URL(finished.redirect).searchParams.get('code') ?? '';
+      assert.ok(code.length > 10);
+      secrets.push(code, verifier);
+      // The token endpoint with a wrong secret, a malformed header, then the right one.
+      const wrong = 'wrong-operator-secret-77aa';
+      secrets.push(wrong, Buffer.from(`${op.id}:${wrong}`).toString('base64'));
+      assert.equal((await t.app.inject({ method: 'POST', url: '/api/v1/operator/token', headers: basic(op.id, wrong), payload: { code, code_verifier: verifier, redirect_uri: op.redirectUri } })).statusCode, 401);
+      assert.equal((await t.app.inject({ method: 'POST', url: '/api/v1/operator/token', headers: { authorization: `Basic ${op.secret}` }, payload: { code, code_verifier: verifier, redirect_uri: op.redirectUri } })).statusCode, 401);
+      const token = await t.app.inject({ method: 'POST', url: '/api/v1/operator/token', headers: op.auth, payload: { code, code_verifier: verifier, redirect_uri: op.redirectUri } });
+      assert.equal(token.statusCode, 200, token.body);
+      const connectionId = (token.json() as { connection_id: string }).connection_id;
+      // The operator API, with the right and a wrong secret.
+      const { publicJwk } = await generateAgentKeyPair();
+      assert.equal((await t.app.inject({ method: 'POST', url: '/api/v1/operator/agents', headers: op.auth, payload: { connection_id: connectionId, name: 'Helper', jwk: publicJwk } })).statusCode, 200);
+      assert.equal((await t.app.inject({ method: 'GET', url: '/api/v1/operator/agents', headers: op.auth })).statusCode, 200);
+      assert.equal((await t.app.inject({ method: 'GET', url: '/api/v1/operator/connections', headers: op.auth })).statusCode, 200);
+      assert.equal((await t.app.inject({ method: 'GET', url: '/api/v1/operator/connections', headers: basic(op.id, wrong) })).statusCode, 401);
+      // A new secret, answered once to the person who registered the operator: not logged either.
+      const rotated = await t.app.inject({ method: 'POST', url: `/api/operators/${op.id}/secret`, headers: registrant.auth });
+      assert.equal(rotated.statusCode, 200, rotated.body);
+      const fresh = (rotated.json() as { secret: string }).secret;
+      secrets.push(fresh, Buffer.from(`${op.id}:${fresh}`).toString('base64'));
+      assert.equal((await t.app.inject({ method: 'GET', url: '/api/v1/operator/agents', headers: basic(op.id, fresh) })).statusCode, 200);
+      assert.equal((await t.app.inject({ method: 'DELETE', url: `/api/v1/operator/connections/${connectionId}`, headers: basic(op.id, fresh) })).statusCode, 200);
+    } finally {
+      await t.close();
+    }
+    log.assertClean(secrets, ['/api/v1/operator/token', '/api/v1/operator/agents', '/api/v1/operator/connections', '/api/operators/']);
+  });
+
+  it('never carry the headers of a request pasted into check-agent (API and page), nor the agent JWT of the Web Bot Auth routes', async () => {
+    const log = memoryLog();
+    const t = await testApp({ env: { LOG_LEVEL: 'trace' }, logStream: log.stream });
+    const secrets: string[] = [];
+    try {
+      const agent = await createAgent(t);
+      const reg = await publishKey(t, agent);
+      secrets.push(await agentJwt(t, agent));
+      const bearer = 'pasted-bearer-token-5c4b3a29';
+      const cookie = 'pasted-session-cookie-9d8e7f6a';
+      const dpop = 'pasted-dpop-proof-1a2b3c4d5e';
+      const agentHeader = 'pasted-x-agent-jwt-6f5e4d3c';
+      secrets.push(bearer, cookie, dpop, agentHeader);
+      const pasted = (extra: string[]) => ['GET /orders HTTP/1.1', 'Host: shop.example', `Authorization: Bearer ${bearer}`, `Cookie: session=${cookie}`, `DPoP: ${dpop}`, `X-Agent-JWT: ${agentHeader}`, ...extra, '', ''].join('\r\n');
+      const requests = [
+        pasted([`Signature-Agent: "${reg.signature_agent}"`, 'Signature-Input: sig1=("@authority");created=1;keyid="x";tag="web-bot-auth"', 'Signature: sig1=:AAAA:']),
+        pasted([]),
+        `not a request at all: Authorization: Bearer ${bearer}`,
+        pasted([`X-Pad: ${'x'.repeat(17_000)}`]),
+      ];
+      for (const request of requests) {
+        const api = await t.app.inject({ method: 'POST', url: '/api/v1/check-agent', payload: { request }, remoteAddress: remoteAddress() });
+        assert.ok(api.statusCode < 500, `${api.statusCode} ${api.body}`);
+        const page = await t.app.inject({ method: 'POST', url: '/tools/check-agent', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams({ request }).toString(), remoteAddress: remoteAddress() });
+        assert.ok(page.statusCode < 500, `${page.statusCode}`);
+      }
+      // Both fields at once: 400.
+      assert.equal((await t.app.inject({ method: 'POST', url: '/api/v1/check-agent', payload: { request: pasted([]), address: 'https://agent.example' }, remoteAddress: remoteAddress() })).statusCode, 400);
+    } finally {
+      await t.close();
+    }
+    log.assertClean(secrets, ['/api/v1/check-agent', '/tools/check-agent', '/api/v1/wba/key', '/api/v1/wba/proof']);
   });
 });

@@ -44,16 +44,24 @@ describe('page version, browser info, /pitch and /check', () => {
     assert.ok(info.user_agent.startsWith('Test/1.0 '));
   });
 
-  it('/pitch, /challenge and /check are in the sitemap, llms.txt and the navigation; JSON routes in the OpenAPI description', async () => {
+  it('/pitch, /challenge, /check and /tools/check-agent are in the sitemap, llms.txt and the navigation; JSON routes in the OpenAPI description', async () => {
     const sitemap = (await t.app.inject({ method: 'GET', url: '/sitemap.xml' })).body;
-    for (const path of ['/pitch', '/challenge', '/check']) assert.ok(sitemap.includes(`<loc>https://mandate.example:8443${path}</loc>`), path);
+    for (const path of ['/pitch', '/challenge', '/check', '/tools/check-agent']) assert.ok(sitemap.includes(`<loc>https://mandate.example:8443${path}</loc>`), path);
     const llms = (await t.app.inject({ method: 'GET', url: '/llms.txt' })).body;
-    for (const path of ['/pitch', '/challenge/agents.txt', '/check', '/api/readiness?site=']) assert.ok(llms.includes(`https://mandate.example:8443${path}`), path);
+    for (const path of ['/pitch', '/challenge/agents.txt', '/check', '/api/readiness?site=', '/tools/check-agent', '/api/v1/check-agent']) assert.ok(llms.includes(`https://mandate.example:8443${path}`), path);
     const pitch = await t.app.inject({ method: 'GET', url: '/pitch' });
     expectStatus(pitch, 200);
     assert.match(pitch.body, /<a href="\/pitch" aria-current="page">Why Mandate<\/a>/);
     assert.match(pitch.body, /<a href="\/challenge">Try it<\/a>/);
     assert.match(pitch.body, /<a href="\/check">Check a site<\/a>/);
+    assert.match(pitch.body, /<a href="\/tools\/check-agent">Check an agent<\/a>/);
+    // The footer is on the pages the server renders per request too, each linking the other.
+    for (const path of ['/check', '/tools/check-agent']) {
+      const page = await t.app.inject({ method: 'GET', url: path, remoteAddress: remoteAddress() });
+      expectStatus(page, 200);
+      assert.match(page.body, /<a href="\/check">Check a site<\/a>/, path);
+      assert.match(page.body, /<a href="\/tools\/check-agent">Check an agent<\/a>/, path);
+    }
     assert.doesNotMatch(pitch.body, /\d+\s?%/, 'no invented figures');
     const challenge = (await t.app.inject({ method: 'GET', url: '/challenge' })).body;
     assert.ok(challenge.includes('<code>mandate.example:8443</code>'), 'the challenge names the site id: the host of BASE_URL');

@@ -8,8 +8,9 @@ import { startOperatorSite, type OperatorSite } from './helpers/stand-ins/operat
 // GET /api/readiness?site= (decisions §22) against stand-in sites on 127.0.0.1, which the outbound
 // guard lets through only with OUTBOUND_ALLOW_LOOPBACK (and then over plain http).
 
-type Line = { ok: boolean; detail: string };
-type Report = { site: string; https: Line; reachable: Line; verification_file: Line; oidc_client: Line; operator: Line; checked_at: string };
+type Key = 'https' | 'reachable' | 'verification_file' | 'oidc_client' | 'operator';
+type Report = { site: string } & Record<Key, boolean> & { details: Record<Key, string>; checked_at: string };
+const KEYS: Key[] = ['https', 'reachable', 'verification_file', 'oidc_client', 'operator'];
 
 const TEN_MINUTES = 10 * 60_000;
 
@@ -54,13 +55,19 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const closed = `127.0.0.1:${await freePort()}`;
       const r = await report(`https://${closed}/some/page?x=1`);
       assert.equal(r.site, closed, 'only the host of an address counts');
-      assert.equal(r.https.ok, false);
-      assert.match(r.https.detail, /no answer over https/);
-      assert.equal(r.reachable.ok, false);
-      assert.match(r.reachable.detail, /could not reach/);
-      assert.deepEqual(r.verification_file, { ok: false, detail: 'not checked: the site could not be reached' });
-      assert.equal(r.oidc_client.ok, false);
-      assert.equal(r.operator.ok, false);
+      // The contract's shape (§22): five booleans, and for people why each is what it is.
+      assert.deepEqual(Object.keys(r).sort(), ['checked_at', 'details', ...KEYS, 'site'].sort());
+      for (const key of KEYS) assert.equal(typeof r[key], 'boolean', key);
+      assert.deepEqual(Object.keys(r.details).sort(), [...KEYS].sort());
+      for (const key of KEYS) assert.ok(typeof r.details[key] === 'string' && r.details[key].length > 0, key);
+      assert.equal(r.https, false);
+      assert.match(r.details.https, /no answer over https/);
+      assert.equal(r.reachable, false);
+      assert.match(r.details.reachable, /could not reach/);
+      assert.equal(r.verification_file, false);
+      assert.equal(r.details.verification_file, 'not checked: the site could not be reached');
+      assert.equal(r.oidc_client, false);
+      assert.equal(r.operator, false);
       assert.ok(Math.abs(Date.parse(r.checked_at) - t.clock.now()) < 1000);
     });
 
@@ -79,13 +86,15 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       assert.equal(site.requests.length - before, 1, 'one fetch (https is refused before any connection: the stand-in speaks http)');
       assert.deepEqual(site.requests.at(-1), { method: 'GET', path: '/.well-known/service-site.txt', host });
       assert.equal(r.site, host);
-      assert.equal(r.https.ok, false, 'the stand-in speaks plain http');
-      assert.equal(r.reachable.ok, true);
-      assert.match(r.reachable.detail, /answered 200 over plain http, allowed only because OUTBOUND_ALLOW_LOOPBACK/);
-      assert.equal(r.verification_file.ok, true);
-      assert.match(r.verification_file.detail, /holds the line of 1 OIDC client and 1 operator registered on this instance/);
-      assert.deepEqual(r.oidc_client, { ok: true, detail: `1 OIDC client registered on this instance with a redirect URI on ${host}; none verified yet` });
-      assert.deepEqual(r.operator, { ok: true, detail: `1 operator registered on this instance with the domain ${host}; 0 with the domain verified, 0 switched on by an admin` });
+      assert.equal(r.https, false, 'the stand-in speaks plain http');
+      assert.equal(r.reachable, true);
+      assert.match(r.details.reachable, /answered 200 over plain http, allowed only because OUTBOUND_ALLOW_LOOPBACK/);
+      assert.equal(r.verification_file, true);
+      assert.match(r.details.verification_file, /holds the line of 1 OIDC client and 1 operator registered on this instance/);
+      assert.equal(r.oidc_client, true);
+      assert.equal(r.details.oidc_client, `1 OIDC client registered on this instance with a redirect URI on ${host}; none verified yet`);
+      assert.equal(r.operator, true);
+      assert.equal(r.details.operator, `1 operator registered on this instance with the domain ${host}; 0 with the domain verified, 0 switched on by an admin`);
     });
 
     it('kept 10 minutes in the store: the same answer, no fetch; then checked again', async () => {
@@ -101,14 +110,52 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const fresh = await report(host);
       assert.equal(site.requests.length, fetches + 1);
       assert.notEqual(fresh.checked_at, first.checked_at);
-      assert.equal(fresh.reachable.ok, false);
-      assert.match(fresh.reachable.detail, /answered 500, a server error/);
-      assert.match(fresh.verification_file.detail, /answered 500; it must answer 200/);
+      assert.equal(fresh.reachable, false);
+      assert.match(fresh.details.reachable, /answered 500, a server error/);
+      assert.match(fresh.details.verification_file, /answered 500; it must answer 200/);
       // The store holds the cache (shared by every node); housekeeping deletes it once expired.
       assert.ok(await t.services.store.readiness.fresh(host, t.clock.now()));
       t.clock.advance(TEN_MINUTES);
       assert.ok((await t.services.store.readiness.purgeExpired(t.clock.now())) >= 1);
       assert.equal(await t.services.store.readiness.fresh(host, t.clock.now()), undefined);
+    });
+
+    it('a cached row that is not an answer (not JSON, an older shape, another site) is a miss: checked again, never a 500', async () => {
+      site.serve({ status: 404, body: '' });
+      const now = t.clock.now();
+      const oldShape = JSON.stringify({ site: host, https: { ok: true, detail: 'x' }, reachable: { ok: true, detail: 'x' }, verification_file: { ok: true, detail: 'x' }, oidc_client: { ok: true, detail: 'x' }, operator: { ok: true, detail: 'x' }, checked_at: new Date(now).toISOString() });
+      const good = { site: host, https: true, reachable: true, verification_file: true, oidc_client: true, operator: true, details: { https: 'a', reachable: 'b', verification_file: 'c', oidc_client: 'd', operator: 'e' }, checked_at: new Date(now).toISOString() };
+      const rows = [
+        'not json {',
+        '',
+        'null',
+        '[]',
+        '42',
+        oldShape,
+        JSON.stringify({ ...good, site: 'other.example' }),
+        JSON.stringify({ ...good, https: 'yes' }),
+        JSON.stringify({ ...good, details: { ...good.details, operator: 7 } }),
+        JSON.stringify({ ...good, details: null }),
+        JSON.stringify({ ...good, checked_at: 'yesterday' }),
+      ];
+      for (const row of rows) {
+        await t.services.store.readiness.save({ site: host, report: row, checkedAt: now, expiresAt: now + TEN_MINUTES });
+        const before = site.requests.length;
+        const r = await report(host);
+        assert.equal(site.requests.length, before + 1, `checked again over ${JSON.stringify(row).slice(0, 60)}`);
+        assert.equal(r.site, host);
+        assert.equal(r.verification_file, false);
+        assert.match(r.details.verification_file, /answered 404/);
+        // The new answer replaced the row: the next ask is served from it.
+        assert.deepEqual(await report(host), r);
+        assert.equal(site.requests.length, before + 1);
+      }
+      // A row in the current shape is served as stored, with nothing but the known fields.
+      await t.services.store.readiness.save({ site: host, report: JSON.stringify({ ...good, extra: 'not served' }), checkedAt: now, expiresAt: now + TEN_MINUTES });
+      const before = site.requests.length;
+      assert.deepEqual(await report(host), good);
+      assert.equal(site.requests.length, before);
+      t.clock.advance(TEN_MINUTES);
     });
 
     it('the file missing, redirecting, or without a line of ours: readable details', async () => {
@@ -123,8 +170,8 @@ for (const backend of ['sqlite', 'postgres'] as const) {
         t.clock.advance(TEN_MINUTES);
         site.serve(answer);
         const r = await report(host);
-        assert.equal(r.verification_file.ok, false);
-        assert.match(r.verification_file.detail, detail);
+        assert.equal(r.verification_file, false);
+        assert.match(r.details.verification_file, detail);
       }
     });
 
@@ -164,9 +211,9 @@ describe('readiness without OUTBOUND_ALLOW_LOOPBACK (as in production)', () => {
     const res = await t.app.inject({ method: 'GET', url: `/api/readiness?site=${new URL(site.origin).host}`, remoteAddress: remoteAddress() });
     expectStatus(res, 200);
     const r = json<Report>(res);
-    assert.equal(r.https.ok, false);
-    assert.match(r.https.detail, /not a public address \(loopback\)/);
-    assert.equal(r.reachable.ok, false);
+    assert.equal(r.https, false);
+    assert.match(r.details.https, /not a public address \(loopback\)/);
+    assert.equal(r.reachable, false);
     assert.equal(site.requests.length, 0);
   });
 });

@@ -84,7 +84,7 @@ describe('public pages: the link crawl', () => {
     assert.ok(offSite.size > 0, 'links to other sites were checked');
     // The crawl reached every doc and the public pages, so the checks above covered their links.
     for (const doc of docsOnDisk()) assert.ok(pages.has(`/docs/${doc.section}/${doc.page}`), `crawl missed ${doc.section}/${doc.page}`);
-    for (const path of ['/', '/how-it-works', '/for-shops', '/docs', '/docs/agents', '/legal/privacy', '/legal/terms']) assert.ok(pages.has(path), `crawl missed ${path}`);
+    for (const path of ['/', '/how-it-works', '/for-shops', '/docs', '/docs/agents', '/legal/privacy', '/legal/terms', '/pitch', '/check', '/tools/check-agent']) assert.ok(pages.has(path), `crawl missed ${path}`);
 
     const missing = fragments.filter(({ path, id }) => {
       const html = pages.get(path);

@@ -126,7 +126,8 @@ describe('public pages', () => {
     const locs = [...res.body.matchAll(/<loc>([^<]*)<\/loc>/g)].map((m) => m[1] ?? '');
     assert.equal(new Set(locs).size, locs.length, 'no duplicates');
     for (const loc of locs) assert.ok(loc.startsWith(`${BASE_URL}/`), loc);
-    const expected = [...PAGES.map((p) => p.path), ...docsOnDisk().flatMap((d) => [`/docs/${d.section}`, `/docs/${d.section}/${d.page}`])];
+    // The pages the server renders per request (the challenge, the two checks) are listed too.
+    const expected = [...PAGES.map((p) => p.path), '/pitch', '/challenge', '/check', '/tools/check-agent', ...docsOnDisk().flatMap((d) => [`/docs/${d.section}`, `/docs/${d.section}/${d.page}`])];
     for (const path of expected) assert.ok(locs.includes(BASE_URL + path), `sitemap lacks ${path}`);
     for (const loc of locs) {
       const res = await get(loc.slice(BASE_URL.length));
@@ -148,6 +149,7 @@ describe('public pages', () => {
       assert.ok(res.body.includes(`[${doc.title}]`), `llms.txt lacks the title "${doc.title}"`);
     }
     assert.ok(links.includes(`${BASE_URL}/openapi.json`));
+    for (const path of ['/check', '/tools/check-agent']) assert.ok(links.includes(`${BASE_URL}${path}`), `llms.txt lacks ${path}`);
   });
 
   it('the pages stay out of the OpenAPI description', async () => {
@@ -155,10 +157,10 @@ describe('public pages', () => {
     const paths = Object.keys(spec.paths);
     assert.ok(paths.length > 10, 'the API is described');
     // The API is /api, /oidc, the two OIDC discovery documents, the SDK tarballs npm fetches
-    // (decisions §26), /healthz (the health check's short address, for load balancers), the
+    // (decisions §26), the WordPress plugin zip (a download with ETag and Content-Digest, §23), /healthz (the health check's short address, for load balancers), the
     // challenge's two routes, which answer agents in JSON (decisions §23), and the agents' Web Bot
     // Auth key directories (decisions §22); no page is in it.
-    const api = /^\/(api|oidc)\/|^\/\.well-known\/(openid-configuration|oauth-authorization-server|http-message-signatures-directory)$|^\/download\/(agent|site)$|^\/healthz$|^\/challenge(\/claim)?$|^\/wba\/\{label\}/;
+    const api = /^\/(api|oidc)\/|^\/\.well-known\/(openid-configuration|oauth-authorization-server|http-message-signatures-directory)$|^\/download\/(agent|site|wordpress)$|^\/healthz$|^\/challenge(\/claim)?$|^\/wba\/\{label\}/;
     for (const path of paths) assert.match(path, api, `${path} is in /openapi.json`);
     for (const page of ['/', '/app', '/docs', '/tools/check-agent', '/sw.js', '/.well-known/assetlinks.json', '/download/android']) assert.ok(!paths.includes(page), `${page} is in /openapi.json`);
   });

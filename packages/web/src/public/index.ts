@@ -100,9 +100,9 @@ export function buildPublicSite(opts: PublicSiteOptions): PublicSite {
   }
   for (const legal of legalPages(ctx)) htmlPages.set(legal.path, legal.body);
 
-  // /challenge and /check are answered by the server's own routes (they verify agents, run checks),
-  // but are public pages like the others.
-  const sitemapUrls = [...htmlPages.keys(), '/challenge', '/check'].map((path) => baseUrl + path);
+  // /challenge, /check and /tools/check-agent are answered by the server's own routes (they verify
+  // agents, run checks), but are public pages like the others.
+  const sitemapUrls = [...htmlPages.keys(), '/challenge', '/check', '/tools/check-agent'].map((path) => baseUrl + path);
   const pages = new Map<string, PublicResponse>([...htmlPages].map(([path, body]) => [path, ok(body)]));
   for (const section of ctx.docs.sections) {
     for (const doc of section.pages) pages.set(`${doc.path}.md`, ok(doc.markdown, 'text/markdown; charset=utf-8'));

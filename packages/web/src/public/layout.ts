@@ -57,6 +57,7 @@ ${main}
       <a href="/legal/terms">Terms</a>
       <a href="/docs">Docs</a>
       <a href="/check">Check a site</a>
+      <a href="/tools/check-agent">Check an agent</a>
       <a href="/openapi.json">OpenAPI</a>
       <a href="/llms.txt">llms.txt</a>
     </nav>

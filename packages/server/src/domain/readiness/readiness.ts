@@ -21,21 +21,24 @@ export const READINESS_LIMIT: ClientLimit = { perAddress: 20, perNetwork: 100, w
 /** More clients than this on one host are not read (the answer says "at least"). */
 const MAX_CLIENTS = 20;
 
-/** One line of the answer: whether it holds, and in words what was found. */
-export interface ReadinessLine {
+/** One line of the check while it is worked out: whether it holds, and in words what was found. */
+interface ReadinessLine {
   ok: boolean;
   detail: string;
 }
 
-export interface ReadinessReport {
-  site: string;
-  https: ReadinessLine;
-  reachable: ReadinessLine;
-  verification_file: ReadinessLine;
-  oidc_client: ReadinessLine;
-  operator: ReadinessLine;
+/** The five things checked, in the order of the answer. */
+export const READINESS_KEYS = ['https', 'reachable', 'verification_file', 'oidc_client', 'operator'] as const;
+export type ReadinessKey = (typeof READINESS_KEYS)[number];
+
+/**
+ * The answer (decisions §22): the five fields are booleans, as the contract reads, so a program can
+ * test them directly; `details` says in words, for people, why each one is what it is.
+ */
+export type ReadinessReport = { site: string } & Record<ReadinessKey, boolean> & {
+  details: Record<ReadinessKey, string>;
   checked_at: string;
-}
+};
 
 export interface ReadinessDeps {
   store: Store;
@@ -59,7 +62,8 @@ export class Readiness {
     const site = parseSiteInput(siteInput);
     await checkClient(this.d.limiter, 'readiness', clientAddress, READINESS_LIMIT);
     const cached = await this.d.store.readiness.fresh(site, this.d.clock.now());
-    if (cached) return JSON.parse(cached.report) as ReadinessReport;
+    const stored = cached ? parseStoredReport(cached.report, site) : null;
+    if (stored) return stored;
     const report = await this.run(site);
     const checkedAt = this.d.clock.now();
     await this.d.store.readiness.save({ site, report: JSON.stringify(report), checkedAt, expiresAt: checkedAt + READINESS_CACHE_MS });
@@ -72,13 +76,27 @@ export class Readiness {
     // Only in development (OUTBOUND_ALLOW_LOOPBACK) may a site answer over plain http.
     const plain = !answered(secure) && this.d.policy.allowLoopback ? await this.probe(`http://${site}${VERIFICATION_PATH}`) : null;
     const used = plain && answered(plain) ? plain : secure;
-    return {
-      site,
+    const lines: Record<ReadinessKey, ReadinessLine> = {
       https: httpsLine(secure),
       reachable: reachableLine(used, plain !== null && used === plain),
       verification_file: fileLine(used, site, clients, operators),
       oidc_client: clientLine(site, clients),
       operator: operatorLine(site, operators),
+    };
+    return {
+      site,
+      https: lines.https.ok,
+      reachable: lines.reachable.ok,
+      verification_file: lines.verification_file.ok,
+      oidc_client: lines.oidc_client.ok,
+      operator: lines.operator.ok,
+      details: {
+        https: lines.https.detail,
+        reachable: lines.reachable.detail,
+        verification_file: lines.verification_file.detail,
+        oidc_client: lines.oidc_client.detail,
+        operator: lines.operator.detail,
+      },
       checked_at: iso(this.d.clock.now()),
     };
   }
@@ -92,6 +110,34 @@ export class Readiness {
     }
   }
 }
+
+/**
+ * A cached answer read back, or null when the row is not one (not JSON, another shape such as an
+ * older format, or another site): such a row is a miss and the site is checked again, never a 500.
+ * Only the known fields are copied, so nothing unexpected in a row is ever served.
+ */
+export function parseStoredReport(text: string, site: string): ReadinessReport | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (!isRecord(value) || value['site'] !== site || typeof value['checked_at'] !== 'string' || Number.isNaN(Date.parse(value['checked_at'])) || !isRecord(value['details'])) return null;
+  const details = value['details'];
+  const flags = {} as Record<ReadinessKey, boolean>;
+  const words = {} as Record<ReadinessKey, string>;
+  for (const key of READINESS_KEYS) {
+    const flag = value[key];
+    const detail = details[key];
+    if (typeof flag !== 'boolean' || typeof detail !== 'string') return null;
+    flags[key] = flag;
+    words[key] = detail;
+  }
+  return { site, ...flags, details: words, checked_at: value['checked_at'] };
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const answered = (p: Probe): boolean => p.answer !== null || p.tooLarge;
 

@@ -46,6 +46,7 @@ export function llmsTxt(baseUrl: string, docs: DocsTree, agentPackage: string | 
     `- [Why Mandate](${baseUrl}/pitch): the case for sites and owners`,
     `- [The challenge](${baseUrl}/challenge/agents.txt): a protected route of this instance to try an agent end to end (scope \`challenge\`, step-up action \`claim\`), the steps as plain text`,
     `- [Check a site](${baseUrl}/check): whether a site is ready for agents with this instance (JSON: ${baseUrl}/api/readiness?site=)`,
+    `- [Check an agent](${baseUrl}/tools/check-agent): whether a pasted request carries a valid Web Bot Auth signature, or which keys an agent publishes (JSON: POST ${baseUrl}/api/v1/check-agent)`,
     '',
   );
   return lines.join('\n');

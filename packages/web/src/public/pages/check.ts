@@ -2,21 +2,13 @@ import { docHref, type SiteContext } from '../context.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { layout } from '../layout.ts';
 
-/** One line of a readiness answer (GET /api/readiness, decisions §22). */
-export interface CheckLine {
-  ok: boolean;
-  detail: string;
-}
+type Key = 'https' | 'reachable' | 'verification_file' | 'oidc_client' | 'operator';
 
-export interface CheckReport {
-  site: string;
-  https: CheckLine;
-  reachable: CheckLine;
-  verification_file: CheckLine;
-  oidc_client: CheckLine;
-  operator: CheckLine;
+/** A readiness answer (GET /api/readiness, decisions §22): five booleans, and why each is what it is in `details`. */
+export type CheckReport = { site: string } & Record<Key, boolean> & {
+  details: Record<Key, string>;
   checked_at: string;
-}
+};
 
 /** What /check shows: the form alone, a result, or why there is none (bad site, too many checks). */
 export interface CheckView {
@@ -24,8 +16,6 @@ export interface CheckView {
   report?: CheckReport;
   error?: string;
 }
-
-type Key = 'https' | 'reachable' | 'verification_file' | 'oidc_client' | 'operator';
 
 /** Each line: what it is, whether a site needs it, and what to do when it fails. */
 function lines(ctx: SiteContext): { key: Key; label: string; optional: boolean; next: SafeHtml }[] {
@@ -44,11 +34,11 @@ function result(ctx: SiteContext, report: CheckReport): SafeHtml {
   <p class="more">Checked at ${report.checked_at.replace('T', ' ').replace(/\.\d+Z$/, ' UTC')}; answers are kept 10 minutes.</p>
   <ul class="check-lines">
     ${lines(ctx).map((l) => {
-      const line = report[l.key];
-      return html`<li class="${line.ok ? 'check-ok' : l.optional ? 'check-optional' : 'check-fail'}">
-      <h3><span class="check-mark">${line.ok ? 'Yes' : 'No'}</span> ${l.label}${l.optional ? html` <small>(optional)</small>` : ''}</h3>
-      <p>${line.detail}</p>
-      ${line.ok ? '' : html`<p class="check-next"><strong>What to do:</strong> ${l.next}</p>`}
+      const ok = report[l.key];
+      return html`<li class="${ok ? 'check-ok' : l.optional ? 'check-optional' : 'check-fail'}">
+      <h3><span class="check-mark">${ok ? 'Yes' : 'No'}</span> ${l.label}${l.optional ? html` <small>(optional)</small>` : ''}</h3>
+      <p>${report.details[l.key]}</p>
+      ${ok ? '' : html`<p class="check-next"><strong>What to do:</strong> ${l.next}</p>`}
     </li>`;
     })}
   </ul>
