@@ -260,7 +260,7 @@ export function storeContract(name: string, open: OpenStore): void {
       };
       await store.agents.update(agent.id, { flag: 'revoked', flagRevSeq: 11, flaggedAt: 4_000 });
       // Long after the window the block is still listed (the bound drops it, not the store).
-      assert.deepEqual(await flagged(10_000_000), [{ id: agent.id, userId: u.id, status: 'active', flag: 'revoked', flagRevSeq: 11, flaggedAt: 4_000, removedAt: null, unblockedAt: null, unblockedRevSeq: null, blockedRevSeq: null }]);
+      assert.deepEqual(await flagged(10_000_000), [{ id: agent.id, userId: u.id, status: 'active', flag: 'revoked', flagRevSeq: 11, flaggedAt: 4_000, removedAt: null, unblockedAt: null, unblockedRevSeq: null, blockedRevSeq: null, suspendedRevSeq: null }]);
       assert.equal((await store.agents.listRevoked(10_000_000)).find((a) => a.id === agent.id)?.flaggedAt, 4_000);
       // Not part of AgentRecord: byId is unchanged.
       assert.deepEqual(await store.agents.byId(agent.id), { ...agent, flag: 'revoked', flagRevSeq: 11 });
