@@ -62,7 +62,10 @@ const NOTE = { title: 'Order placed', text: 'Order 1234 arrives on Friday.' };
 /** What app.ts passes to the notifier, read from its source so that the examples follow it. */
 function appWording(): { addedBy: string; passkeyTitle: string; passkeyBody: (name: string) => string } {
   const app = readFileSync(new URL('../src/app.ts', import.meta.url), 'utf8');
-  const added = /notifier\.agentAdded\(agent\.userId, agent\.name, '([^']+)'\)/.exec(app);
+  // The owner's own agents say how by Agents.create's default; an operator's name the operator.
+  const agents = readFileSync(new URL('../src/domain/agents/agents.ts', import.meta.url), 'utf8');
+  const passesHow = /notifier\.agentAdded\(agent\.userId, agent\.name, how\)/.test(app);
+  const added = passesHow ? /context: CreationContext = \{ how: '([^']+)' \}/.exec(agents) : null;
   const security = /notifier\.security\(p\.userId, '([^']+)', `([^`]+)`\)/.exec(app);
   assert.ok(added && security, 'app.ts no longer calls the notifier as the reference documents: update docs/reference/notifications.md and this test');
   const body = security[2] ?? '';

@@ -62,7 +62,7 @@ describe('public pages in Chromium', () => {
           assert.ok(layout.overflow <= 0, `${path} overflows sideways by ${layout.overflow}px at ${viewport.width}px`);
           assert.equal(layout.brandColour, 'rgb(36, 86, 198)', `${path}: the stylesheet did not apply`);
           assert.ok(layout.fontSize >= 15, `${path}: body text of ${layout.fontSize}px`);
-          assert.equal(layout.headerLinks, 5, `${path}: the brand, three links and the app button are visible`);
+          assert.equal(layout.headerLinks, 7, `${path}: the brand, five links and the app button are visible`);
           await page.screenshot({ path: `${SCREENSHOTS}public-${name}-${viewport.width}x${viewport.height}.png`, fullPage: name === 'home' });
         }
         assert.deepEqual(problems, []);

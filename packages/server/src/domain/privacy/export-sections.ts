@@ -203,7 +203,7 @@ export const EXPORT_SECTIONS: readonly ExportSection[] = [
   plansSection,
   approvalModesSection,
   takeoverReportsSection,
-  connectionsSection,
   wbaKeysSection,
+  connectionsSection,
   operatorsSection,
 ];
