@@ -4,8 +4,10 @@
  * (bench/lib/bare-ws-relay.ts) driven by the same load generator in the same run.
  *
  *   node --import tsx bench/takeover-relay.ts [--sessions 1000] [--fps 10] [--kb 50] [--seconds 10]
- *       [--warmup 3] [--rounds 3] [--store sqlite|postgres] [--quick]
+ *       [--warmup 3] [--rounds 3] [--store sqlite|postgres] [--other DIR] [--sources] [--quick]
  *
+ * Mandate runs as `npm start` runs it: its build (packages/server/dist/main.js, made current first)
+ * with plain node; `--sources` runs the TypeScript under tsx instead (more heap: tsx, sources, maps).
  * Each round is a fresh relay process: bare relay, then Mandate (sessions opened with
  * `POST /api/v1/takeover`, one agent each), taking turns. The load generator is this process
  * (bench/lib/relay-load.ts): N agent sockets and N owner sockets. Per round and as the median of the
@@ -20,7 +22,7 @@ import { cpus, loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { TAKEOVERS_PER_HOUR } from '../packages/server/src/domain/takeovers/takeovers.ts';
 import { median } from './lib/load.ts';
-import { freePort, startMandate, startProcess, type Proc } from './lib/processes.ts';
+import { ensureServerBuilt, freePort, startMandate, startProcess, type Proc, type ServerBuild } from './lib/processes.ts';
 import { RelaySessions, type LoadShape, type RelayEnds, type RelayFigures } from './lib/relay-load.ts';
 import { createBenchDb, type Backend } from './lib/stores.ts';
 import { fmt, markdownTable } from './lib/table.ts';
@@ -36,6 +38,8 @@ export interface TakeoverRelayOptions {
   store: Backend;
   /** Another checkout of the repository whose Mandate server is also measured each round (a change's before or after). */
   other: string | undefined;
+  /** `dist` (default): the built server as `npm start` runs it; `sources`: under tsx. */
+  build: ServerBuild;
 }
 
 /** 'bare ws', 'Mandate', or 'Mandate (<other checkout>)'. */
@@ -67,10 +71,11 @@ const USAGE = `node --import tsx bench/takeover-relay.ts [options]
   --rounds N      bare relay and Mandate take turns N times (default 3, at most ${TAKEOVERS_PER_HOUR}: take-overs per agent per hour)
   --store S       sqlite or postgres (default sqlite)
   --other DIR     each round also measures the Mandate server of another checkout DIR (with its node_modules)
+  --sources       run Mandate's TypeScript sources under tsx instead of the build (packages/server/dist/main.js)
   --quick         smoke run: --sessions 100 --seconds 5 --warmup 2 --rounds 2`;
 
 export function parseTakeoverRelayArgs(argv: readonly string[]): TakeoverRelayOptions {
-  const o: TakeoverRelayOptions = { sessions: 1000, fps: 10, kb: 50, seconds: 10, warmup: 3, rounds: 3, store: 'sqlite', other: undefined };
+  const o: TakeoverRelayOptions = { sessions: 1000, fps: 10, kb: 50, seconds: 10, warmup: 3, rounds: 3, store: 'sqlite', other: undefined, build: 'dist' };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const int = (min: number, max: number): number => {
@@ -97,6 +102,7 @@ export function parseTakeoverRelayArgs(argv: readonly string[]): TakeoverRelayOp
         o.other = v;
         break;
       }
+      case '--sources': o.build = 'sources'; break;
       case '--quick': Object.assign(o, { sessions: 100, seconds: 5, warmup: 2, rounds: 2 }); break;
       case '--help': case '-h': throw new Error(USAGE);
       default: throw new Error(`unknown option ${flag}\n${USAGE}`);
@@ -178,6 +184,7 @@ export async function takeoverRelay(o: TakeoverRelayOptions): Promise<string> {
     await store.close();
     const variants: { relay: Relay; cwd: string | undefined }[] = [{ relay: 'Mandate', cwd: undefined }];
     if (o.other !== undefined) variants.push({ relay: `Mandate (${o.other})`, cwd: o.other });
+    if (o.build === 'dist') for (const v of variants) ensureServerBuilt(v.cwd);
     for (let round = 1; round <= o.rounds; round++) {
       const barePort = await freePort();
       const bare = await startProcess({ name: BARE, script: 'bench/lib/bare-ws-relay.ts', port: barePort, healthPath: '/healthz', env: { PORT: String(barePort) } });
@@ -188,7 +195,7 @@ export async function takeoverRelay(o: TakeoverRelayOptions): Promise<string> {
       }
       for (const v of variants) {
         const port = await freePort();
-        const mandate = await startMandate({ name: v.relay, databaseUrl: db.databaseUrl, dataDir: db.dataDir, baseUrl: `http://localhost:${port}`, port, ...(v.cwd === undefined ? {} : { cwd: v.cwd }) });
+        const mandate = await startMandate({ name: v.relay, databaseUrl: db.databaseUrl, dataDir: db.dataDir, baseUrl: `http://localhost:${port}`, port, build: o.build, ...(v.cwd === undefined ? {} : { cwd: v.cwd }) });
         try {
           const ends = await openTakeovers(mandate.origin, agents);
           rounds.push(await measure(mandate, v.relay, round, ends, shape));
@@ -225,7 +232,7 @@ export async function takeoverRelay(o: TakeoverRelayOptions): Promise<string> {
   });
   const firstErrors = rounds.filter((r) => r.firstError !== undefined).map((r) => `- round ${r.round} ${r.relay}: ${r.firstError}`);
   return [
-    markdownTable(`take-over relay: ${o.sessions} sessions, ${o.fps} frames/s of ${o.kb} kB each (${o.store}), ${o.seconds} s window after ${o.warmup} s, ${o.rounds} rounds`, HEAD, body, NUMERIC),
+    markdownTable(`take-over relay: ${o.sessions} sessions, ${o.fps} frames/s of ${o.kb} kB each (${o.store}, Mandate from ${o.build === 'dist' ? 'its build' : 'sources under tsx'}), ${o.seconds} s window after ${o.warmup} s, ${o.rounds} rounds`, HEAD, body, NUMERIC),
     '',
     ...cpuLines,
     '',

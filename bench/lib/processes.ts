@@ -1,7 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { servingCommand } from './isolation.ts';
 
 /** Server processes for the benchmarks: started on a free port, healthy before they are returned. */
@@ -34,9 +35,13 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Runs a TypeScript entry point under tsx (`node --import tsx <script>`) with `env` laid over ours. */
+/**
+ * Runs an entry point with `env` laid over ours: a TypeScript one under tsx (`node --import tsx
+ * <script>`), a built `.js` one with plain node (no tsx, no source maps: as `npm start` loads the build).
+ */
 export async function startProcess(o: { name: string; script: string; env: Record<string, string>; healthPath: string; port: number; nodeArgs?: string[]; cwd?: string }): Promise<Proc> {
-  const [command, args] = servingCommand(process.execPath, [...(o.nodeArgs ?? []), '--import', 'tsx', o.script]);
+  const loader = o.script.endsWith('.js') ? [] : ['--import', 'tsx'];
+  const [command, args] = servingCommand(process.execPath, [...(o.nodeArgs ?? []), ...loader, o.script]);
   const child: ChildProcess = spawn(command, args, {
     cwd: o.cwd ?? REPO_ROOT,
     env: { ...process.env, ...o.env },
@@ -162,13 +167,33 @@ function rssMiB(pid: number): number {
   }
 }
 
-/** The Mandate server (`packages/server/src/main.ts`) over the given store; `env` adds settings (for A/B experiments). */
-export async function startMandate(o: { name?: string; databaseUrl: string; dataDir: string; baseUrl: string; port: number; logLevel?: string; env?: Record<string, string>; cwd?: string }): Promise<Proc> {
+/**
+ * How a benchmark runs the Mandate server: `sources` under tsx (`packages/server/src/main.ts`, what
+ * `npm run dev` does), or `dist`, the build as `npm start` runs it (`packages/server/dist/main.js` with
+ * plain node). Under tsx the process also holds tsx, the TypeScript sources and their source maps:
+ * about 4.5 MB more heap at rest and 70 MiB more RSS (bench/README.md, "Take-over relay").
+ */
+export type ServerBuild = 'sources' | 'dist';
+
+/**
+ * Makes the build of the checkout at `root` (this one by default) current, as `npm start` does before
+ * it starts (scripts/build-if-stale.mjs: `tsc -b` and the SDK tarballs when missing or older than
+ * their sources), so that `dist` never measures stale JavaScript.
+ */
+export function ensureServerBuilt(root: string = REPO_ROOT): void {
+  const script = join(root, 'scripts/build-if-stale.mjs');
+  if (!existsSync(script)) throw new Error(`${root} has no scripts/build-if-stale.mjs: build it yourself (npm run build) or run its server from sources`);
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', `const { ensureBuilt } = await import(${JSON.stringify(pathToFileURL(resolve(script)).href)}); ensureBuilt();`], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
+  if (run.status !== 0) throw new Error(`the build of ${root} failed (exit ${run.status ?? run.signal})`);
+}
+
+/** The Mandate server over the given store (from sources unless `build` says `dist`); `env` adds settings (for A/B experiments). */
+export async function startMandate(o: { name?: string; databaseUrl: string; dataDir: string; baseUrl: string; port: number; logLevel?: string; env?: Record<string, string>; cwd?: string; build?: ServerBuild }): Promise<Proc> {
   return startProcess({
     // BENCH_SERVER_CWD: another checkout of the repository to run the server from (the code before a change).
     ...(o.cwd === undefined ? (process.env.BENCH_SERVER_CWD ? { cwd: process.env.BENCH_SERVER_CWD } : {}) : { cwd: o.cwd }),
     name: o.name ?? 'mandate',
-    script: 'packages/server/src/main.ts',
+    script: o.build === 'dist' ? 'packages/server/dist/main.js' : 'packages/server/src/main.ts',
     port: o.port,
     healthPath: '/api/healthz',
     // e.g. BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the server under load.
