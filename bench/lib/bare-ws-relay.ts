@@ -3,8 +3,9 @@
  * Two sockets on `/relay/<id>/agent` and `/relay/<id>/owner` are paired by the id, and each message is
  * forwarded to the other end as it came (a Buffer, sent as text: no decoding, no check). What it
  * shares with the Mandate relay (packages/server/src/relay/takeover-relay.ts), so that the two differ
- * only in what Mandate adds (Fastify's upgrade and authorization, the strict check of every message,
- * the text decoded and encoded again): `{"t":"live"}` to the agent when the owner connects, the same
+ * only in what Mandate adds (Fastify's upgrade and authorization, the check of every message on its
+ * received bytes, the application's larger heap; Mandate too forwards the bytes it received, with no
+ * decoding or encoding): `{"t":"live"}` to the agent when the owner connects, the same
  * `maxPayload`, and the same drop rule (an agent's message is dropped while more than 1 MiB is still
  * unsent to the owner), without which a saturated baseline would queue without bound instead.
  * The agent leaving closes the owner. Env: PORT.
