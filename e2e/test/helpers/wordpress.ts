@@ -65,7 +65,9 @@ export class WordPressSite {
     writeFileSync(join(dir, 'router.php'), ROUTER);
     mysql(`CREATE DATABASE \`${db}\` CHARACTER SET utf8mb4`);
     const php = spawn('php', ['-S', `127.0.0.1:${port}`, '-t', dir, join(dir, 'router.php')], {
-      cwd: dir, env: { ...process.env, PHP_CLI_SERVER_WORKERS: '4' }, stdio: ['ignore', 'pipe', 'pipe'],
+      // Its own process group: PHP_CLI_SERVER_WORKERS forks workers that a signal to the parent alone
+      // leaves running (holding the output pipes open, so the test process would never exit).
+      cwd: dir, env: { ...process.env, PHP_CLI_SERVER_WORKERS: '4' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
     });
     const site = new WordPressSite(dir, url, db, php);
     await until('PHP\'s server to answer', async () => ((await fetch(`${url}/readme.html`).catch(() => undefined))?.ok ? true : undefined), { ms: 15_000, describe: () => site.logs() });
@@ -105,11 +107,16 @@ export class WordPressSite {
   }
 
   async stop(): Promise<void> {
-    if (this.php.exitCode === null) {
-      const gone = new Promise((resolve) => this.php.once('close', resolve));
-      this.php.kill('SIGTERM');
+    const pid = this.php.pid;
+    if (pid !== undefined && this.php.exitCode === null) {
+      const gone = new Promise((resolve) => this.php.once('exit', resolve));
+      process.kill(-pid, 'SIGTERM');
+      const late = setTimeout(() => process.kill(-pid, 'SIGKILL'), 5_000);
       await gone;
+      clearTimeout(late);
     }
+    // Workers may outlive the parent by a moment: the whole group goes.
+    if (pid !== undefined) try { process.kill(-pid, 'SIGKILL'); } catch { /* already gone */ }
     try {
       mysql(`DROP DATABASE IF EXISTS \`${this.db}\``);
     } finally {

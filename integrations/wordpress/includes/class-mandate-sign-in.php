@@ -271,18 +271,7 @@ final class Mandate_Sign_In {
 	 * @param string $description What happened.
 	 */
 	private static function failure( int $status, string $error, string $description ): WP_REST_Response {
-		$response = new WP_REST_Response(
-			array(
-				'error'             => $error,
-				'error_description' => $description,
-				'code'              => $error,
-				'message'           => $description,
-				'data'              => array( 'status' => $status ),
-			),
-			$status
-		);
-		$response->header( 'Cache-Control', 'no-store' );
-		return $response;
+		return Mandate_Rest_Guard::refusal( $status, $error, $description );
 	}
 
 	/** 32 random bytes, base64url. */
