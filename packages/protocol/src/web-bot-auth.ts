@@ -100,10 +100,17 @@ export class HttpSignatureError extends Error {
   }
 }
 
+/**
+ * A covered component's parameters (RFC 9421 §2.1), RFC 8941 parameters as parsed. Typed without the
+ * parser's own types so that the published .d.ts files do not import `structured-headers`, whose types
+ * need the DOM library (a Node project that checks its libraries would fail on them).
+ */
+export type ComponentParams = ReadonlyMap<string, unknown>;
+
 export interface CoveredComponent {
   /** Lower-case component name: `@authority`, `signature-agent` ... */
   name: string;
-  params: Parameters;
+  params: ComponentParams;
 }
 
 export interface SignatureParams {
@@ -182,7 +189,8 @@ export function readSignatures(signatureInput: string, signature: string): HttpS
 
 /** The component identifier as it appears in the signature base (`"@authority";req`). */
 export function componentId(c: CoveredComponent): string {
-  return `${serializeString(c.name)}${serializeParameters(c.params)}`;
+  // Only this module makes components: from parsed fields or its own literals, so they are Parameters.
+  return `${serializeString(c.name)}${serializeParameters(c.params as Parameters)}`;
 }
 
 /**
@@ -217,7 +225,7 @@ export function verifyEd25519(base: string, signature: Uint8Array, jwk: Ed25519P
  * The value of a header field as a covered component: obs-fold and surrounding spaces removed,
  * repeated fields joined with ", " (RFC 9421 §2.1). With `key`, the dictionary member serialized.
  */
-export function fieldComponentValue(raw: string, params: Parameters): string | undefined {
+export function fieldComponentValue(raw: string, params: ComponentParams): string | undefined {
   const value = raw.trim().replace(/\s*\r?\n\s*/g, ' ');
   if (params.size === 0) return value;
   const key = params.get('key');
@@ -262,7 +270,7 @@ export interface WbaSigningKey {
 }
 
 function sign(components: CoveredComponent[], params: Parameters, values: string[], key: WbaSigningKey, label: string): { 'Signature-Input': string; Signature: string } {
-  const list: InnerList = [components.map((c) => [c.name, c.params] as Item), params];
+  const list: InnerList = [components.map((c) => [c.name, c.params as Parameters] as Item), params];
   const paramsValue = serializeInnerList(list);
   const base = signatureBase({ components, paramsValue }, (c) => values[components.indexOf(c)]);
   const signature = nodeSign(null, Buffer.from(base), key.privateKey);
