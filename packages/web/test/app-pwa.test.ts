@@ -140,7 +140,7 @@ test('the service worker keeps the app shell and never an API answer; with the s
   assert.deepEqual(cached.filter((u) => u.startsWith('/api/')), [], 'no API answer is kept');
   assert.deepEqual([...new Set(cached)].sort(), ['/app', '/assets/app/app.css', '/assets/app/app.js', '/assets/app/icon.svg', '/icon-192.png', '/icon-512.png', '/manifest.webmanifest']);
 
-  // Nothing went wrong while the service ran. While it shuts down, the app's poll of /api/me may
+  // Nothing went wrong while the service ran. While it shuts down, the app's polls (/api/me, /api/page-version) may
   // still reach it and get the 503 a closing node answers (then the connection is refused).
   assert.deepEqual(tab.problems, []);
   await server.stop();
@@ -149,7 +149,7 @@ test('the service worker keeps the app shell and never an API answer; with the s
   assert.match((await page.locator('#offline').textContent()) ?? '', /No connection to the service/);
   assert.equal(await page.locator('#signed-out').isVisible(), false, 'an unreachable service is not a sign-out');
   assert.equal(await page.title(), 'Mandate');
-  const shuttingDown = /ERR_CONNECTION_REFUSED|Failed to fetch|\b503\b.*\/api\/me$/;
+  const shuttingDown = /ERR_CONNECTION_REFUSED|Failed to fetch|\b503\b.*\/api\/(me|page-version)$/;
   assert.deepEqual(tab.problems.filter((p) => !shuttingDown.test(p)), []);
   await tab.context.close();
 });
