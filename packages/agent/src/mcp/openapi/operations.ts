@@ -1,7 +1,7 @@
 import { type Description, isObject } from './read-description.ts';
 
 /** HTTP methods an operation can have (TRACE left out: a debugging method no agent should need). */
-const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;
+const METHODS: ReadonlySet<string> = new Set(['get', 'put', 'post', 'delete', 'patch', 'head', 'options']);
 
 export interface Parameter {
   readonly name: string;
@@ -34,9 +34,8 @@ export function listOperations(d: Description): Operation[] {
   const found: Operation[] = [];
   for (const [path, item] of Object.entries(paths)) {
     if (!isObject(item)) continue;
-    for (const method of METHODS) {
-      const op = item[method];
-      if (!isObject(op)) continue;
+    for (const [method, op] of Object.entries(item)) {
+      if (!METHODS.has(method) || !isObject(op)) continue;
       const label = `${method.toUpperCase()} ${path} in ${d.source}`;
       found.push({
         method: method.toUpperCase(),
