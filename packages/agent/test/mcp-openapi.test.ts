@@ -198,6 +198,7 @@ describe('OpenAPI tools: a YAML file with $refs', () => {
   it('--site sets the site of every tool', async () => {
     const withSite = await loadOpenApiTools([STORE_YAML], { allOperations: false, site: 'Shop.Example:8443' });
     assert.deepEqual(withSite.map((t) => t.site), ['shop.example:8443', 'shop.example:8443']);
+    await assert.rejects(loadOpenApiTools([STORE_YAML], { allOperations: false, site: 'https://shop.example/' }), /invalid site "https:\/\/shop\.example\/": use the site's host name/);
   });
 
   it('--all-operations adds the unmarked ones, named from operationId, scope guessed from the method', async () => {
