@@ -2,6 +2,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { loadKeyFile } from '../../keys/key-file.ts';
 import { startMcpHttp, McpTokenError } from '../../mcp/http.ts';
 import { MCP_LIMITS } from '../../mcp/limits.ts';
+import { loadOpenApiTools } from '../../mcp/openapi/load.ts';
 import { redactTokens } from '../../mcp/redact.ts';
 import { buildMandateTools, serveTools } from '../../mcp/server.ts';
 import type { SiteOperationTool } from '../../mcp/site-tool.ts';
@@ -112,5 +113,10 @@ async function loadSiteTools(sources: string[], allOperations: boolean, site: st
     if (allOperations || site) throw new UsageError('--all-operations and --site go with --openapi', 'mcp');
     return [];
   }
-  throw new UsageError('--openapi is not available in this build yet', 'mcp');
+  try {
+    return await loadOpenApiTools(sources, { allOperations, ...(site ? { site } : {}) });
+  } catch (e) {
+    // The reader's messages say what to fix in the description (or the flag): a usage error, exit 2.
+    throw new UsageError((e as Error).message, 'mcp');
+  }
 }
