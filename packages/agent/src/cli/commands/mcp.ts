@@ -57,7 +57,10 @@ at http://HOST:PORT/mcp and needs MANDATE_MCP_TOKEN (32+ characters), which clie
     const agent = agentFromDir(ctx);
     const log = (line: string) => ctx.out.stderr.write(`mandate-agent mcp: ${redactTokens(line)}\n`);
     const siteTools = await loadSiteTools(values['openapi'] === undefined ? [] : list(values, 'openapi'), flag(values, 'all-operations'), str(values, 'site'));
+    // Stopping the server stops the work still waiting for the owner, so the process ends at once.
+    const stopping = new AbortController();
     const tools = buildMandateTools(agent, {
+      shutdown: stopping.signal,
       agentDir: ctx.dir,
       agentName: loadKeyFile(ctx.dir).name,
       ...(waitMs !== undefined ? { waitSeconds: waitMs / 1000 } : {}),
@@ -65,7 +68,11 @@ at http://HOST:PORT/mcp and needs MANDATE_MCP_TOKEN (32+ characters), which clie
       siteTools,
       log,
     });
-    if (!http) return serveStdio(ctx, () => serveTools(tools, log), log);
+    if (!http) {
+      await serveStdio(ctx, () => serveTools(tools, log), log);
+      stopping.abort();
+      return;
+    }
     let server;
     try {
       server = await startMcpHttp({
@@ -81,6 +88,7 @@ at http://HOST:PORT/mcp and needs MANDATE_MCP_TOKEN (32+ characters), which clie
     }
     log(`agent ${agent.agentId} serving MCP at ${server.url} (${tools.length} tools)`);
     await untilStopped(ctx.signal);
+    stopping.abort();
     await server.close();
   },
 };
