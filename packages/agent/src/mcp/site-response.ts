@@ -1,13 +1,13 @@
 import { MCP_LIMITS } from './limits.ts';
+import { redactTokens } from './redact.ts';
 import { capText } from './text-cap.ts';
 
 export type SiteAnswer = { status: number; content_type: string; body: string; truncated: boolean; location?: string };
 
 /**
  * A site's answer as the model gets it: at most 64 kB of body text (the rest is not even read, so a
- * site that streams forever is cut), with `truncated` saying so. Anything shaped like a JWT is
- * removed: every credential of the agent is one (pass, DPoP proof, step-up token, agent JWT), and a
- * site that echoes the request's headers would otherwise hand them to the model.
+ * site that streams forever is cut), with `truncated` saying so. Credentials are removed
+ * (redact.ts): a site that echoes the request's headers would otherwise hand the pass to the model.
  */
 export async function readSiteAnswer(res: Response): Promise<SiteAnswer> {
   const limit = MCP_LIMITS.resultTextBytes;
@@ -33,14 +33,10 @@ export async function readSiteAnswer(res: Response): Promise<SiteAnswer> {
   return {
     status: res.status,
     content_type: res.headers.get('content-type') ?? '',
-    body: removeTokens(text),
+    body: redactTokens(text),
     truncated: truncated || more,
     ...(location && res.status >= 300 && res.status < 400 ? { location } : {}),
   };
-}
-
-export function removeTokens(text: string): string {
-  return text.replace(/eyJ[\w-]{2,}\.[\w-]{2,}\.[\w-]*/g, '[credential removed]');
 }
 
 export function describeAnswer(a: SiteAnswer): string {

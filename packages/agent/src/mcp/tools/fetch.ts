@@ -7,7 +7,7 @@ import { callSite } from '../site-call.ts';
 import { ToolArgumentError } from '../site-tool.ts';
 import { actionArg, httpUrlArg, siteArg, waitSecondsArg, waitSecondsOf } from './common.ts';
 
-export const siteAnswerSchema = z.object({ status: z.number(), content_type: z.string(), body: z.string(), truncated: z.boolean(), location: z.string().optional() });
+const siteAnswerSchema = z.object({ status: z.number(), content_type: z.string(), body: z.string(), truncated: z.boolean(), location: z.string().optional() });
 
 export function fetchTool(d: McpDeps) {
   return defineTool({
