@@ -1,6 +1,7 @@
 import type { Command } from '../command.ts';
 import { callCommand } from './call.ts';
 import { initCommand } from './init.ts';
+import { mcpCommand } from './mcp.ts';
 import { notifyCommand } from './notify.ts';
 import { pairCommand } from './pair.ts';
 import { planCommand } from './plan.ts';
@@ -34,4 +35,5 @@ export const COMMANDS: Command[] = [
   reportStatusCommand,
   takeoverReportCommand,
   wbaCommand,
+  mcpCommand,
 ];

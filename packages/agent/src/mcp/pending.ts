@@ -1,0 +1,75 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { WaitProgress } from '../approvals/wait.ts';
+import { toolError } from './results.ts';
+
+/** How long a finished result waits for its `mandate_wait` before it is dropped. */
+const KEEP_FINISHED_MS = 15 * 60_000;
+
+/**
+ * Work that waits for the owner and then finishes what the tool call began (collects the step-up
+ * token and retries the site call, fetches the first pass...). It runs in this process whether or
+ * not a tool call is waiting for it, so a `pending` answer loses nothing: `mandate_wait` picks it up.
+ * The step-up token and the pass never leave it; only the finished tool result does.
+ */
+export class PendingWork {
+  /** The request the owner is asked about now (a work may go on to a second one, e.g. access then a step-up). */
+  txnId: string;
+  /** Never rejects: a failure becomes a tool error. */
+  readonly result: Promise<CallToolResult>;
+  private readonly listeners = new Set<(p: WaitProgress) => void>();
+
+  constructor(
+    private readonly registry: PendingRegistry,
+    txnId: string,
+    /** What the owner is asked, for the model's text and the progress messages. */
+    readonly what: string,
+    run: (work: PendingWork) => Promise<CallToolResult>,
+  ) {
+    this.txnId = txnId;
+    registry.register(this, txnId);
+    this.result = Promise.resolve()
+      .then(() => run(this))
+      .catch((e: unknown) => toolError(e))
+      .finally(() => registry.finished(this));
+  }
+
+  /** Pass as `onProgress` to the SDK's waits. */
+  readonly onProgress = (p: WaitProgress): void => {
+    for (const l of this.listeners) l(p);
+  };
+
+  /** The work now waits on another request: `mandate_wait` finds it under that id too. */
+  waitsOn(txnId: string): void {
+    this.txnId = txnId;
+    this.registry.register(this, txnId);
+  }
+
+  subscribe(listener: (p: WaitProgress) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+}
+
+/** The unfinished (or finished but not yet collected) work of this process, by request id. */
+export class PendingRegistry {
+  private readonly works = new Map<string, PendingWork>();
+
+  get(txnId: string): PendingWork | undefined {
+    return this.works.get(txnId);
+  }
+
+  /** Called when a tool call hands the work's result to the model: nothing is left to collect. */
+  delivered(work: PendingWork): void {
+    for (const [id, w] of this.works) if (w === work) this.works.delete(id);
+  }
+
+  /** @internal */
+  register(work: PendingWork, txnId: string): void {
+    this.works.set(txnId, work);
+  }
+
+  /** @internal Finished: kept a while for `mandate_wait`, then dropped so the process does not grow. */
+  finished(work: PendingWork): void {
+    setTimeout(() => this.delivered(work), KEEP_FINISHED_MS).unref();
+  }
+}
