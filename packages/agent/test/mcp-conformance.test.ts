@@ -1,11 +1,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { Child } from '../../server/test/helpers/child-process.ts';
 import { HttpOwner } from '../../server/test/helpers/over-http.ts';
-import { startServer, type ServerProcess } from '../../server/test/helpers/server-process.ts';
-import { mcpToken, pairedAgentDir, startMcpHttp, type McpHttpProcess } from './helpers/agent-process.ts';
+import { freePort, startServer, type ServerProcess } from '../../server/test/helpers/server-process.ts';
+import { agentDir, httpServer, type AgentDir } from './helpers/mcp-host.ts';
 import { startBearerProxy, type BearerProxy } from './helpers/bearer-proxy.ts';
 import { conformanceNode, problems, runScenario } from './helpers/conformance.ts';
 
@@ -24,36 +23,37 @@ import { conformanceNode, problems, runScenario } from './helpers/conformance.ts
 // accepted), so the Host and Origin checks are what it measures, through the token.
 
 const SCENARIOS = ['server-initialize', 'tools-list', 'ping', 'dns-rebinding-protection'];
+/** The tools of decisions §27: the list the suite checked must be this server's, not an empty one. */
+const TOOLS = ['mandate_status', 'mandate_request_access', 'mandate_fetch', 'mandate_request_approval', 'mandate_notify_owner', 'mandate_plan_submit', 'mandate_plan_status', 'mandate_request_takeover', 'mandate_wait'];
 
 describe('MCP conformance of mandate-agent mcp --http', { timeout: 240_000 }, () => {
   let server: ServerProcess;
-  let root = '';
+  let agent: AgentDir;
   let proxy: BearerProxy;
-  let mcp: McpHttpProcess;
+  let mcp: Child;
+  let mcpUrl = '';
 
   before(async () => {
     conformanceNode(); // fails at once, saying to run `npm run test:setup`, when there is no Node 22
-    root = mkdtempSync(join(tmpdir(), 'mandate-mcp-conformance-'));
     server = await startServer({ name: 'conformance service' });
     const owner = await HttpOwner.signUp(server, server.baseUrl);
-    const { dir } = await pairedAgentDir(server, owner, root, 'Conformance bot');
-    const token = mcpToken();
-    // The proxy's port comes first, for --allowed-host; its target port is known once the server runs.
-    let target = '';
-    proxy = await startBearerProxy(() => target, token);
-    mcp = await startMcpHttp(dir, token, ['--allowed-host', proxy.host]);
-    target = mcp.url;
+    agent = await agentDir(server, owner, 'Conformance bot');
+    const token = randomBytes(32).toString('hex');
+    const port = await freePort();
+    mcpUrl = `http://127.0.0.1:${port}/mcp`;
+    proxy = await startBearerProxy(mcpUrl, token);
+    mcp = await httpServer(agent.dir, port, token, ['--allowed-host', proxy.host]);
   });
 
   after(async () => {
-    await mcp?.child.stop();
+    await mcp?.stop();
     await proxy?.close();
     await server?.stop();
-    if (root) rmSync(root, { recursive: true, force: true });
+    agent?.remove();
   });
 
   it('without the proxy, the suite\'s requests (no token) are refused', async () => {
-    const res = await fetch(mcp.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }) });
+    const res = await fetch(mcpUrl, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }) });
     assert.equal(res.status, 401);
   });
 
@@ -61,11 +61,15 @@ describe('MCP conformance of mandate-agent mcp --http', { timeout: 240_000 }, ()
     it(`${scenario} passes`, async () => {
       const before = proxy.forwarded();
       const run = await runScenario(`${proxy.url}/mcp`, scenario);
-      const shown = `${run.output}\n--- mandate-agent mcp\n${mcp.child.output()}`;
+      const shown = `${run.output}\n--- mandate-agent mcp\n${mcp.output()}`;
       assert.deepEqual(problems(run), [], shown);
       assert.ok(run.checks.some((c) => c.status === 'SUCCESS'), `no check passed:\n${shown}`);
       assert.equal(run.exitCode, 0, shown);
       assert.ok(proxy.forwarded() > before, 'the suite went through the proxy to the server');
+      if (scenario === 'tools-list') {
+        const listed = (run.checks.find((c) => c.id === 'tools-list')?.details as { tools?: string[] } | undefined)?.tools ?? [];
+        assert.deepEqual([...listed].sort(), [...TOOLS].sort(), shown);
+      }
     });
   }
 });

@@ -25,15 +25,12 @@ function endToEnd(headers: IncomingHttpHeaders): IncomingHttpHeaders {
   return Object.fromEntries(Object.entries(headers).filter(([name]) => !HOP_BY_HOP.has(name)));
 }
 
-/**
- * Starts the proxy on a free port of 127.0.0.1. `target` (a URL whose origin requests go to) may be a
- * function, read at each request: the server behind may need the proxy's address before it starts.
- */
-export async function startBearerProxy(target: string | (() => string), token: string): Promise<BearerProxy> {
+/** Starts the proxy on a free port of 127.0.0.1, forwarding to the origin of `target` (which may start later). */
+export async function startBearerProxy(target: string, token: string): Promise<BearerProxy> {
+  const to = new URL(target);
   let count = 0;
   const server: Server = createServer((req, res) => {
     count += 1;
-    const to = new URL(typeof target === 'function' ? target() : target);
     const outgoing = request(
       { hostname: to.hostname, port: to.port, method: req.method, path: req.url, headers: { ...endToEnd(req.headers), authorization: `Bearer ${token}` } },
       (answer) => {
