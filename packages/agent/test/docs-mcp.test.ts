@@ -148,8 +148,11 @@ describe(GUIDE, { timeout: 600_000 }, () => {
       // reader's shell made (the reader copies it from there into the host).
       const lines = filled(block('run', 'http'), { [PLACEHOLDER_PORT]: String(port) }).trim().split('\n');
       const script = [...lines.slice(0, -1), 'printf "token=%s\\n" "$MANDATE_MCP_TOKEN"', `exec ${lines.at(-1)}`].join('\n');
+      // Its own process group: sh, npx and the node it starts are stopped together (stopGroup).
       proc = spawn('/bin/sh', ['-c', script], { cwd: machine.cwd, env: machine.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
       started.push(proc);
+      const pgid = proc.pid;
+      process.once('exit', () => killGroup(pgid, 'SIGKILL')); // a test process that ends early leaves nothing running
       proc.stdout?.on('data', (d: Buffer) => { output += d.toString(); });
       proc.stderr?.on('data', (d: Buffer) => { output += d.toString(); });
       token = await until('the token line', () => /^token=(.*)$/m.exec(output)?.[1]);
@@ -192,12 +195,21 @@ describe(GUIDE, { timeout: 600_000 }, () => {
   });
 });
 
+/** Signals the process group `pgid` (no error when it is gone). */
+function killGroup(pgid: number | undefined, signal: NodeJS.Signals): void {
+  try {
+    if (pgid !== undefined) process.kill(-pgid, signal);
+  } catch {
+    // already ended
+  }
+}
+
 /** Stops a process started in its own group (sh, npx and the node they start), and waits for it. */
 async function stopGroup(p: ChildProcess): Promise<void> {
-  if (p.exitCode !== null || p.signalCode !== null || p.pid === undefined) return;
+  if (p.exitCode !== null || p.signalCode !== null) return;
   const gone = new Promise((resolve) => p.once('close', resolve));
-  process.kill(-p.pid, 'SIGTERM');
-  const timer = setTimeout(() => p.pid !== undefined && process.kill(-p.pid, 'SIGKILL'), 5000);
+  killGroup(p.pid, 'SIGTERM');
+  const timer = setTimeout(() => killGroup(p.pid, 'SIGKILL'), 5000);
   await gone;
   clearTimeout(timer);
 }
