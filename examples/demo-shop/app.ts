@@ -2,6 +2,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { Verifier } from '@mandate/site';
 import { requireAgent } from '@mandate/site/express';
 import { Catalog, MAX_QUANTITY, type Product } from './catalog.ts';
+import { shopOpenApi } from './openapi.ts';
 
 /**
  * The demo shop's routes. Agents need a pass with:
@@ -9,7 +10,7 @@ import { Catalog, MAX_QUANTITY, type Product } from './catalog.ts';
  *   GET  /orders     scope `orders:read`  (the orders of the person the agent acts for)
  *   POST /checkout   scope `checkout` and a step-up for "buy <quantity> x <product name> for <total> EUR";
  *                    body {"product_id": "p1", "quantity": 1}
- * Public: GET / (what this is) and GET /healthz.
+ * Public: GET / (what this is), GET /healthz and GET /openapi.json (the routes above, marked x-mandate).
  */
 
 type CheckoutLocals = { product: Product; quantity: number };
@@ -24,7 +25,15 @@ function readCheckout(body: unknown): { productId: string; quantity: number } | 
   return { productId, quantity };
 }
 
-export function createShopApp(verifier: Verifier, catalog = new Catalog()) {
+export type ShopAppOptions = {
+  /** How agents reach the shop (PUBLIC_BASE_URL): the description's server URL. */
+  publicBaseUrl?: string;
+  catalog?: Catalog;
+};
+
+export function createShopApp(verifier: Verifier, o: ShopAppOptions = {}) {
+  const catalog = o.catalog ?? new Catalog();
+  const description = shopOpenApi(o.publicBaseUrl);
   const app = express();
   app.disable('x-powered-by');
   app.use(express.json({ limit: '10kb' }));
@@ -40,6 +49,10 @@ export function createShopApp(verifier: Verifier, catalog = new Catalog()) {
         'POST /checkout': { scope: 'checkout', body: { product_id: 'string', quantity: `1..${MAX_QUANTITY}` }, stepup: 'buy <quantity> x <product name> for <total> EUR' },
       },
     });
+  });
+
+  app.get('/openapi.json', (_req, res) => {
+    res.json(description);
   });
 
   app.get('/healthz', (_req, res) => {

@@ -38,7 +38,7 @@ if (MODE === 'local') {
   await verifier.start().catch((e: unknown) => console.warn(`mandate: not ready yet (${e instanceof Error ? e.message : String(e)}); retrying in the background`));
 }
 
-const server = createServer(createShopApp(verifier));
+const server = createServer(createShopApp(verifier, PUBLIC_BASE_URL === '' ? {} : { publicBaseUrl: PUBLIC_BASE_URL }));
 server.on('error', (err: NodeJS.ErrnoException) => {
   if (err.code !== 'EADDRINUSE') throw err;
   console.error(`demo shop: port ${PORT} is already in use (another example running?); start it with PORT=<a free port> npm run demo:shop`);
