@@ -8,12 +8,13 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { runNode, type Child } from '../../server/test/helpers/child-process.ts';
 import { markedBlocks } from '../../server/test/helpers/doc-examples.ts';
 import { freshMachine, showShellRun, type FreshMachine } from '../../server/test/helpers/fresh-machine.ts';
 import { HttpOwner } from '../../server/test/helpers/over-http.ts';
 import { freePort, startServer, type ServerProcess } from '../../server/test/helpers/server-process.ts';
 import { until } from '../../server/test/helpers/until.ts';
-import { claudeMcpAdd, configEntry, documentedTools, httpEntry, stdioEntry, type HttpEntry, type StdioEntry } from './helpers/mcp-guide.ts';
+import { claudeMcpAdd, configEntry, documentedTools, httpEntry, shellWords, stdioEntry, type DocumentedTool, type HttpEntry, type StdioEntry } from './helpers/mcp-guide.ts';
 
 // docs/agents/mcp.md cannot rot: every block it shows runs here, as its reader would run it, on a
 // machine with Node and npm alone (an empty folder, a HOME and an npm cache of its own, any
@@ -32,10 +33,12 @@ const PLACEHOLDER_URL = 'http://localhost:8080';
 const PLACEHOLDER_CODE = 'K7QM-3XWP';
 const PLACEHOLDER_HOME = '/home/you';
 const PLACEHOLDER_PORT = '8765';
+const PLACEHOLDER_SHOP = 'http://localhost:3001';
 
 describe(GUIDE, { timeout: 600_000 }, () => {
   const { blocks, block } = markedBlocks(GUIDE);
-  const documented = documentedTools(GUIDE);
+  const documented = documentedTools(GUIDE, 'mandate');
+  const shopTools = documentedTools(GUIDE, 'demo-shop');
   let server: ServerProcess;
   let owner: HttpOwner;
   let machine: FreshMachine;
@@ -91,10 +94,10 @@ describe(GUIDE, { timeout: 600_000 }, () => {
       return { name: t.name, required: fields.filter((f) => required.includes(f)), optional: fields.filter((f) => !required.includes(f)) };
     });
 
-  /** Fails unless the server's tools are exactly the table's (in its order), names and inputs. */
-  function assertTheTable(tools: Tool[]): void {
-    const sort = (x: { required: string[]; optional: string[] }) => ({ required: [...x.required].sort(), optional: [...x.optional].sort() });
-    assert.deepEqual(asDocumented(tools).map((t) => ({ name: t.name, ...sort(t) })), documented.map((t) => ({ name: t.name, ...sort(t) })));
+  /** Fails unless the server's tools are exactly the tables' (in their order), names and inputs. */
+  function assertTheTable(tools: Tool[], tables: DocumentedTool[] = documented): void {
+    const sort = (x: DocumentedTool) => ({ name: x.name, required: [...x.required].sort(), optional: [...x.optional].sort() });
+    assert.deepEqual(asDocumented(tools).map(sort), tables.map(sort));
   }
 
   it('the guide has the blocks this test runs, and a table of the nine tools', () => {
@@ -111,6 +114,7 @@ describe(GUIDE, { timeout: 600_000 }, () => {
     ]);
     assert.equal(blocks.filter((b) => !b.marker).length, 0, 'every block of the guide is run here');
     assert.equal(documented.length, 9);
+    assert.deepEqual(shopTools.map((t) => t.name), ['list_products', 'list_orders', 'checkout']);
   });
 
   it('the pair command, run as it stands on a fresh machine, downloads the tool from the service and pairs the agent', async () => {
@@ -191,6 +195,27 @@ describe(GUIDE, { timeout: 600_000 }, () => {
       assert.deepEqual(config.inputs.map((i) => [i.id, i.password]), [['mandate-token', true]]);
       const entry = httpEntry(configEntry(json.replace('${input:mandate-token}', token)));
       assertTheTable(await toolsOverHttp(entry));
+    });
+  });
+
+  describe('--openapi with the demo shop', () => {
+    let shop: Child;
+    let shopUrl = '';
+
+    before(async () => {
+      // `npm run demo:shop` as its README runs it (cloud mode, Mandate at BASE_URL, site localhost:<port>), on a free port.
+      const port = await freePort();
+      shopUrl = `http://localhost:${port}`;
+      shop = runNode('demo shop', ['--import', 'tsx', 'examples/demo-shop/shop.ts'], { env: { PORT: String(port), MANDATE_URL: server.baseUrl } });
+      await shop.waitFor('demo shop listening on', 60_000);
+    });
+    after(() => shop?.stop());
+
+    it('the guide\'s command offers the shop\'s operations as tools beside the nine, with the inputs of its table', async () => {
+      const [command = '', ...args] = shellWords(filled(block('run', 'openapi'), { [PLACEHOLDER_SHOP]: shopUrl }));
+      assert.deepEqual(args.slice(-2), ['--openapi', `${shopUrl}/openapi.json`]);
+      // From a shell on the machine: the agent of the pair command, in ~/.mandate-agent.
+      assertTheTable(await toolsOverStdio({ command, args, env: {} }), [...documented, ...shopTools]);
     });
   });
 });

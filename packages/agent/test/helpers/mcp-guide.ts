@@ -88,11 +88,11 @@ export interface DocumentedTool {
   optional: string[];
 }
 
-/** The table after `<!-- tools -->` in `guide`. */
-export function documentedTools(guide: string): DocumentedTool[] {
+/** The table after `<!-- tools: <name> -->` in `guide`. */
+export function documentedTools(guide: string, name: string): DocumentedTool[] {
   const text = readFileSync(join(REPO_ROOT, guide), 'utf8');
-  const table = /<!-- tools -->\n((?:\|.*\n)+)/.exec(text)?.[1];
-  assert.ok(table, `${guide}: no table after <!-- tools -->`);
+  const table = new RegExp(`<!-- tools: ${name} -->\\n((?:\\|.*\\n)+)`).exec(text)?.[1];
+  assert.ok(table, `${guide}: no table after <!-- tools: ${name} -->`);
   return table.split('\n').slice(2).filter(Boolean).map((row) => {
     const [, tool = '', inputs = ''] = row.split('|').map((c) => c.trim());
     const fields = [...inputs.matchAll(/`([a-z_]+)(\??)`/g)];
