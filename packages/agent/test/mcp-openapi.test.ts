@@ -10,6 +10,7 @@ import { stringify as toYaml } from 'yaml';
 import { loadOpenApiTools } from '../src/mcp/openapi/load.ts';
 import { type SiteOperationTool, ToolArgumentError } from '../src/mcp/site-tool.ts';
 import { type Child, runNode } from '../../server/test/helpers/child-process.ts';
+import { markedBlocks } from '../../server/test/helpers/doc-examples.ts';
 import { freePort } from '../../server/test/helpers/server-process.ts';
 
 // `mandate-agent mcp --openapi`: descriptions read from files and from a local HTTP server, turned
@@ -197,6 +198,7 @@ describe('OpenAPI tools: a YAML file with $refs', () => {
   it('--site sets the site of every tool', async () => {
     const withSite = await loadOpenApiTools([STORE_YAML], { allOperations: false, site: 'Shop.Example:8443' });
     assert.deepEqual(withSite.map((t) => t.site), ['shop.example:8443', 'shop.example:8443']);
+    await assert.rejects(loadOpenApiTools([STORE_YAML], { allOperations: false, site: 'https://shop.example/' }), /invalid site "https:\/\/shop\.example\/": use the site's host name/);
   });
 
   it('--all-operations adds the unmarked ones, named from operationId, scope guessed from the method', async () => {
@@ -437,6 +439,27 @@ describe('OpenAPI tools: the demo shop describes itself', () => {
       const res = await fetch(r.url, { method: r.method, headers: r.headers, ...(r.body === undefined ? {} : { body: r.body }) });
       assert.equal(res.status, 401, `${t.name}: ${res.status}`);
       await res.body?.cancel();
+    }
+  });
+});
+
+describe('docs/sites/openapi-tools.md', () => {
+  it('its marked description gives the tools it says', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'mandate-openapi-doc-'));
+    try {
+      const path = join(dir, 'orders.yaml');
+      await writeFile(path, markedBlocks('docs/sites/openapi-tools.md').block('openapi', 'orders.yaml'));
+      for (const allOperations of [false, true]) {
+        const tools = await loadOpenApiTools([path], { allOperations });
+        assert.deepEqual(tools.map((t) => [t.name, Object.keys(t.inputSchema.properties), t.site, t.scopes, t.stepup]), [
+          ['list_orders', ['status'], 'shop.example', ['orders:read'], false],
+          ['place_order', ['product_id', 'quantity'], 'shop.example', ['checkout'], true],
+        ]);
+        assert.equal(refusal(tool(tools, 'place_order'), { product_id: 'p1', quantity: 11 }), 'quantity: must be <= 10');
+        assert.equal(tool(tools, 'list_orders').toRequest({ status: 'open' }).url, 'https://shop.example/api/orders?status=open');
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });

@@ -98,7 +98,7 @@ describe('mandate-agent mcp: stdio and streamable HTTP', { timeout: 180_000 }, (
     });
 
     it('answers 401 without the token or with a wrong one', async () => {
-      for (const auth of [{}, { authorization: `Bearer ${token}x` }, { authorization: `Basic ${token}` }, { authorization: 'Bearer ' }]) {
+      for (const auth of [{} as Record<string, string>, { authorization: `Bearer ${token}x` }, { authorization: `Basic ${token}` }, { authorization: 'Bearer ' }]) {
         const r = await raw(port, { host: `127.0.0.1:${port}`, ...auth });
         assert.equal(r.status, 401, JSON.stringify(auth));
         assert.equal(r.headers['www-authenticate'], 'Bearer');
@@ -117,7 +117,7 @@ describe('mandate-agent mcp: stdio and streamable HTTP', { timeout: 180_000 }, (
         assert.equal(JSON.parse(r.body).error, 'origin_not_allowed');
       }
       // The allowed names pass (and then need a valid MCP exchange, which this initialize is).
-      for (const h of [{ host: `mcp.example.test:${port}` }, { host: `127.0.0.1:${port}`, origin: `http://localhost:${port}` }, { host: `127.0.0.1:${port}`, origin: 'https://mcp.example.test' }]) {
+      for (const h of [{ host: `mcp.example.test:${port}` } as Record<string, string>, { host: `127.0.0.1:${port}`, origin: `http://localhost:${port}` }, { host: `127.0.0.1:${port}`, origin: 'https://mcp.example.test' }]) {
         const r = await raw(port, { ...auth, ...h });
         assert.equal(r.status, 200, JSON.stringify(h));
       }

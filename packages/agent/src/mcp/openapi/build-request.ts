@@ -26,9 +26,10 @@ export function buildRequest(method: string, base: URL, pathTemplate: string, pl
 // One path segment: every character that could end it or change its meaning is encoded, and a
 // value that is a dot segment is refused (the URL parser would turn /orders/.. into /).
 function pathValue(name: string, value: unknown): string {
-  const text = Array.isArray(value) ? value.map(scalar).join(',') : scalar(value);
+  const parts = Array.isArray(value) ? value.map(scalar) : [scalar(value)];
+  const text = parts.join(',');
   if (text === '' || text === '.' || text === '..') throw new ToolArgumentError(name, 'must not be empty, "." or ".."');
-  return Array.isArray(value) ? value.map((v) => encodeURIComponent(scalar(v))).join(',') : encodeURIComponent(text);
+  return parts.map(encodeURIComponent).join(',');
 }
 
 function addQuery(query: URLSearchParams, p: Parameter, value: unknown): void {

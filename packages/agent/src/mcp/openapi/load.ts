@@ -1,3 +1,4 @@
+import { normalizeSiteId } from '../../site-id.ts';
 import type { OpenApiToolOptions, SiteOperationTool } from '../site-tool.ts';
 import { readMark } from './mark.ts';
 import { operationTool } from './operation-tool.ts';
@@ -13,6 +14,7 @@ import { readDescription } from './read-description.ts';
  * API should not stop the rest).
  */
 export async function loadOpenApiTools(sources: string[], opts: OpenApiToolOptions): Promise<SiteOperationTool[]> {
+  const site = opts.site === undefined ? undefined : normalizeSiteId(opts.site);
   const tools: SiteOperationTool[] = [];
   const origins = new Map<string, string>();
   for (const source of sources) {
@@ -23,7 +25,7 @@ export async function loadOpenApiTools(sources: string[], opts: OpenApiToolOptio
       if (mark.kind === 'excluded' || (mark.kind === 'unmarked' && !opts.allOperations)) continue;
       let tool: SiteOperationTool;
       try {
-        tool = operationTool(d, o, mark, opts);
+        tool = operationTool(d, o, mark, site);
       } catch (e) {
         if (mark.kind === 'marked') throw e;
         process.emitWarning(`left out: ${(e as Error).message}`, { code: 'MANDATE_OPENAPI_OPERATION_SKIPPED' });

@@ -1,0 +1,88 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { siteError } from '../site-call.ts';
+import { normalizeSiteId, siteIdOfUrl } from '../site-id.ts';
+import type { McpDeps } from './context.ts';
+import { PendingWork } from './pending.ts';
+import { toolResult, ToolFailure } from './results.ts';
+import { describeAnswer, readSiteAnswer } from './site-response.ts';
+import type { ToolCallContext } from './tool.ts';
+import { awaitWork } from './waiting.ts';
+
+/** One request to a site, as `mandate_fetch` or a site operation tool asks for it. */
+export type SiteCall = {
+  url: string;
+  method: string;
+  headers: Headers;
+  body?: string;
+  /** The site id; default the URL's host. */
+  site?: string;
+  /** The step-up action to ask for when the site asks for one without naming it. */
+  fallbackAction: string;
+};
+
+/**
+ * `mandate_fetch`'s path: the call with the pass and a DPoP proof (renewed as needed, by the SDK).
+ * On `403 stepup_required` the owner is asked to approve the action the site names (the site
+ * verifies that exact text), else `fallbackAction`; once approved, the call is sent once more with
+ * the step-up token. The token and the pass stay in this process; the model gets the site's answer.
+ */
+export async function callSite(d: McpDeps, call: SiteCall, ctx: ToolCallContext, waitSeconds: number): Promise<CallToolResult> {
+  const site = siteOf(call);
+  const first = await sendOnce(d, call, site);
+  if (first.kind === 'answer') return first.result;
+  const stepup = await fileStepup(d, site, first.action ?? call.fallbackAction);
+  const work = new PendingWork(d.pending, stepup.txnId, stepup.what, (w) => finishAfterStepup(d, call, site, stepup, w));
+  return awaitWork(work, ctx, waitSeconds, d.pending);
+}
+
+/** `callSite` as a later part of a work already waiting for the owner (a site operation's first call, after its access grant). */
+export async function callSiteWithin(d: McpDeps, call: SiteCall, w: PendingWork): Promise<CallToolResult> {
+  const site = siteOf(call);
+  const first = await sendOnce(d, call, site);
+  if (first.kind === 'answer') return first.result;
+  const stepup = await fileStepup(d, site, first.action ?? call.fallbackAction);
+  w.waitsOn(stepup.txnId);
+  return finishAfterStepup(d, call, site, stepup, w);
+}
+
+export function siteOf(call: SiteCall): string {
+  return call.site ? normalizeSiteId(call.site) : siteIdOfUrl(call.url);
+}
+
+type FiledStepup = { txnId: string; expiresAt: number; action: string; what: string };
+
+async function fileStepup(d: McpDeps, site: string, action: string): Promise<FiledStepup> {
+  const created = await d.agent.requestStepup(site, action);
+  return { txnId: created.txnId, expiresAt: created.expiresAt, action, what: `the step-up "${action}" on ${site}` };
+}
+
+async function finishAfterStepup(d: McpDeps, call: SiteCall, site: string, stepup: FiledStepup, w: PendingWork): Promise<CallToolResult> {
+  const answer = await d.agent.waitForApproval(stepup.txnId, { expiresAt: stepup.expiresAt, intervalMs: d.pollIntervalMs, onProgress: w.onProgress });
+  const again = await sendOnce(d, call, site, answer.stepup_token);
+  if (again.kind === 'answer') return again.result;
+  throw new ToolFailure('stepup_refused', `the site asked for a step-up again after the owner approved "${stepup.action}"`, 'the site may expect another action text; call mandate_fetch again with the action the site names');
+}
+
+type Sent = { kind: 'answer'; result: CallToolResult } | { kind: 'stepup'; action: string | undefined };
+
+/** One send, cut after the site-call limit (30 s) including the reading of the answer. */
+async function sendOnce(d: McpDeps, call: SiteCall, site: string, stepupToken?: string): Promise<Sent> {
+  const signal = AbortSignal.timeout(d.siteTimeoutMs);
+  const headers = new Headers(call.headers);
+  // Set here, after the model's headers were checked: the model never sees nor sets it.
+  if (stepupToken) headers.set('x-service-stepup', stepupToken);
+  try {
+    const res = await d.agent.fetch(call.url, { method: call.method, headers, ...(call.body !== undefined ? { body: call.body } : {}) }, { site, stepup: false, signal });
+    const error = await siteError(res);
+    if (res.status === 403 && error?.error === 'stepup_required' && !stepupToken) {
+      await res.body?.cancel();
+      return { kind: 'stepup', action: error.action };
+    }
+    const answer = await readSiteAnswer(res);
+    return { kind: 'answer', result: toolResult({ ...answer }, describeAnswer(answer)) };
+  } catch (e) {
+    if (signal.aborted) throw new ToolFailure('site_timeout', `${call.method} ${call.url} got no complete answer within ${Math.round(d.siteTimeoutMs / 1000)} s; the call was cut`, 'try again later, or tell the user the site does not answer');
+    if (e instanceof TypeError) throw new ToolFailure('site_unreachable', `${call.method} ${call.url} could not be reached (${e.message})`, 'check the URL; the site may be down');
+    throw e;
+  }
+}
