@@ -10,8 +10,8 @@ export type McpDeps = {
   pending: PendingRegistry;
   /** Default of a call's `wait_seconds` (`--wait-seconds`). */
   waitSeconds: number;
-  /** Between polls of the service while the owner decides. */
-  pollIntervalMs: number;
+  /** Aborted when the server stops (site calls and waits end with it). */
+  shutdown: AbortSignal;
   /** One site call's limit (30 s; a test makes it shorter). */
   siteTimeoutMs: number;
 };

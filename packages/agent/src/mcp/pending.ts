@@ -1,5 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { WaitProgress } from '../approvals/wait.ts';
+import type { WaitOptions, WaitProgress } from '../approvals/wait.ts';
 import { toolError } from './results.ts';
 
 /** How long a finished result waits for its `mandate_wait` before it is dropped. */
@@ -33,10 +33,14 @@ export class PendingWork {
       .finally(() => registry.finished(this));
   }
 
-  /** Pass as `onProgress` to the SDK's waits. */
-  readonly onProgress = (p: WaitProgress): void => {
+  /** How the SDK waits for the owner within this work: progress to the listeners, stopped when the server stops. */
+  waitOptions(expiresAt?: number): WaitOptions {
+    return { ...(expiresAt ? { expiresAt } : {}), intervalMs: this.registry.pollIntervalMs, signal: this.registry.shutdown, onProgress: (p) => this.report(p) };
+  }
+
+  private report(p: WaitProgress): void {
     for (const l of this.listeners) l(p);
-  };
+  }
 
   /** The work now waits on another request: `mandate_wait` finds it under that id too. */
   waitsOn(txnId: string): void {
@@ -53,6 +57,13 @@ export class PendingWork {
 /** The unfinished (or finished but not yet collected) work of this process, by request id. */
 export class PendingRegistry {
   private readonly works = new Map<string, PendingWork>();
+
+  constructor(
+    /** Between polls of the service while the owner decides. */
+    readonly pollIntervalMs: number,
+    /** Aborted when the server stops: works stop waiting, so the process can end. */
+    readonly shutdown: AbortSignal,
+  ) {}
 
   get(txnId: string): PendingWork | undefined {
     return this.works.get(txnId);

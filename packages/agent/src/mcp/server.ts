@@ -20,6 +20,8 @@ export type MandateMcpOptions = {
   siteTimeoutMs?: number;
   /** Tools of sites described by OpenAPI (`--openapi`). */
   siteTools?: readonly SiteOperationTool[];
+  /** Abort when the server stops: work still waiting for the owner stops too. */
+  shutdown?: AbortSignal;
   /** Logs go here (stderr in the CLI); never a secret. */
   log?: (line: string) => void;
 };
@@ -33,13 +35,14 @@ const INSTRUCTIONS = `You act as one Mandate agent. Ask the owner for access to 
  * HTTP) serves the same tools and shares the work that waits for the owner.
  */
 export function buildMandateTools(agent: MandateAgent, opts: MandateMcpOptions = {}): McpTool[] {
+  const shutdown = opts.shutdown ?? new AbortController().signal;
   const deps: McpDeps = {
     agent,
     agentDir: opts.agentDir,
     agentName: opts.agentName ?? null,
-    pending: new PendingRegistry(),
+    pending: new PendingRegistry(opts.pollIntervalMs ?? 2000, shutdown),
+    shutdown,
     waitSeconds: Math.min(opts.waitSeconds ?? MCP_LIMITS.defaultWaitSeconds, MCP_LIMITS.maxWaitSeconds),
-    pollIntervalMs: opts.pollIntervalMs ?? 2000,
     siteTimeoutMs: opts.siteTimeoutMs ?? MCP_LIMITS.siteCallMs,
   };
   const tools = mandateTools(deps, opts.siteTools ?? []);
@@ -75,16 +78,12 @@ export function serveTools(tools: readonly McpTool[], log: (line: string) => voi
       return await tool.run(request.params.arguments ?? {}, { signal: extra.signal, progress });
     } catch (e) {
       const result = toolError(e);
-      // Only the error's class and our own code: messages of unexpected errors are not logged (they could hold anything).
-      if ((result.structuredContent as { error?: string } | undefined)?.error === 'internal_error') log(`tool ${tool.name} failed: ${e instanceof Error ? `${e.name}${describeCause(e)}` : typeof e}`);
+      // The log line passes through the CLI's token redaction (cli/commands/mcp.ts).
+      if ((result.structuredContent as { error?: string } | undefined)?.error === 'internal_error') log(`tool ${tool.name} failed: ${e instanceof Error ? `${e.name}: ${e.message}` : typeof e}`);
       return result;
     }
   });
   return server;
-}
-
-function describeCause(e: Error): string {
-  return e.cause instanceof Error ? ` (cause: ${e.cause.name})` : '';
 }
 
 /** `buildMandateTools` then `serveTools`: one server for one transport (stdio). */

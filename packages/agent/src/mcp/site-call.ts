@@ -57,7 +57,7 @@ async function fileStepup(d: McpDeps, site: string, action: string): Promise<Fil
 }
 
 async function finishAfterStepup(d: McpDeps, call: SiteCall, site: string, stepup: FiledStepup, w: PendingWork): Promise<CallToolResult> {
-  const answer = await d.agent.waitForApproval(stepup.txnId, { expiresAt: stepup.expiresAt, intervalMs: d.pollIntervalMs, onProgress: w.onProgress });
+  const answer = await d.agent.waitForApproval(stepup.txnId, w.waitOptions(stepup.expiresAt));
   const again = await sendOnce(d, call, site, answer.stepup_token);
   if (again.kind === 'answer') return again.result;
   throw new ToolFailure('stepup_refused', `the site asked for a step-up again after the owner approved "${stepup.action}"`, 'the site may expect another action text; call mandate_fetch again with the action the site names');
@@ -67,7 +67,8 @@ type Sent = { kind: 'answer'; result: CallToolResult } | { kind: 'stepup'; actio
 
 /** One send, cut after the site-call limit (30 s) including the reading of the answer. */
 async function sendOnce(d: McpDeps, call: SiteCall, site: string, stepupToken?: string): Promise<Sent> {
-  const signal = AbortSignal.timeout(d.siteTimeoutMs);
+  const timeout = AbortSignal.timeout(d.siteTimeoutMs);
+  const signal = AbortSignal.any([timeout, d.shutdown]);
   const headers = new Headers(call.headers);
   // Set here, after the model's headers were checked: the model never sees nor sets it.
   if (stepupToken) headers.set('x-service-stepup', stepupToken);
@@ -81,7 +82,7 @@ async function sendOnce(d: McpDeps, call: SiteCall, site: string, stepupToken?: 
     const answer = await readSiteAnswer(res);
     return { kind: 'answer', result: toolResult({ ...answer }, describeAnswer(answer)) };
   } catch (e) {
-    if (signal.aborted) throw new ToolFailure('site_timeout', `${call.method} ${call.url} got no complete answer within ${Math.round(d.siteTimeoutMs / 1000)} s; the call was cut`, 'try again later, or tell the user the site does not answer');
+    if (timeout.aborted) throw new ToolFailure('site_timeout', `${call.method} ${call.url} got no complete answer within ${Math.round(d.siteTimeoutMs / 1000)} s; the call was cut`, 'try again later, or tell the user the site does not answer');
     if (e instanceof TypeError) throw new ToolFailure('site_unreachable', `${call.method} ${call.url} could not be reached (${e.message})`, 'check the URL; the site may be down');
     throw e;
   }

@@ -2,6 +2,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { loadKeyFile } from '../../keys/key-file.ts';
 import { startMcpHttp, McpTokenError } from '../../mcp/http.ts';
 import { MCP_LIMITS } from '../../mcp/limits.ts';
+import { loadOpenApiTools } from '../../mcp/openapi/load.ts';
 import { redactTokens } from '../../mcp/redact.ts';
 import { buildMandateTools, serveTools } from '../../mcp/server.ts';
 import type { SiteOperationTool } from '../../mcp/site-tool.ts';
@@ -56,7 +57,10 @@ at http://HOST:PORT/mcp and needs MANDATE_MCP_TOKEN (32+ characters), which clie
     const agent = agentFromDir(ctx);
     const log = (line: string) => ctx.out.stderr.write(`mandate-agent mcp: ${redactTokens(line)}\n`);
     const siteTools = await loadSiteTools(values['openapi'] === undefined ? [] : list(values, 'openapi'), flag(values, 'all-operations'), str(values, 'site'));
+    // Stopping the server stops the work still waiting for the owner, so the process ends at once.
+    const stopping = new AbortController();
     const tools = buildMandateTools(agent, {
+      shutdown: stopping.signal,
       agentDir: ctx.dir,
       agentName: loadKeyFile(ctx.dir).name,
       ...(waitMs !== undefined ? { waitSeconds: waitMs / 1000 } : {}),
@@ -64,7 +68,11 @@ at http://HOST:PORT/mcp and needs MANDATE_MCP_TOKEN (32+ characters), which clie
       siteTools,
       log,
     });
-    if (!http) return serveStdio(ctx, () => serveTools(tools, log), log);
+    if (!http) {
+      await serveStdio(ctx, () => serveTools(tools, log), log);
+      stopping.abort();
+      return;
+    }
     let server;
     try {
       server = await startMcpHttp({
@@ -80,6 +88,7 @@ at http://HOST:PORT/mcp and needs MANDATE_MCP_TOKEN (32+ characters), which clie
     }
     log(`agent ${agent.agentId} serving MCP at ${server.url} (${tools.length} tools)`);
     await untilStopped(ctx.signal);
+    stopping.abort();
     await server.close();
   },
 };
@@ -112,5 +121,10 @@ async function loadSiteTools(sources: string[], allOperations: boolean, site: st
     if (allOperations || site) throw new UsageError('--all-operations and --site go with --openapi', 'mcp');
     return [];
   }
-  throw new UsageError('--openapi is not available in this build yet', 'mcp');
+  try {
+    return await loadOpenApiTools(sources, { allOperations, ...(site ? { site } : {}) });
+  } catch (e) {
+    // The reader's messages say what to fix in the description (or the flag): a usage error, exit 2.
+    throw new UsageError((e as Error).message, 'mcp');
+  }
 }

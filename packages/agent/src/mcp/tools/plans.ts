@@ -43,7 +43,7 @@ export function planSubmitTool(d: McpDeps) {
       const { wait_seconds: _wait, ...plan } = args;
       const created = await d.agent.submitPlan(plan);
       const work = new PendingWork(d.pending, created.txn_id, `the plan "${args.title}"`, async (w) => {
-        await d.agent.waitForApproval(created.txn_id, { intervalMs: d.pollIntervalMs, onProgress: w.onProgress, ...(created.expires_in ? { expiresAt: Date.now() + created.expires_in * 1000 } : {}) });
+        await d.agent.waitForApproval(created.txn_id, w.waitOptions(created.expires_in ? Date.now() + created.expires_in * 1000 : undefined));
         const view = await d.agent.planStatus(created.plan_id);
         return toolResult({ ...view, txn_id: created.txn_id }, describePlan(view));
       });

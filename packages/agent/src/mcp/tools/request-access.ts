@@ -35,7 +35,7 @@ export async function requestAccessAndWait(d: McpDeps, req: { site: string; scop
  * expiry, and `mandate_status` lists the site from then on.
  */
 export async function accessGranted(d: McpDeps, txnId: string, site: string, expiresAt: number | undefined, w: PendingWork) {
-  const answer = await d.agent.waitForApproval(txnId, { ...(expiresAt ? { expiresAt } : {}), intervalMs: d.pollIntervalMs, onProgress: w.onProgress });
+  const answer = await d.agent.waitForApproval(txnId, w.waitOptions(expiresAt));
   const pass = await d.agent.pass(site);
   const until = pass.grantExpiresAt ? `, until ${pass.grantExpiresAt}` : '';
   return toolResult(

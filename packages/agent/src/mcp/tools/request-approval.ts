@@ -37,7 +37,7 @@ export function requestApprovalTool(d: McpDeps) {
       const approved = () => toolResult({ status: 'approved', txn_id: created.txnId, site: created.site, action: created.action }, `The owner approved ${created.action} on ${created.site}. Go ahead.`);
       if (created.status === 'approved') return approved();
       const work = new PendingWork(d.pending, created.txnId, `"${created.action}" on ${created.site}`, async (w) => {
-        await d.agent.waitForApproval(created.txnId, { expiresAt: created.expiresAt, intervalMs: d.pollIntervalMs, onProgress: w.onProgress });
+        await d.agent.waitForApproval(created.txnId, w.waitOptions(created.expiresAt));
         return approved();
       });
       return awaitWork(work, ctx, waitSecondsOf(d, args), d.pending);

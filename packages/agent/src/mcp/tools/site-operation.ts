@@ -13,8 +13,10 @@ import { accessGranted } from './request-access.ts';
 /**
  * A site operation (`--openapi`) as a tool: its arguments become the request (the reader's
  * `toRequest`), then `mandate_fetch`'s path with the tool's name as the step-up action a site that
- * names none gets. Without access to the site (or without all of the tool's scopes) the first call
- * asks the owner for it, waits like mandate_request_access, then makes the call.
+ * names none gets. Without access to the site, the first call asks the owner for the tool's scopes,
+ * waits like mandate_request_access, then makes the call. With access (even without the tool's
+ * scopes: the service files no second request while a grant lives) the call goes to the site, whose
+ * answer (a 403 for a missing scope) the model reads.
  */
 export function siteOperationTool(d: McpDeps, op: SiteOperationTool): McpTool {
   return {
@@ -26,10 +28,9 @@ export function siteOperationTool(d: McpDeps, op: SiteOperationTool): McpTool {
       const headers = guardedHeaders(req.headers);
       if (req.body !== undefined && Buffer.byteLength(req.body, 'utf8') > MCP_LIMITS.requestBodyBytes) throw new ToolArgumentError('body', `at most ${MCP_LIMITS.requestBodyBytes} bytes`);
       const call: SiteCall = { url: req.url, method: req.method.toUpperCase(), headers, ...(req.body !== undefined ? { body: req.body } : {}), site: op.site, fallbackAction: op.name };
-      const missing = await scopesToAskFor(d, op);
-      if (!missing) return callSite(d, call, ctx, d.waitSeconds);
-      const created = await d.agent.requestAccess({ site: op.site, scopes: missing });
-      const work = new PendingWork(d.pending, created.txnId, `access to ${created.site} (${missing.join(' ')}) for ${op.name}`, async (w) => {
+      if (await hasAccess(d, op.site)) return callSite(d, call, ctx, d.waitSeconds);
+      const created = await d.agent.requestAccess({ site: op.site, scopes: [...op.scopes] });
+      const work = new PendingWork(d.pending, created.txnId, `access to ${created.site} (${op.scopes.join(' ')}) for ${op.name}`, async (w) => {
         await accessGranted(d, created.txnId, created.site, created.expiresAt, w);
         return callSiteWithin(d, call, w);
       });
@@ -38,17 +39,13 @@ export function siteOperationTool(d: McpDeps, op: SiteOperationTool): McpTool {
   };
 }
 
-/**
- * undefined when the pass covers the tool's scopes; else the scopes to ask for: the tool's, plus
- * those already granted (an approval replaces the site's earlier grant, so nothing is lost).
- */
-async function scopesToAskFor(d: McpDeps, op: SiteOperationTool): Promise<string[] | undefined> {
-  let granted: string[] = [];
+/** Whether a pass can be had for the site (a renewal, if due, is the first thing the call needs anyway). */
+async function hasAccess(d: McpDeps, site: string): Promise<boolean> {
   try {
-    granted = (await d.agent.pass(op.site)).scope;
+    await d.agent.pass(site);
+    return true;
   } catch (e) {
-    if (!(e instanceof AccessRequiredError)) throw e;
+    if (e instanceof AccessRequiredError) return false;
+    throw e;
   }
-  if (granted.length && op.scopes.every((s) => granted.includes(s))) return undefined;
-  return [...new Set([...granted, ...op.scopes])];
 }

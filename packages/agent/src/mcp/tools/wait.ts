@@ -16,7 +16,7 @@ export function waitTool(d: McpDeps) {
       // A request this process did not file (another process, before a restart): its answer alone,
       // never its step-up token (a token without the call it was for is of no use to the model).
       const work = d.pending.get(args.txn_id) ?? new PendingWork(d.pending, args.txn_id, `request ${args.txn_id}`, async (w) => {
-        const a = await d.agent.waitForApproval(args.txn_id, { intervalMs: d.pollIntervalMs, onProgress: w.onProgress });
+        const a = await d.agent.waitForApproval(args.txn_id, w.waitOptions());
         const what = a.kind === 'stepup' ? `the step-up "${a.action ?? ''}"` : a.kind === 'initial' ? `access (${a.scopes.join(' ')})` : a.kind;
         return toolResult({ status: 'approved', txn_id: args.txn_id, kind: a.kind, site: a.site, scopes: a.scopes, ...(a.action ? { action: a.action } : {}) }, `The owner approved ${what} on ${a.site}.`);
       });
