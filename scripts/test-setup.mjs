@@ -1,11 +1,14 @@
 #!/usr/bin/env node
 // Installs and starts what the test suites need beyond npm packages:
 //  - Debian's Chromium (the passkey end-to-end tests drive it with a virtual authenticator);
-//  - a reachable PostgreSQL (the PostgreSQL suites run for real, never skipped).
+//  - a reachable PostgreSQL (the PostgreSQL suites run for real, never skipped);
+//  - PHP, WordPress and MariaDB for the WordPress plugin's end-to-end test;
+//  - a Node 22 for the MCP conformance suite (scripts/node22.mjs).
 // Safe to run repeatedly: it only acts on what is missing.
 import { execSync, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import net from 'node:net';
+import { installNode22, NODE22 } from './node22.mjs';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const PG_URL = new URL(process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
@@ -82,3 +85,10 @@ if (!(await tcpReachable(MARIADB.host, MARIADB.port))) {
 const login = spawnSync('php', ['-r', `mysqli_report(MYSQLI_REPORT_OFF); $m = @new mysqli('${MARIADB.host}', 'root', '', '', ${MARIADB.port}); echo $m->connect_errno ? $m->connect_error : 'ok';`], { encoding: 'utf8' });
 if (login.stdout.trim() !== 'ok') fail(`MariaDB at ${MARIADB.host}:${MARIADB.port} refuses root with an empty password: ${login.stdout.trim() || login.stderr.trim()}`);
 console.log(`test-setup: MariaDB ok (${MARIADB.host}:${MARIADB.port})`);
+
+// The MCP conformance suite needs Node 22+; this repository runs on Node 20 (scripts/node22.mjs).
+try {
+  console.log(`test-setup: Node 22 ok (${installNode22()} at ${NODE22})`);
+} catch (e) {
+  fail(e instanceof Error ? e.message : String(e));
+}

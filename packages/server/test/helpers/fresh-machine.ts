@@ -17,6 +17,8 @@ export interface FreshMachine {
   /** The empty folder commands run in. */
   readonly cwd: string;
   readonly home: string;
+  /** Its environment, for a program started there another way than `sh` (an MCP host spawning a server). */
+  readonly env: Readonly<Record<string, string>>;
   /** `sh -c line` there, to its end (killed after 2 minutes). */
   sh(line: string): Promise<ShellRun>;
   remove(): void;
@@ -62,6 +64,7 @@ export function freshMachine(): FreshMachine {
   return {
     cwd,
     home,
+    env,
     sh(line) {
       return new Promise((done) => {
         execFile('/bin/sh', ['-c', line], { cwd, env, timeout: 120_000 }, (error, stdout, stderr) => {

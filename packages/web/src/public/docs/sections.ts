@@ -13,7 +13,7 @@ export const SECTIONS: Readonly<Record<string, SectionInfo>> = {
   agents: {
     title: 'For agent developers',
     summary: 'Give an AI agent its own key, ask its owner for access to a site, and call the site with a short-lived pass and a DPoP proof.',
-    pageOrder: ['quickstart', 'sdk', 'cli', 'unattended', 'web-bot-auth'],
+    pageOrder: ['quickstart', 'sdk', 'cli', 'mcp', 'unattended', 'web-bot-auth'],
   },
   sites: {
     title: 'For sites',
