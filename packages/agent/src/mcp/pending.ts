@@ -17,6 +17,8 @@ export class PendingWork {
   /** Never rejects: a failure becomes a tool error. */
   readonly result: Promise<CallToolResult>;
   private readonly listeners = new Set<(p: WaitProgress) => void>();
+  /** The result is there (or will be at once). */
+  done = false;
 
   constructor(
     private readonly registry: PendingRegistry,
@@ -24,13 +26,18 @@ export class PendingWork {
     /** What the owner is asked, for the model's text and the progress messages. */
     readonly what: string,
     run: (work: PendingWork) => Promise<CallToolResult>,
+    /** The site, when the work began with an access request (a second request for it would be refused while this one waits). */
+    readonly accessSite?: string,
   ) {
     this.txnId = txnId;
     registry.register(this, txnId);
     this.result = Promise.resolve()
       .then(() => run(this))
       .catch((e: unknown) => toolError(e))
-      .finally(() => registry.finished(this));
+      .finally(() => {
+        this.done = true;
+        registry.finished(this);
+      });
   }
 
   /** How the SDK waits for the owner within this work: progress to the listeners, stopped when the server stops. */
@@ -67,6 +74,12 @@ export class PendingRegistry {
 
   get(txnId: string): PendingWork | undefined {
     return this.works.get(txnId);
+  }
+
+  /** The request this process filed for access to `site` that still waits (for `mandate_wait`), if any. */
+  accessWaiting(site: string): string | undefined {
+    for (const w of this.works.values()) if (w.accessSite === site && !w.done) return w.txnId;
+    return undefined;
   }
 
   /** Called when a tool call hands the work's result to the model: nothing is left to collect. */

@@ -20,7 +20,17 @@ export function pendingResult(txnId: string, what: string): CallToolResult {
   );
 }
 
-export type ToolErrorBody = { error: string; detail: string; next_step?: string; field?: string; txn_id?: string; site?: string };
+export type ToolErrorBody = {
+  error: string;
+  detail: string;
+  next_step?: string;
+  field?: string;
+  txn_id?: string;
+  site?: string;
+  /** A refusal for want of a scope: what the agent's grant on `site` holds, and what the call needs (when known). */
+  scopes_granted?: string[];
+  scopes_needed?: string[];
+};
 
 /**
  * A failure as a tool result with `isError: true`: the service's own `detail` and `next_step` (a
@@ -47,7 +57,7 @@ function errorBody(e: unknown): ToolErrorBody {
       ...(typeof site === 'string' ? { site } : {}),
     };
   }
-  if (e instanceof ToolFailure) return { error: e.code, detail: e.message, ...(e.nextStep ? { next_step: e.nextStep } : {}) };
+  if (e instanceof ToolFailure) return { error: e.code, detail: e.message, ...(e.nextStep ? { next_step: e.nextStep } : {}), ...e.fields };
   // Anything else is our fault: say so without echoing internals (an unexpected message could hold anything).
   return { error: 'internal_error', detail: 'the MCP server failed unexpectedly; its log (stderr) says more' };
 }
@@ -62,7 +72,13 @@ const NEXT_AFTER: Record<ApprovalError['outcome'], string> = {
 
 /** A failure of ours with a stable code and words meant for the model (a site that hangs, a body too big). */
 export class ToolFailure extends Error {
-  constructor(readonly code: string, message: string, readonly nextStep?: string) {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly nextStep?: string,
+    /** More of the body, for programs (the site and scopes of a missing-scope refusal). */
+    readonly fields: Pick<ToolErrorBody, 'site' | 'txn_id' | 'scopes_granted' | 'scopes_needed'> = {},
+  ) {
     super(message);
     this.name = 'ToolFailure';
   }

@@ -2,6 +2,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { siteError } from '../site-call.ts';
 import { normalizeSiteId, siteIdOfUrl } from '../site-id.ts';
 import type { McpDeps } from './context.ts';
+import { siteScopeRefusal } from './missing-scope.ts';
 import { PendingWork } from './pending.ts';
 import { toolResult, ToolFailure } from './results.ts';
 import { describeAnswer, readSiteAnswer } from './site-response.ts';
@@ -18,6 +19,8 @@ export type SiteCall = {
   site?: string;
   /** The step-up action to ask for when the site asks for one without naming it. */
   fallbackAction: string;
+  /** The scopes the call needs, when known (a site operation's): named if the site refuses for want of one. */
+  scopes?: readonly string[];
 };
 
 /**
@@ -79,11 +82,16 @@ async function sendOnce(d: McpDeps, call: SiteCall, site: string, stepupToken?: 
       await res.body?.cancel();
       return { kind: 'stepup', action: error.action };
     }
+    if (res.status === 403 && error?.error === 'insufficient_scope') throw await siteScopeRefusal(d, site, `${call.method} ${call.url}`, res, call.scopes);
     const answer = await readSiteAnswer(res);
     return { kind: 'answer', result: toolResult({ ...answer }, describeAnswer(answer)) };
   } catch (e) {
-    if (timeout.aborted) throw new ToolFailure('site_timeout', `${call.method} ${call.url} got no complete answer within ${Math.round(d.siteTimeoutMs / 1000)} s; the call was cut`, 'try again later, or tell the user the site does not answer');
+    if (timeout.aborted) throw new ToolFailure('site_timeout', `${call.method} ${call.url} got no complete answer within ${duration(d.siteTimeoutMs)}; the call was cut`, 'try again later, or tell the user the site does not answer');
     if (e instanceof TypeError) throw new ToolFailure('site_unreachable', `${call.method} ${call.url} could not be reached (${e.message})`, 'check the URL; the site may be down');
     throw e;
   }
+}
+
+function duration(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`;
 }

@@ -87,33 +87,46 @@ at http://HOST:PORT/mcp and needs MANDATE_MCP_TOKEN (32+ characters), which clie
       throw e;
     }
     log(`agent ${agent.agentId} serving MCP at ${server.url} (${tools.length} tools)`);
-    await untilStopped(ctx.signal);
+    const stopped = untilStopped(ctx.signal);
+    await stopped.promise;
+    stopped.dispose();
     stopping.abort();
     await server.close();
   },
 };
 
-/** MCP over stdin/stdout until the host closes stdin (or Ctrl-C). Nothing else is written to stdout. */
+/**
+ * MCP over stdin/stdout until the host closes stdin (or Ctrl-C, or SIGTERM). Nothing else is
+ * written to stdout; once closed, nothing at all (the SDK drops the answers of calls still running).
+ */
 async function serveStdio(ctx: CliContext, newServer: () => ReturnType<typeof serveTools>, log: (line: string) => void): Promise<void> {
   const server = newServer();
   const transport = new StdioServerTransport();
+  const stopped = untilStopped(ctx.signal);
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();
     process.stdin.once('end', () => resolve());
-    ctx.signal.addEventListener('abort', () => resolve(), { once: true });
   });
   await server.connect(transport);
   log('serving MCP on stdio');
-  await closed;
+  await Promise.race([closed, stopped.promise]);
+  stopped.dispose();
   await server.close();
 }
 
-function untilStopped(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const stop = () => resolve();
-    signal.addEventListener('abort', stop, { once: true });
-    process.once('SIGTERM', stop);
-  });
+/** Resolves on Ctrl-C (the CLI's signal) or SIGTERM (how hosts and service managers stop a server): a clean stop, exit code 0. */
+function untilStopped(signal: AbortSignal): { promise: Promise<void>; dispose(): void } {
+  let stop!: () => void;
+  const promise = new Promise<void>((resolve) => (stop = resolve));
+  signal.addEventListener('abort', stop, { once: true });
+  process.once('SIGTERM', stop);
+  return {
+    promise,
+    dispose() {
+      signal.removeEventListener('abort', stop);
+      process.removeListener('SIGTERM', stop);
+    },
+  };
 }
 
 async function loadSiteTools(sources: string[], allOperations: boolean, site: string | undefined): Promise<SiteOperationTool[]> {

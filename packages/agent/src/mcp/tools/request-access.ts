@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { McpDeps } from '../context.ts';
 import { defineTool } from '../define-tool.ts';
+import { fileAccessRequest } from '../file-access-request.ts';
 import { PendingWork } from '../pending.ts';
 import { toolResult } from '../results.ts';
 import type { ToolCallContext } from '../tool.ts';
@@ -11,7 +12,7 @@ export function requestAccessTool(d: McpDeps) {
   return defineTool({
     name: 'mandate_request_access',
     title: 'Mandate: ask the owner for access to a site',
-    description: 'Asks the owner (on their phone) to let this agent use a site with these scopes, and waits for the answer. Approved: the site can be called with mandate_fetch. Denied or expired: an error saying what to do next.',
+    description: 'Asks the owner (on their phone) to let this agent use a site with these scopes, and waits for the answer. Approved: the site can be called with mandate_fetch. Denied or expired: an error saying what to do next. While the agent has access to the site, no second request is filed: with every scope already granted it answers approved at once, else an error naming the scopes granted and how to get the others.',
     input: z.strictObject({
       site: siteArg,
       scopes: scopesArg,
@@ -23,10 +24,19 @@ export function requestAccessTool(d: McpDeps) {
   });
 }
 
-/** Files the access request and waits for the owner; shared with the site operation tools' first call. */
-export async function requestAccessAndWait(d: McpDeps, req: { site: string; scopes: string[]; userInfo?: string[] }, ctx: ToolCallContext, waitSeconds: number) {
-  const created = await d.agent.requestAccess(req);
-  const work = new PendingWork(d.pending, created.txnId, `access to ${created.site} (${req.scopes.join(' ')})`, (w) => accessGranted(d, created.txnId, created.site, created.expiresAt, w));
+/** Files the access request and waits for the owner (or finds the access already granted). */
+async function requestAccessAndWait(d: McpDeps, req: { site: string; scopes: string[]; userInfo?: string[] }, ctx: ToolCallContext, waitSeconds: number) {
+  const filed = await fileAccessRequest(d, req);
+  if (filed.kind === 'held') {
+    const { pass } = filed;
+    const until = pass.grantExpiresAt ? `, until ${pass.grantExpiresAt}` : '';
+    return toolResult(
+      { status: 'approved', site: pass.site, scopes: pass.scope, grant_expires_at: pass.grantExpiresAt },
+      `The owner had already granted access to ${pass.site} (${pass.scope.join(' ')}${until}); nothing new was asked. Call it with mandate_fetch.`,
+    );
+  }
+  const { created } = filed;
+  const work = new PendingWork(d.pending, created.txnId, `access to ${created.site} (${req.scopes.join(' ')})`, (w) => accessGranted(d, created.txnId, created.site, created.expiresAt, w), created.site);
   return awaitWork(work, ctx, waitSeconds, d.pending);
 }
 
