@@ -41,7 +41,8 @@ export type McpSession = {
   close(): Promise<void>;
 };
 
-function session(client: Client, log: () => string, close: () => Promise<void>): McpSession {
+/** A host session over a connected `client`: its calls are recorded (for the secrets scans) and wait as long as a model's host would. */
+export function session(client: Client, log: () => string, close: () => Promise<void>): McpSession {
   const results: CallToolResult[] = [];
   return {
     client,
