@@ -66,10 +66,13 @@ describe('mandate-agent mcp --http --openapi: the demo shop\'s tools', { timeout
     assert.match(progress[0]?.message ?? '', /access to shop\.openapi\.test \(checkout\) for checkout/);
   });
 
-  it('with access held, a tool goes straight to the shop, which answers for a scope not granted', async () => {
+  it('with access held, a tool goes straight to the shop, whose refusal for a scope not granted is a tool error naming the scopes', async () => {
     const r = await s.call('list_products');
-    assert.equal(r.isError, undefined, text(r));
-    assert.equal(structured(r)['status'], 403);
+    assert.equal(r.isError, true, text(r));
+    assert.equal(structured(r)['error'], 'insufficient_scope');
+    assert.deepEqual(structured(r)['scopes_granted'], ['checkout']);
+    assert.deepEqual(structured(r)['scopes_needed'], ['list']);
+    assert.match(structured(r)['next_step'], /mandate_request_access with \{"site":"shop\.openapi\.test","scopes":\["checkout","list"\]\}/);
     assert.equal((await owner.pending()).length, 0, 'no second access request');
   });
 
