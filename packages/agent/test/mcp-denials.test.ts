@@ -1,5 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { HttpOwner } from '../../server/test/helpers/over-http.ts';
 import { startServer, type ServerProcess } from '../../server/test/helpers/server-process.ts';
@@ -156,5 +158,15 @@ describe('mandate-agent mcp: denials and missing scopes', { timeout: 180_000 }, 
     const bought = await buying;
     assert.equal(bought.isError, undefined, text(bought));
     assert.equal(structured(bought)['status'], 201);
+  });
+
+  it('no tool result and no log line holds a credential', () => {
+    const key = JSON.parse(readFileSync(join(agent.dir, 'key.json'), 'utf8')) as { private_jwk: { d: string } };
+    const state = (JSON.parse(readFileSync(join(agent.dir, 'state', `${SITE}.json`), 'utf8')) as { state: { accessToken: string; refreshToken: string } }).state;
+    assert.ok(s.results.length >= 15, `${s.results.length} results`);
+    for (const chunk of [...s.results.map((r) => JSON.stringify(r)), s.log()]) {
+      assert.doesNotMatch(chunk, /eyJ[\w-]+\.[\w-]+/, 'a JWT');
+      for (const secret of [key.private_jwk.d, state.accessToken, state.refreshToken]) assert.ok(!chunk.includes(secret), 'a secret of the agent');
+    }
   });
 });
