@@ -22,7 +22,7 @@ export function missingScope(code: string, site: string, granted: readonly strin
 }
 
 /** The scopes of the agent's grant on the site, as its pass says; undefined when no pass can be had. */
-export async function grantedScopes(d: McpDeps, site: string): Promise<string[] | undefined> {
+async function grantedScopes(d: McpDeps, site: string): Promise<string[] | undefined> {
   try {
     return (await d.agent.pass(site, { signal: d.shutdown })).scope;
   } catch {

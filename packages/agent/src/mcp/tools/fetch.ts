@@ -13,7 +13,7 @@ export function fetchTool(d: McpDeps) {
   return defineTool({
     name: 'mandate_fetch',
     title: 'Mandate: call a site as this agent',
-    description: `Calls a site with this agent's pass (got or renewed as needed; the site must have granted access, see mandate_request_access). When the site asks for a step-up (403 stepup_required), the owner is asked to approve the action on their phone and the call is sent once more. Answers {status, content_type, body (text, at most 64 kB), truncated}. Request bodies up to 1 MB; ${MCP_LIMITS.siteCallMs / 1000} s per site call.`,
+    description: `Calls a site with this agent's pass (got or renewed as needed; the site must have granted access, see mandate_request_access). When the site asks for a step-up (403 stepup_required), the owner is asked to approve the action on their phone and the call is sent once more. When the agent's access lacks the scope the call needs (403 insufficient_scope), an error names the scopes and what to do. Answers {status, content_type, body (text, at most 64 kB), truncated}. Request bodies up to 1 MB; ${MCP_LIMITS.siteCallMs / 1000} s per site call.`,
     input: z.strictObject({
       url: httpUrlArg.describe('The URL to call'),
       method: z.string().regex(/^[A-Za-z]{1,16}$/, 'an HTTP method such as GET or POST').optional().describe('Default GET, or POST with a body'),
