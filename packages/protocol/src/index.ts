@@ -63,3 +63,5 @@ export {
   authorityOf,
 } from './web-bot-auth.ts';
 export type { Ed25519PublicJwk, CoveredComponent, SignatureParams, HttpSignature, WbaSigningKey, DirectorySignatureInput, RequestSignatureInput } from './web-bot-auth.ts';
+export { DETAILS_SUMMARY_MAX_LENGTH, approvalChallenge, canonicalJson, detailsDigestOf, detailsProblem, isDetailsDigest, isDetailsSummary } from './approval-details.ts';
+export type { ApprovalChallengeInput, ApprovalDetails } from './approval-details.ts';
