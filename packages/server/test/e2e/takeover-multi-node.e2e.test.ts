@@ -26,7 +26,9 @@ async function startNode(name: string, env: Record<string, string>): Promise<Nod
   return Object.assign(server, { internalUrl });
 }
 
-describe('take-overs across two nodes over one PostgreSQL database', () => {
+// Each node pairs its ends in its relay process (TAKEOVER_RELAY=process, the default: a forwarded end
+// is handed to that process like any other) or in its own process (inline).
+for (const mode of ['process', 'inline'] as const) describe(`take-overs across two nodes over one PostgreSQL database (${mode})`, () => {
   const nodes: Node[] = [];
   let db: { url: string; drop: () => Promise<void> } | undefined;
   let store: Store | undefined;
@@ -43,9 +45,9 @@ describe('take-overs across two nodes over one PostgreSQL database', () => {
 
   before(async () => {
     db = await freshPostgresDatabase();
-    const a = await startNode('node A', { DATABASE_URL: db.url });
+    const a = await startNode('node A', { DATABASE_URL: db.url, TAKEOVER_RELAY: mode });
     nodes.push(a);
-    nodes.push(await startNode('node B', { DATABASE_URL: db.url, BASE_URL: a.baseUrl }));
+    nodes.push(await startNode('node B', { DATABASE_URL: db.url, BASE_URL: a.baseUrl, TAKEOVER_RELAY: mode }));
     const email = `relay-${randomBytes(4).toString('hex')}@example.com`;
     const signUp = await fetch(`${a.url}/api/users`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password: 'correct horse battery' }) });
     assert.equal(signUp.status, 200);
