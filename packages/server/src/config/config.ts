@@ -156,7 +156,7 @@ export function parseConfig(env: Env, opts: { smsProviders?: SmsProviders } = {}
     problems.push(`BASE_URL is not a URL: "${baseUrl}"`);
   }
   const nodeInternalUrl = internalUrl(get('NODE_INTERNAL_URL'), problems);
-  const takeoverRelay = get('TAKEOVER_RELAY') ?? 'process';
+  const takeoverRelay = get('TAKEOVER_RELAY') || 'process';
   if (takeoverRelay !== 'process' && takeoverRelay !== 'inline') problems.push(`TAKEOVER_RELAY must be process or inline, got "${takeoverRelay}"`);
   const wbaAgentDomain = agentDomain(get('WBA_AGENT_DOMAIN'), problems);
   const agentPackage = get('AGENT_PACKAGE') || null;
