@@ -259,6 +259,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   // goes through isUtf8, 1007), so ws does not read each 68 kB frame once more for it.
   await app.register(websocket, { options: { maxPayload: MAX_MESSAGE_BYTES, skipUTF8Validation: true, perMessageDeflate: false } });
   relay.listen(app.server);
+  app.addHook('onListen', async () => relay.start());
   app.addHook('preClose', () => services.relay.stop());
   await app.register(swagger, {
     openapi: {

@@ -35,7 +35,7 @@ interface Copy {
  * relay process dies the ends still get a close frame (1011) with a reason instead of a cut
  * connection. The copy is closed once the relay process reports the socket closed.
  *
- * The relay process is started with the first end, restarted when it dies (with a growing delay
+ * The relay process is started when the server listens (or with the first end), restarted when it dies (with a growing delay
  * while it keeps dying) and stopped with the service; its failures never reach the service's
  * process beyond the log.
  */
@@ -54,6 +54,10 @@ export class ChildEnds implements RelayEnds {
   /** The relay process's id, once started (tests, bench). */
   get pid(): number | undefined {
     return this.child?.pid;
+  }
+
+  start(): void {
+    this.started();
   }
 
   attach(id: string, role: RelayRole, end: number, expiresAt: number, handover: Handover): void {
@@ -128,7 +132,11 @@ export class ChildEnds implements RelayEnds {
     });
     this.child = child;
     child.on('message', (m: FromRelayProcess) => this.onEvent(m));
-    child.on('error', (e) => this.log()?.warn({ err: e.message }, 'take-over relay process error'));
+    child.on('error', (e) => {
+      this.log()?.warn({ err: e.message }, 'take-over relay process error');
+      // A process that could not be started sends no exit: it is treated as one that died.
+      if (child.pid === undefined) this.exited(child, null, null);
+    });
     child.once('exit', (code, signal) => this.exited(child, code, signal));
     this.log()?.info({ pid: child.pid }, 'take-over relay process started');
     return child;

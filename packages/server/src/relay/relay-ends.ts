@@ -25,6 +25,8 @@ export interface RelayEnds {
   closeBoth(id: string, reason: ClosingReason): void;
   fail(id: string, role: RelayRole): void;
   drop(id: string): void;
+  /** Gets ready before the first end (the server listens): starts the relay process. */
+  start(): void;
   /** Closes every end (1001) and lets go of what holds them (the server is stopping). */
   stop(): Promise<void>;
   /** The memory of the process that relays the frames (tests, bench). */
@@ -56,6 +58,8 @@ export class InlineEnds implements RelayEnds {
   drop(id: string): void {
     this.core.drop(id);
   }
+
+  start(): void {}
 
   async stop(): Promise<void> {
     this.core.closeAll();

@@ -106,6 +106,11 @@ export class TakeoverRelay {
     server.prependListener('upgrade', (request: IncomingMessage, _socket: unknown, head: Buffer) => void this.heads.set(request, head));
   }
 
+  /** Starts the relay process, if ends are paired in one (the server listens: its memory is counted at rest, and the first end waits for no start). */
+  start(): void {
+    this.ends.start();
+  }
+
   /** Sessions with at least one end on this node (metrics, tests). */
   get size(): number {
     return this.sessions.size;
