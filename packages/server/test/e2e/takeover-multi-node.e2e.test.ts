@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createAgentJwt, generateAgentKeyPair } from '@mandate/protocol';
 import { openPostgresStore } from '../../src/store/postgres/open.ts';
 import type { Store } from '../../src/store/ports/index.ts';
@@ -13,6 +14,11 @@ import { RelayClient } from '../helpers/relay-client.ts';
 // the other forwards its end there over NODE_INTERNAL_URL. Frames never touch the database.
 
 /** A frame of about 1 MB: far over PostgreSQL's 8,000-byte NOTIFY, under the relay's 4 MB. */
+/** The relay processes a server process started (relay/relay-child.js), from /proc. */
+const relayProcessesOf = (pid: number): number[] =>
+  readdirSync(`/proc/${pid}/task`).flatMap((tid) => readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean).map(Number))
+    .filter((child) => readFileSync(`/proc/${child}/cmdline`, 'utf8').includes('relay-child'));
+
 const BIG_FRAME = { t: 'frame', data: `/9j/${randomBytes(768 * 1024).toString('base64')}`, w: 1280, h: 800 };
 
 interface Node extends ServerProcess {
@@ -103,6 +109,8 @@ for (const mode of ['process', 'inline'] as const) describe(`take-overs across t
     await ownerSide.opened;
     await talk(agent, ownerSide);
     assert.equal(await relayNodeOf(s.sid), node(0).internalUrl);
+    // In process mode A pairs the ends, the one forwarded by B among them, in its relay process.
+    assert.equal(relayProcessesOf(node(0).pid).length, mode === 'process' ? 1 : 0);
     agent.send({ t: 'done' });
     await ownerSide.until(() => ownerSide.closed !== undefined, 'the owner closed');
     await agent.until(() => agent.closed !== undefined, 'the agent closed');
