@@ -63,6 +63,8 @@ export class ChildEnds implements RelayEnds {
   attach(id: string, role: RelayRole, end: number, expiresAt: number, handover: Handover): void {
     if (!('upgrade' in handover)) throw new Error('the relay process takes ends before their handshake');
     const { socket, head, request } = handover.upgrade;
+    // The client left while its upgrade was authorized: that end left.
+    if (socket.destroyed) return void process.nextTick(() => this.events.left(id, role, end));
     // A client sends nothing before the handshake's answer, but bytes already read here (the `head`,
     // or anything buffered since) go along, and this process stops reading: the socket's data is the
     // relay process's from now on.
