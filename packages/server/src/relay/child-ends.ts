@@ -22,6 +22,9 @@ const STOP_WITHIN_MS = 5000;
 const INTERNAL_ERROR = 1011;
 const DIED = 'the relay process stopped: take-over interrupted';
 
+/** The headers ws reads to answer a handshake: the end's credentials (Authorization, Cookie) stay in this process. */
+const HANDSHAKE_HEADERS = ['upgrade', 'connection', 'sec-websocket-key', 'sec-websocket-version', 'sec-websocket-protocol', 'sec-websocket-extensions'] as const;
+
 interface Copy {
   socket: Socket;
   id: string;
@@ -77,7 +80,8 @@ export class ChildEnds implements RelayEnds {
     (socket as unknown as { server: unknown }).server = null;
     socket.on('error', () => {});
     this.copies.set(end, { socket, id, role });
-    const message: ToRelayProcess = { op: 'attach', id, role, end, remainingMs: Math.max(0, expiresAt - this.clock.now()), request, head: Buffer.concat(read).toString('base64') };
+    const handshake = { ...request, headers: Object.fromEntries(HANDSHAKE_HEADERS.map((h) => [h, request.headers[h]])) };
+    const message: ToRelayProcess = { op: 'attach', id, role, end, remainingMs: Math.max(0, expiresAt - this.clock.now()), request: handshake, head: Buffer.concat(read).toString('base64') };
     try {
       this.started().send(message, socket, { keepOpen: true }, (e) => {
         if (e) this.notHandedOver(end, e);
