@@ -1,6 +1,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { request } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { testApp, json, expectStatus, type TestApp } from './helpers/app.ts';
 import { createAgent } from './helpers/agents.ts';
@@ -94,6 +95,20 @@ describe('take-over relay process', () => {
     next.agentEnd.send({ t: 'done' });
     await next.ownerEnd.until(() => next.ownerEnd.closed !== undefined, 'closed by done');
     assert.deepEqual(next.ownerEnd.messages.at(-1), { t: 'done' });
+  });
+
+  it('an upgrade the relay process could not answer (a malformed Sec-WebSocket-Key) is answered 400 by the service and pairs nothing', async () => {
+    const s = await open();
+    const before = t.services.relay.size;
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(`${ws.replace(/^ws/, 'http')}/api/v1/takeover/${s.takeover_id}/agent`, { headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'not a key', authorization: `Bearer ${s.agent_token}` } });
+      req.on('response', (res) => resolve(res.statusCode ?? 0));
+      req.on('upgrade', () => reject(new Error('upgraded')));
+      req.on('error', reject);
+      req.end();
+    });
+    assert.equal(status, 400);
+    assert.equal(t.services.relay.size, before);
   });
 
   it('shutdown closes the ends (1001) and stops the relay process', async () => {
