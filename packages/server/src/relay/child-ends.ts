@@ -5,13 +5,8 @@ import { fileURLToPath } from 'node:url';
 import type { Clock } from '../clock.ts';
 import type { ClosingReason } from '../domain/takeovers/relay-messages.ts';
 import type { RelayCoreEvents, RelayRole } from './relay-core.ts';
-import type { Handover, RelayEnds } from './relay-ends.ts';
+import type { Handover, RelayEnds, RelayLog } from './relay-ends.ts';
 import type { FromRelayProcess, ToRelayProcess } from './relay-protocol.ts';
-
-export interface ChildLog {
-  info(details: object, message: string): void;
-  warn(details: object, message: string): void;
-}
 
 /** The relay process's entry, beside this file (relay-child.js in the build, .ts under tsx). */
 const HERE = fileURLToPath(import.meta.url);
@@ -52,7 +47,7 @@ export class ChildEnds implements RelayEnds {
   private deaths: number[] = [];
   private restartTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly events: RelayCoreEvents, private readonly clock: Clock, private readonly log: () => ChildLog | undefined, private readonly entry = ENTRY) {}
+  constructor(private readonly events: RelayCoreEvents, private readonly clock: Clock, private readonly log: () => RelayLog | undefined, private readonly entry = ENTRY) {}
 
   /** The relay process's id, once started (tests, bench). */
   get pid(): number | undefined {

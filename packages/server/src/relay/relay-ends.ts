@@ -5,6 +5,11 @@ import type { ClosingReason } from '../domain/takeovers/relay-messages.ts';
 import { RelayCore, type RelayCoreEvents, type RelayRole } from './relay-core.ts';
 import type { UpgradeRequest } from './relay-protocol.ts';
 
+export interface RelayLog {
+  info(details: object, message: string): void;
+  warn(details: object, message: string): void;
+}
+
 /** An authorized end, as the route hands it to the relay: upgraded here, or still an upgrade request. */
 export type Handover =
   | { ws: WebSocket }

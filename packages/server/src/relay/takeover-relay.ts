@@ -5,16 +5,11 @@ import type { Takeovers } from '../domain/takeovers/takeovers.ts';
 import type { Clock } from '../clock.ts';
 import type { ClosingReason } from '../domain/takeovers/relay-messages.ts';
 import type { RelayCoreEvents, RelayRole } from './relay-core.ts';
-import { type Handover, InlineEnds, type RelayEnds } from './relay-ends.ts';
+import { type Handover, InlineEnds, type RelayEnds, type RelayLog } from './relay-ends.ts';
 import { ChildEnds } from './child-ends.ts';
 import { type ForwardedLink, openLink } from './node-link.ts';
 
 export type { RelayRole } from './relay-core.ts';
-
-export interface RelayLog {
-  info(details: object, message: string): void;
-  warn(details: object, message: string): void;
-}
 
 export interface RelayOptions {
   /** This node's NODE_INTERNAL_URL; null: one node, every end is paired here. */
