@@ -14,7 +14,9 @@
  * rounds: frames the agents' screens made, sent, and relayed per second, the ratio to the bare round
  * just before, latency from the agent's send to the owner's arrival (p50, p99), frames the relay
  * dropped (sent, never arrived), frames the agents skipped (their socket backed up), the relay's CPU
- * per frame relayed (all its threads, /proc), and its RSS growth per session: once connected (before
+ * per frame relayed (all threads of the server and of its child processes, /proc: Mandate relays from
+ * a relay process of its own, TAKEOVER_RELAY=process, whose share is shown apart), and its RSS growth
+ * per session: once connected (before
  * any frame) and at the end of the window under load. Nothing here asserts a time; what it measures
  * and the figures are in bench/README.md ("Take-over relay").
  */
@@ -40,6 +42,8 @@ export interface TakeoverRelayOptions {
   other: string | undefined;
   /** `dist` (default): the built server as `npm start` runs it; `sources`: under tsx. */
   build: ServerBuild;
+  /** Each round also measures Mandate relaying in its own process (TAKEOVER_RELAY=inline). */
+  inline: boolean;
 }
 
 /** 'bare ws', 'Mandate', or 'Mandate (<other checkout>)'. */
@@ -53,6 +57,8 @@ interface Round extends RelayFigures {
   relayCpuUs: number;
   /** The relay process's CPU in the window, in % of one core. */
   relayCpuPct: number;
+  /** Of it, the CPU of the server's child processes (Mandate's relay process), in % of one core. */
+  childCpuPct: number;
   /** Its CPU with every socket connected and no frame sent (2 s), in % of one core: work that is not relaying. */
   idleCpuPct: number;
   rssIdleMiB: number;
@@ -71,11 +77,12 @@ const USAGE = `node --import tsx bench/takeover-relay.ts [options]
   --rounds N      bare relay and Mandate take turns N times (default 3, at most ${TAKEOVERS_PER_HOUR}: take-overs per agent per hour)
   --store S       sqlite or postgres (default sqlite)
   --other DIR     each round also measures the Mandate server of another checkout DIR (with its node_modules)
+  --inline        each round also measures Mandate relaying in its own process (TAKEOVER_RELAY=inline)
   --sources       run Mandate's TypeScript sources under tsx instead of the build (packages/server/dist/main.js)
   --quick         smoke run: --sessions 100 --seconds 5 --warmup 2 --rounds 2`;
 
 export function parseTakeoverRelayArgs(argv: readonly string[]): TakeoverRelayOptions {
-  const o: TakeoverRelayOptions = { sessions: 1000, fps: 10, kb: 50, seconds: 10, warmup: 3, rounds: 3, store: 'sqlite', other: undefined, build: 'dist' };
+  const o: TakeoverRelayOptions = { sessions: 1000, fps: 10, kb: 50, seconds: 10, warmup: 3, rounds: 3, store: 'sqlite', other: undefined, build: 'dist', inline: false };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const int = (min: number, max: number): number => {
@@ -103,6 +110,7 @@ export function parseTakeoverRelayArgs(argv: readonly string[]): TakeoverRelayOp
         break;
       }
       case '--sources': o.build = 'sources'; break;
+      case '--inline': o.inline = true; break;
       case '--quick': Object.assign(o, { sessions: 100, seconds: 5, warmup: 2, rounds: 2 }); break;
       case '--help': case '-h': throw new Error(USAGE);
       default: throw new Error(`unknown option ${flag}\n${USAGE}`);
@@ -125,11 +133,17 @@ async function measure(proc: Proc, relay: Relay, round: number, ends: RelayEnds[
   const rssConnected = proc.rssMiB();
   let cpu0 = NaN;
   let cpu1 = NaN;
+  let child0 = NaN;
+  let child1 = NaN;
   let rssLoaded = NaN;
   const figures = await sessions.run(shape, {
-    atWindowStart: () => void (cpu0 = proc.cpuMs()),
+    atWindowStart: () => {
+      child0 = proc.childCpuMs();
+      cpu0 = proc.cpuMs();
+    },
     atWindowEnd: () => {
       cpu1 = proc.cpuMs();
+      child1 = proc.childCpuMs();
       rssLoaded = proc.rssMiB();
     },
   });
@@ -141,6 +155,7 @@ async function measure(proc: Proc, relay: Relay, round: number, ends: RelayEnds[
     round,
     relayCpuUs: ((cpu1 - cpu0) * 1000) / Math.max(1, figures.relayedPerSec * figures.windowSec),
     relayCpuPct: ((cpu1 - cpu0) / (figures.windowSec * 1000)) * 100,
+    childCpuPct: ((child1 - child0) / (figures.windowSec * 1000)) * 100,
     idleCpuPct,
     rssIdleMiB,
     kibPerSessionConnected: perSession(rssConnected),
@@ -151,11 +166,11 @@ async function measure(proc: Proc, relay: Relay, round: number, ends: RelayEnds[
   return r;
 }
 
-const HEAD = ['round', 'relay', 'made/s', 'sent/s', 'relayed/s', 'ratio', 'p50 ms', 'p99 ms', 'dropped', 'skipped', 'late', 'relay CPU µs/frame', 'relay CPU %', 'idle CPU %', 'load gen CPU µs/frame', 'idle RSS MiB', 'KiB/session connected', 'KiB/session under load', 'errors'];
-const NUMERIC = new Set([2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18]);
+const HEAD = ['round', 'relay', 'made/s', 'sent/s', 'relayed/s', 'ratio', 'p50 ms', 'p99 ms', 'dropped', 'skipped', 'late', 'relay CPU µs/frame', 'relay CPU %', 'of which relay process %', 'idle CPU %', 'load gen CPU µs/frame', 'idle RSS MiB', 'KiB/session connected', 'KiB/session under load', 'errors'];
+const NUMERIC = new Set([2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19]);
 
 function cells(round: string, r: Omit<Round, 'round' | 'firstError'>, ratio: string): string[] {
-  return [round, r.relay, fmt(r.targetPerSec, 0), fmt(r.offeredPerSec, 0), fmt(r.relayedPerSec, 0), ratio, fmt(r.p50Ms, 1), fmt(r.p99Ms, 1), fmt(r.dropped, 0), fmt(r.skipped, 0), fmt(r.late, 0), fmt(r.relayCpuUs, 0), fmt(r.relayCpuPct, 0), fmt(r.idleCpuPct, 1), fmt(r.generatorCpuUs, 0), fmt(r.rssIdleMiB, 0), fmt(r.kibPerSessionConnected, 1), fmt(r.kibPerSessionLoaded, 1), String(r.errors + r.unclosed)];
+  return [round, r.relay, fmt(r.targetPerSec, 0), fmt(r.offeredPerSec, 0), fmt(r.relayedPerSec, 0), ratio, fmt(r.p50Ms, 1), fmt(r.p99Ms, 1), fmt(r.dropped, 0), fmt(r.skipped, 0), fmt(r.late, 0), fmt(r.relayCpuUs, 0), fmt(r.relayCpuPct, 0), fmt(r.childCpuPct, 0), fmt(r.idleCpuPct, 1), fmt(r.generatorCpuUs, 0), fmt(r.rssIdleMiB, 0), fmt(r.kibPerSessionConnected, 1), fmt(r.kibPerSessionLoaded, 1), String(r.errors + r.unclosed)];
 }
 
 /** The median of every figure over the rounds of one relay (counts summed). */
@@ -165,7 +180,7 @@ function medianOf(relay: Relay, rs: readonly Round[]): Omit<Round, 'round' | 'fi
   return {
     relay, targetPerSec: m((r) => r.targetPerSec), offeredPerSec: m((r) => r.offeredPerSec), relayedPerSec: m((r) => r.relayedPerSec),
     p50Ms: m((r) => r.p50Ms), p99Ms: m((r) => r.p99Ms), dropped: m((r) => r.dropped), skipped: m((r) => r.skipped), late: m((r) => r.late),
-    generatorCpuUs: m((r) => r.generatorCpuUs), windowSec: m((r) => r.windowSec), relayCpuUs: m((r) => r.relayCpuUs), relayCpuPct: m((r) => r.relayCpuPct), idleCpuPct: m((r) => r.idleCpuPct),
+    generatorCpuUs: m((r) => r.generatorCpuUs), windowSec: m((r) => r.windowSec), relayCpuUs: m((r) => r.relayCpuUs), relayCpuPct: m((r) => r.relayCpuPct), childCpuPct: m((r) => r.childCpuPct), idleCpuPct: m((r) => r.idleCpuPct),
     rssIdleMiB: m((r) => r.rssIdleMiB), kibPerSessionConnected: m((r) => r.kibPerSessionConnected), kibPerSessionLoaded: m((r) => r.kibPerSessionLoaded),
     errors: sum((r) => r.errors), unclosed: sum((r) => r.unclosed),
   };
@@ -182,9 +197,11 @@ export async function takeoverRelay(o: TakeoverRelayOptions): Promise<string> {
     const store = await db.openStore();
     const agents = await seedTakeoverAgents(store, o.sessions, Date.now());
     await store.close();
-    const variants: { relay: Relay; cwd: string | undefined }[] = [{ relay: 'Mandate', cwd: undefined }];
+    const variants: { relay: Relay; cwd: string | undefined; env?: Record<string, string> }[] = [{ relay: 'Mandate', cwd: undefined }];
+    if (o.inline) variants.push({ relay: 'Mandate (inline)', cwd: undefined, env: { TAKEOVER_RELAY: 'inline' } });
     if (o.other !== undefined) variants.push({ relay: `Mandate (${o.other})`, cwd: o.other });
-    if (o.build === 'dist') for (const v of variants) ensureServerBuilt(v.cwd);
+    if (o.rounds * variants.length > TAKEOVERS_PER_HOUR) throw new Error(`${o.rounds} rounds of ${variants.length} Mandate variants open more take-overs per agent than the ${TAKEOVERS_PER_HOUR} an hour allows`);
+    if (o.build === 'dist') for (const v of [...new Set(variants.map((x) => x.cwd))]) ensureServerBuilt(v);
     for (let round = 1; round <= o.rounds; round++) {
       const barePort = await freePort();
       const bare = await startProcess({ name: BARE, script: 'bench/lib/bare-ws-relay.ts', port: barePort, healthPath: '/healthz', env: { PORT: String(barePort) } });
@@ -195,7 +212,7 @@ export async function takeoverRelay(o: TakeoverRelayOptions): Promise<string> {
       }
       for (const v of variants) {
         const port = await freePort();
-        const mandate = await startMandate({ name: v.relay, databaseUrl: db.databaseUrl, dataDir: db.dataDir, baseUrl: `http://localhost:${port}`, port, build: o.build, ...(v.cwd === undefined ? {} : { cwd: v.cwd }) });
+        const mandate = await startMandate({ name: v.relay, databaseUrl: db.databaseUrl, dataDir: db.dataDir, baseUrl: `http://localhost:${port}`, port, build: o.build, ...(v.cwd === undefined ? {} : { cwd: v.cwd }), ...(v.env ? { env: v.env } : {}) });
         try {
           const ends = await openTakeovers(mandate.origin, agents);
           rounds.push(await measure(mandate, v.relay, round, ends, shape));

@@ -2,7 +2,7 @@
  * The baseline of the take-over relay benchmark, as its own process: a bare relay on the `ws` package.
  * Two sockets on `/relay/<id>/agent` and `/relay/<id>/owner` are paired by the id, and each message is
  * forwarded to the other end as it came (a Buffer, sent as text: no decoding, no check). What it
- * shares with the Mandate relay (packages/server/src/relay/takeover-relay.ts), so that the two differ
+ * shares with the Mandate relay (packages/server/src/relay/relay-core.ts), so that the two differ
  * only in what Mandate adds (Fastify's upgrade and authorization, the check of every message on its
  * received bytes, the application's larger heap; Mandate too forwards the bytes it received, with no
  * decoding or encoding): `{"t":"live"}` to the agent when the owner connects, the same

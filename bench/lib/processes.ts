@@ -16,10 +16,15 @@ export interface Proc {
   origin: string;
   port: number;
   logs(): string;
-  /** Resident set size in MiB, read from /proc (Linux); NaN elsewhere. */
+  /** Resident set size in MiB of the process and its child processes (Mandate's relay process), from /proc (Linux); NaN elsewhere. */
   rssMiB(): number;
-  /** CPU time the process used so far (all threads, user + system), in ms, from /proc (Linux); NaN elsewhere. */
+  /**
+   * CPU time used so far (all threads, user + system) by the process and its live child processes
+   * (Mandate's take-over relay process, TAKEOVER_RELAY=process), in ms, from /proc (Linux); NaN elsewhere.
+   */
   cpuMs(): number;
+  /** The same for the child processes alone (0 when there are none). */
+  childCpuMs(): number;
   stop(): Promise<void>;
 }
 
@@ -62,8 +67,9 @@ export async function startProcess(o: { name: string; script: string; env: Recor
     origin,
     port: o.port,
     logs: () => log,
-    rssMiB: () => rssMiB(child.pid ?? -1),
-    cpuMs: () => cpuMs(child.pid ?? -1),
+    rssMiB: () => sum([child.pid ?? -1, ...descendants(child.pid ?? -1)], rssMiB),
+    cpuMs: () => sum([child.pid ?? -1, ...descendants(child.pid ?? -1)], cpuMs),
+    childCpuMs: () => sum(descendants(child.pid ?? -1), cpuMs),
     async stop() {
       process.removeListener('exit', killOnExit);
       if (!running()) return;
@@ -121,6 +127,21 @@ export function threadCpuMs(pid: number): [number, number] {
   }
   return [main, rest];
 }
+
+/** The live child processes of `pid` and theirs (/proc/<pid>/task/<tid>/children). */
+function descendants(pid: number): number[] {
+  const found: number[] = [];
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      for (const c of readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean).map(Number)) found.push(c, ...descendants(c));
+    }
+  } catch {
+    // the process ended meanwhile, or not Linux
+  }
+  return found;
+}
+
+const sum = (pids: number[], read: (pid: number) => number): number => pids.reduce((total, pid) => total + read(pid), 0);
 
 function cpuMs(pid: number): number {
   try {

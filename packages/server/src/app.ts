@@ -181,7 +181,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   const pairing = new Pairing(store.challenges, clock, limiter, agents);
   // The issuers are the operator's choice (configuration), not a user's: see outbound/openid-issuers.ts.
   const identityProviders = new IdentityProviders({ store, clock, limiter, accounts, approvals, activity, notifier, issuers: new OpenIdIssuers(config.baseUrl), providers: config.oauthProviders });
-  const relay = new TakeoverRelay(takeovers, { nodeUrl: config.nodeInternalUrl });
+  const relay = new TakeoverRelay(takeovers, clock, { nodeUrl: config.nodeInternalUrl, mode: config.takeoverRelay });
   // Account deletion (decisions §16): one erasure step per concept, all in one transaction; the
   // back-channel logouts its agent and sign-in steps queue go out once it commits.
   const accountDeletion = new AccountDeletion({
@@ -258,7 +258,9 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   // every message's UTF-8 itself (a frame as the SDK spells it is ASCII by its check; anything else
   // goes through isUtf8, 1007), so ws does not read each 68 kB frame once more for it.
   await app.register(websocket, { options: { maxPayload: MAX_MESSAGE_BYTES, skipUTF8Validation: true, perMessageDeflate: false } });
-  app.addHook('preClose', async () => services.relay.closeAll());
+  relay.listen(app.server);
+  app.addHook('onListen', async () => relay.start());
+  app.addHook('preClose', () => services.relay.stop());
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

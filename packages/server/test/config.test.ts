@@ -34,6 +34,15 @@ describe('configuration', () => {
     }
   });
 
+  it('takes TAKEOVER_RELAY as process (the default) or inline', () => {
+    assert.equal(parseConfig({}).takeoverRelay, 'process');
+    assert.equal(parseConfig({ TAKEOVER_RELAY: 'inline' }).takeoverRelay, 'inline');
+    assert.equal(parseConfig({ TAKEOVER_RELAY: '' }).takeoverRelay, 'process');
+    for (const bad of ['Process', 'child', 'thread']) {
+      assert.throws(() => parseConfig({ TAKEOVER_RELAY: bad }), (e: unknown) => e instanceof ConfigError && /TAKEOVER_RELAY must be process or inline/.test(e.problems.join()), bad);
+    }
+  });
+
   it('takes WBA_AGENT_DOMAIN as a bare domain name (lower-cased); empty: addresses under BASE_URL/wba', () => {
     assert.equal(parseConfig({}).wbaAgentDomain, null);
     assert.equal(parseConfig({ WBA_AGENT_DOMAIN: '' }).wbaAgentDomain, null);

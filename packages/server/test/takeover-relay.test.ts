@@ -8,13 +8,17 @@ interface Opened { takeover_id: string; agent_token: string }
 /** A tiny valid-looking JPEG in base64 (starts FF D8 FF). */
 const JPEG = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 16, 74, 70, 73, 70, 0, 1]).toString('base64');
 
-/** The relay between two real WebSocket clients over a listening server (decisions §21), on SQLite and PostgreSQL. */
-for (const backend of ['sqlite', 'postgres'] as const) {
-  describe(`take-over relay (${backend})`, () => {
+/**
+ * The relay between two real WebSocket clients over a listening server (decisions §21), on SQLite and
+ * PostgreSQL, with the ends paired in the relay process (TAKEOVER_RELAY=process, the default) and in
+ * the service's own (inline).
+ */
+for (const [backend, mode] of [['sqlite', 'process'], ['sqlite', 'inline'], ['postgres', 'process'], ['postgres', 'inline']] as const) {
+  describe(`take-over relay (${backend}, ${mode})`, () => {
     let t: TestApp;
     let ws: string;
     before(async () => {
-      t = await testApp({ backend });
+      t = await testApp({ backend, env: { TAKEOVER_RELAY: mode } });
       const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
       ws = address.replace(/^http/, 'ws');
     });

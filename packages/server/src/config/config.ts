@@ -20,6 +20,12 @@ export interface Config {
    */
   nodeInternalUrl: string | null;
   /**
+   * TAKEOVER_RELAY: `process` (default) relays take-over frames from a relay process of its own, with
+   * a heap of a few MB (bench/README.md, take-over relay, part 3); `inline` relays them in the
+   * service's process (for platforms that cannot pass a socket to a child process).
+   */
+  takeoverRelay: 'process' | 'inline';
+  /**
    * WBA_AGENT_DOMAIN: agents' Web Bot Auth addresses are `https://a-<12 hex>.<domain>`, served by
    * Host (decisions §22; the wildcard DNS and certificate are the operator's). null: `<baseUrl>/wba/a-<12 hex>`.
    */
@@ -150,6 +156,8 @@ export function parseConfig(env: Env, opts: { smsProviders?: SmsProviders } = {}
     problems.push(`BASE_URL is not a URL: "${baseUrl}"`);
   }
   const nodeInternalUrl = internalUrl(get('NODE_INTERNAL_URL'), problems);
+  const takeoverRelay = get('TAKEOVER_RELAY') || 'process';
+  if (takeoverRelay !== 'process' && takeoverRelay !== 'inline') problems.push(`TAKEOVER_RELAY must be process or inline, got "${takeoverRelay}"`);
   const wbaAgentDomain = agentDomain(get('WBA_AGENT_DOMAIN'), problems);
   const agentPackage = get('AGENT_PACKAGE') || null;
   if (agentPackage !== null && !isAgentPackageName(agentPackage)) {
@@ -176,6 +184,7 @@ export function parseConfig(env: Env, opts: { smsProviders?: SmsProviders } = {}
     host,
     baseUrl,
     nodeInternalUrl,
+    takeoverRelay: takeoverRelay === 'inline' ? 'inline' : 'process',
     wbaAgentDomain,
     agentPackage,
     databaseUrl,

@@ -22,14 +22,14 @@ const FORWARDED_HEADERS = ['authorization', 'cookie', 'origin', 'user-agent'] as
 const CONNECT_TIMEOUT_MS = 3000;
 
 export type LinkOutcome =
-  /** Linked: the two sockets are piped until either closes. */
-  | 'linked'
-  /** The relaying node refused the end (its answer is passed on as the close reason). */
-  | 'refused'
+  /** Linked: the link is open; `pipe` it to the end's socket once that is upgraded. */
+  | { outcome: 'linked'; link: ForwardedLink }
+  /** The relaying node refused the end (its status is passed on in the close reason). */
+  | { outcome: 'refused'; status: number }
   /** The relaying node answered that it no longer relays this session: claim again. */
-  | 'moved'
+  | { outcome: 'moved' }
   /** Nothing answered: the caller may take the relay over. */
-  | 'unreachable';
+  | { outcome: 'unreachable' };
 
 export interface LinkTarget {
   /** The relaying node's NODE_INTERNAL_URL. */
@@ -52,12 +52,11 @@ const isFrame = (text: string): boolean => {
 };
 
 /**
- * Links `local` (an end's socket on this node) to the relaying node. Messages `local` receives
- * before the link is open are taken from `held` (the caller held them while it decided) and sent
- * first, in order. Resolves once the outcome is known; when linked, a close on either side closes
- * the other with the same code and reason.
+ * Opens the end's WebSocket on the relaying node, before the end's own upgrade here is answered (so
+ * that, should the relaying node be gone, this node can take the relay over and pair the end itself,
+ * in whichever process pairs ends). Resolves once the outcome is known.
  */
-export function linkToNode(local: WebSocket, target: LinkTarget, held: [RawData, boolean][], onLinked: (link: WebSocket) => void): Promise<LinkOutcome> {
+export function openLink(target: LinkTarget): Promise<LinkOutcome> {
   const headers: Record<string, string> = { [RELAY_HOP_HEADER]: '1' };
   for (const h of FORWARDED_HEADERS) {
     const v = target.headers[h];
@@ -75,33 +74,61 @@ export function linkToNode(local: WebSocket, target: LinkTarget, held: [RawData,
       const status = res.statusCode ?? 0;
       res.resume();
       link.terminate();
-      if (status === 409) return settle('moved');
-      if (status >= 500 || status === 0) return settle('unreachable');
-      local.close(1008, shortReason(`refused by the relaying node (${status})`));
-      settle('refused');
+      if (status === 409) return settle({ outcome: 'moved' });
+      if (status >= 500 || status === 0) return settle({ outcome: 'unreachable' });
+      settle({ outcome: 'refused', status });
     });
-    link.on('error', () => settle('unreachable'));
-    link.on('open', () => {
-      if (local.readyState !== WebSocket.OPEN) {
-        link.close(1000, 'the end left');
-        return settle('linked');
-      }
-      for (const [data, isBinary] of held) link.send(data, { binary: isBinary });
-      local.on('message', (data, isBinary) => {
-        if (link.readyState === WebSocket.OPEN) link.send(data, { binary: isBinary });
-      });
-      link.on('message', (data, isBinary) => {
-        if (local.readyState !== WebSocket.OPEN) return;
-        // Parsed only when the receiver is behind, to tell a frame (dropped) from anything else (kept).
-        if (local.bufferedAmount > MAX_UNSENT_TO_OWNER && !isBinary && isFrame(data.toString())) return;
-        local.send(data as Buffer, { binary: isBinary });
-      });
-      local.on('close', (code, reason) => link.close(sendableCode(code, 1000), shortReason(reason.toString())));
-      link.on('close', (code, reason) => {
-        if (local.readyState === WebSocket.OPEN) local.close(sendableCode(code, 1011), shortReason(reason.toString() || 'the relaying node went away'));
-      });
-      onLinked(link);
-      settle('linked');
-    });
+    link.on('error', () => settle({ outcome: 'unreachable' }));
+    link.on('open', () => settle({ outcome: 'linked', link: new ForwardedLink(link) }));
   });
+}
+
+/**
+ * An open link to the relaying node, waiting for the end's own socket: what the relaying node sends
+ * meanwhile (`live`, frames) is held and passed on first, in order.
+ */
+export class ForwardedLink {
+  private held: [RawData, boolean][] | undefined = [];
+  private readonly hold = (data: RawData, isBinary: boolean): void => void this.held?.push([data, isBinary]);
+
+  /** How the relaying node closed the link while it waited, if it did. */
+  private closedWith: { code: number; reason: string } | undefined;
+
+  constructor(readonly socket: WebSocket) {
+    socket.on('message', this.hold);
+    socket.once('close', (code, reason) => void (this.closedWith = { code, reason: reason.toString() }));
+  }
+
+  /** Pipes messages both ways until either side closes, which closes the other with the same code and reason. */
+  pipe(local: WebSocket): void {
+    const link = this.socket;
+    const held = this.held ?? [];
+    this.held = undefined;
+    link.off('message', this.hold);
+    if (local.readyState !== WebSocket.OPEN) return link.close(1000, 'the end left');
+    const toLocal = (data: RawData, isBinary: boolean): void => {
+      if (local.readyState !== WebSocket.OPEN) return;
+      // Parsed only when the receiver is behind, to tell a frame (dropped) from anything else (kept).
+      if (local.bufferedAmount > MAX_UNSENT_TO_OWNER && !isBinary && isFrame(data.toString())) return;
+      local.send(data as Buffer, { binary: isBinary });
+    };
+    for (const [data, isBinary] of held) toLocal(data, isBinary);
+    if (link.readyState !== WebSocket.OPEN) {
+      const closed = this.closedWith;
+      return local.close(sendableCode(closed?.code ?? 1011, 1011), shortReason(closed?.reason || 'the relaying node went away'));
+    }
+    local.on('message', (data, isBinary) => {
+      if (link.readyState === WebSocket.OPEN) link.send(data, { binary: isBinary });
+    });
+    link.on('message', toLocal);
+    local.on('close', (code, reason) => link.close(sendableCode(code, 1000), shortReason(reason.toString())));
+    link.on('close', (code, reason) => {
+      if (local.readyState === WebSocket.OPEN) local.close(sendableCode(code, 1011), shortReason(reason.toString() || 'the relaying node went away'));
+    });
+  }
+
+  /** The end never got upgraded here (it left during the handshake): the link is closed. */
+  abandon(): void {
+    if (this.held !== undefined) this.socket.close(1000, 'the end left');
+  }
 }

@@ -1,19 +1,21 @@
-import { isUtf8 } from 'node:buffer';
-import type { WebSocket, RawData } from 'ws';
+import type { IncomingMessage, Server } from 'node:http';
+import type { WebSocket } from 'ws';
 import type { TakeoverRecord, TakeoverState } from '../store/ports/index.ts';
 import type { Takeovers } from '../domain/takeovers/takeovers.ts';
-import { type ClosingReason, MAX_UNSENT_TO_OWNER, checkAgentMessage, checkOwnerMessage, isCanonicalFrame } from '../domain/takeovers/relay-messages.ts';
-import { linkToNode } from './node-link.ts';
+import type { Clock } from '../clock.ts';
+import type { ClosingReason } from '../domain/takeovers/relay-messages.ts';
+import type { RelayCoreEvents, RelayRole } from './relay-core.ts';
+import { type Handover, InlineEnds, type RelayEnds, type RelayLog } from './relay-ends.ts';
+import { ChildEnds } from './child-ends.ts';
+import { type ForwardedLink, openLink } from './node-link.ts';
 
-export type RelayRole = 'agent' | 'owner';
-
-export interface RelayLog {
-  info(details: object, message: string): void;
-}
+export type { RelayRole } from './relay-core.ts';
 
 export interface RelayOptions {
   /** This node's NODE_INTERNAL_URL; null: one node, every end is paired here. */
   nodeUrl: string | null;
+  /** TAKEOVER_RELAY: pair the ends in a relay process of their own (the default) or in this one. */
+  mode: 'process' | 'inline';
   log?: RelayLog;
   /** How often the sessions held here are checked against the store (an end decided on a node that could not tell this one). */
   checkEveryMs?: number;
@@ -23,56 +25,67 @@ export interface RelayOptions {
 export interface RelayUpgrade {
   path: string;
   headers: Record<string, string | string[] | undefined>;
+  /** Forwarded here by another node (RELAY_HOP_HEADER), which routed it already. */
+  forwarded: boolean;
 }
 
-interface Pair {
+/** Where an authorized end goes, decided before its upgrade is answered. */
+export type Route =
+  /** Paired on this node. */
+  | { to: 'here' }
+  /** Piped to the node that relays the session. */
+  | { to: 'link'; link: ForwardedLink }
+  /** Upgraded, then closed with this code and reason. */
+  | { to: 'closed'; code: number; reason: string };
+
+interface Session {
   t: TakeoverRecord;
-  agent?: WebSocket;
-  owner?: WebSocket;
-  timer?: NodeJS.Timeout;
+  /** The number of each role's current end (RelayCoreEvents). */
+  ends: { agent?: number; owner?: number };
+  timer: NodeJS.Timeout;
 }
 
-/** 1008: policy violation (a message the relay refuses); 4000: replaced by a newer connection of the same end. */
-const POLICY = 1008;
-const REPLACED = 4000;
-
-/** 1007: a text message that is not valid UTF-8 (RFC 6455 §7.4.1), as ws itself would close it. */
-const INVALID_DATA = 1007;
-/** The send options of every relayed message, made once. */
-const AS_TEXT = { binary: false } as const;
-
-/** Messages an end may send while this node finds where its session is relayed (a few milliseconds). */
-const MAX_HELD = 64;
 /** Attempts to find the relaying node when it moves meanwhile. */
 const ROUTE_ATTEMPTS = 3;
 /** 1013: try again later (the relay moved more often than the attempts allow). */
 const TRY_AGAIN = 1013;
-
-/** Closes a socket that sent what the relay refuses; a close reason may hold at most 123 bytes. */
-const refuse = (ws: WebSocket, reason: string): void => ws.close(POLICY, Buffer.from(reason).subarray(0, 120).toString());
+const HERE: Route = { to: 'here' };
 
 /**
- * The take-over relay (decisions §21): pairs the agent's socket with the owner's, checks every
- * message (domain/takeovers/relay-messages.ts) and forwards the text it received to the other end.
- * Frames live only in memory for as long as the send takes. When the session ends (done, cancelled,
- * expired, agent left) both ends get the closing message and are closed.
+ * The take-over relay's main side (decisions §21): everything that needs the store. The ends
+ * themselves are paired and their messages checked and forwarded by RelayCore, in the relay process
+ * (child-ends.ts, TAKEOVER_RELAY=process, the default) or in this one (TAKEOVER_RELAY=inline); this
+ * class hands it each authorized end, tells it when a session ends (done, cancelled, expired, agent
+ * left, account deleted: the closing message both ends get) and acts on what it reports (an end
+ * left, `done`, a message past the session's time).
  *
  * Across nodes, one node relays each session: the first node an end reaches records itself in the
  * session row (a compare-and-set, so racing nodes agree); an end that reaches another node is
- * forwarded there (relay/node-link.ts). An end decided on another node (a cancel over HTTP) is told
- * to the relaying node (`recheck`), and every node checks the sessions it relays against the store
+ * forwarded there (relay/node-link.ts), from this process. An end decided on another node (a cancel
+ * over HTTP) is told to the relaying node (`recheck`), and every node checks the sessions it relays
  * every few seconds, which also catches an account deleted elsewhere.
  */
 export class TakeoverRelay {
-  private readonly pairs = new Map<string, Pair>();
+  private readonly sessions = new Map<string, Session>();
   /** Forwarded ends on this node: their links to the relaying node (closed when this node stops). */
   private readonly links = new Set<WebSocket>();
   private readonly rechecks = new Map<string, Promise<void>>();
+  /** The bytes read past each upgrade request (the relay process answers the handshake, so it needs them). */
+  private readonly heads = new WeakMap<IncomingMessage, Buffer>();
   private readonly checkTimer: NodeJS.Timeout;
+  private readonly ends: RelayEnds;
   private log: RelayLog | undefined;
+  private nextEnd = 1;
 
-  constructor(private readonly takeovers: Takeovers, private readonly options: RelayOptions = { nodeUrl: null }) {
+  constructor(private readonly takeovers: Takeovers, private readonly clock: Clock, private readonly options: RelayOptions) {
     this.log = options.log;
+    const events: RelayCoreEvents = {
+      left: (id, role, end) => this.left(id, role, end),
+      message: (id, role, end, type) => this.message(id, role, end, type),
+      due: (id, role) => this.settle(this.expireIfDue(id, false), id, role),
+      failed: (id, role, error) => this.log?.info({ takeover: id, role, err: error }, 'take-over message failed'),
+    };
+    this.ends = options.mode === 'process' ? new ChildEnds(events, clock, () => this.log) : new InlineEnds(events, clock);
     takeovers.onEnded((id, state) => this.ended(id, state));
     this.checkTimer = setInterval(() => void this.checkHeld().catch((e: unknown) => this.log?.info({ err: String(e) }, 'take-over check failed')), options.checkEveryMs ?? 10_000);
     this.checkTimer.unref();
@@ -83,168 +96,137 @@ export class TakeoverRelay {
     this.log = log;
   }
 
-  /** Sessions with at least one end on this node (metrics, tests). */
-  get size(): number {
-    return this.pairs.size;
+  /** Keeps the bytes read past each upgrade request of `server`, which the relay process needs with the socket. */
+  listen(server: Server): void {
+    server.prependListener('upgrade', (request: IncomingMessage, _socket: unknown, head: Buffer) => void this.heads.set(request, head));
   }
 
-  /** Ends on this node forwarded to the node relaying their session (tests). */
-  get forwarded(): number {
-    return this.links.size;
+  /** Starts the relay process, if ends are paired in one (the server listens: its memory is counted at rest, and the first end waits for no start). */
+  start(): void {
+    this.ends.start();
+  }
+
+  /** Sessions with at least one end on this node (metrics, tests). */
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  /** Whether ends are handed over before their upgrade is answered (the relay process answers it). */
+  get takesUpgrades(): boolean {
+    return this.ends.takes === 'upgrade';
+  }
+
+  /** The relay process (tests, bench): its id, once started, and its memory. */
+  get relayPid(): number | undefined {
+    return this.ends instanceof ChildEnds ? this.ends.pid : undefined;
+  }
+
+  relayMemory(): Promise<NodeJS.MemoryUsage> {
+    return this.ends.memory();
   }
 
   /**
-   * Routes an authorized end: paired here when this node relays the session (or is the only one),
-   * else forwarded to the node that does. Messages that arrive meanwhile are held and replayed.
+   * Decides where an authorized end goes, before its upgrade is answered: paired here when this node
+   * relays the session (or is the only one), else linked to the node that does. When that node is
+   * unreachable this one takes the relay over.
    */
-  async connect(t: TakeoverRecord, role: RelayRole, ws: WebSocket, upgrade: RelayUpgrade): Promise<void> {
+  async route(t: TakeoverRecord, upgrade: RelayUpgrade): Promise<Route> {
     const self = this.options.nodeUrl;
-    if (self === null) return this.attach(t, role, ws);
-    const held: [RawData, boolean][] = [];
-    const hold = (data: RawData, isBinary: boolean): void => {
-      held.push([data, isBinary]);
-      if (held.length > MAX_HELD) refuse(ws, 'too many messages before the relay was ready');
-    };
-    ws.on('message', hold);
-    ws.on('error', () => {});
-    const release = (): void => {
-      ws.off('message', hold);
-    };
+    if (self === null || upgrade.forwarded) return HERE;
     for (let attempt = 0; attempt < ROUTE_ATTEMPTS; attempt++) {
       const node = await this.takeovers.claimRelayNode(t.id, self);
-      if (node === undefined) {
-        release();
-        return ws.close(1000, 'take-over ended');
-      }
-      if (node === self) return this.attachHeld(t, role, ws, release, held);
-      const outcome = await linkToNode(ws, { node, path: upgrade.path, headers: upgrade.headers }, held, (link) => {
-        release();
+      if (node === undefined) return { to: 'closed', code: 1000, reason: 'take-over ended' };
+      if (node === self) return HERE;
+      const linked = await openLink({ node, path: upgrade.path, headers: upgrade.headers });
+      if (linked.outcome === 'linked') {
+        const link = linked.link.socket;
         this.links.add(link);
         link.on('close', () => this.links.delete(link));
-      });
-      if (outcome === 'linked' || outcome === 'refused') return release();
-      if (outcome === 'unreachable' && (await this.takeovers.moveRelayNode(t.id, node, self))) {
+        return { to: 'link', link: linked.link };
+      }
+      if (linked.outcome === 'refused') return { to: 'closed', code: 1008, reason: `refused by the relaying node (${linked.status})` };
+      if (linked.outcome === 'unreachable' && (await this.takeovers.moveRelayNode(t.id, node, self))) {
         this.log?.info({ takeover: t.id, from: node }, 'take-over relay taken over from an unreachable node');
-        return this.attachHeld(t, role, ws, release, held);
+        return HERE;
       }
     }
-    release();
-    ws.close(TRY_AGAIN, 'the relay is moving: connect again');
+    return { to: 'closed', code: TRY_AGAIN, reason: 'the relay is moving: connect again' };
   }
 
-  private attachHeld(t: TakeoverRecord, role: RelayRole, ws: WebSocket, release: () => void, held: [RawData, boolean][]): void {
-    release();
-    // The end may have left while its session was routed: nothing to pair then.
-    if (ws.readyState !== 1) return;
-    this.attach(t, role, ws);
-    for (const [data, isBinary] of held) ws.emit('message', data, isBinary);
+  /** The bytes read past `request`'s upgrade request (empty when none were). */
+  headOf(request: IncomingMessage): Buffer {
+    return this.heads.get(request) ?? Buffer.alloc(0);
   }
 
-  attach(t: TakeoverRecord, role: RelayRole, ws: WebSocket): void {
-    let pair = this.pairs.get(t.id);
-    if (!pair) {
-      pair = { t };
-      this.pairs.set(t.id, pair);
+  /** Pairs an end routed here: upgraded here (`ws`), or its upgrade for the relay process. */
+  attach(t: TakeoverRecord, role: RelayRole, handover: Handover): void {
+    let session = this.sessions.get(t.id);
+    if (!session) {
       // Until the session's end by the service clock; expiry is also checked on every message.
-      pair.timer = setTimeout(() => void this.expireIfDue(t.id, true), this.takeovers.remainingMs(t) + 50);
-      pair.timer.unref();
+      const timer = setTimeout(() => void this.expireIfDue(t.id, true), this.takeovers.remainingMs(t) + 50);
+      timer.unref();
+      session = { t, ends: {}, timer };
+      this.sessions.set(t.id, session);
     }
-    const previous = pair[role];
-    pair[role] = ws;
-    if (previous) previous.close(REPLACED, 'replaced by a newer connection');
-    ws.on('error', () => {});
-    // One listener per socket, synchronous: a frame costs no promise and no closure (bench/takeover-relay.ts).
-    ws.on('message', (data, isBinary) => this.onMessage(t.id, role, ws, data, isBinary));
-    ws.on('close', () => void this.onClose(t.id, role, ws).catch(() => {}));
-    // The agent learns the owner is watching whichever end came first (it streams frames from then on).
-    if (pair.agent && pair.owner) this.send(pair.agent, '{"t":"live"}');
+    const end = this.nextEnd++;
+    session.ends[role] = end;
+    this.ends.attach(t.id, role, end, t.expiresAt, handover);
   }
 
-  private onMessage(id: string, role: RelayRole, ws: WebSocket, data: RawData, isBinary: boolean): void {
-    try {
-      const pair = this.pairs.get(id);
-      if (!pair || pair[role] !== ws) return;
-      if (!this.takeovers.isOpen(pair.t)) return this.settle(this.expireIfDue(id, false), id, role, ws);
-      if (isBinary) return refuse(ws, 'text JSON messages only');
-      const bytes = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
-      // Most of what an agent sends is frames as its SDK spells them: checked on the bytes and
-      // relayed as received (a text message), never turned into a 50 kB string.
-      if (role === 'agent' && isCanonicalFrame(bytes)) {
-        const owner = pair.owner;
-        if (owner && owner.readyState === 1 && owner.bufferedAmount <= MAX_UNSENT_TO_OWNER) owner.send(bytes, AS_TEXT);
-        return;
-      }
-      // The sockets skip ws's own UTF-8 check (app.ts): a canonical frame is ASCII, everything else is checked here.
-      if (!isUtf8(bytes)) return ws.close(INVALID_DATA, 'text messages must be valid UTF-8');
-      const text = bytes.toString('utf8');
-      if (role === 'agent') {
-        const c = checkAgentMessage(text);
-        if (!c.ok) return refuse(ws, c.reason);
-        if (c.message.t === 'done') return this.settle(this.takeovers.end(pair.t, 'done'), id, role, ws);
-        const owner = pair.owner;
-        if (c.message.t === 'frame' && owner && owner.bufferedAmount > MAX_UNSENT_TO_OWNER) return;
-        this.forward(owner, bytes);
-      } else {
-        const c = checkOwnerMessage(text);
-        if (!c.ok) return refuse(ws, c.reason);
-        this.forward(pair.agent, bytes);
-      }
-    } catch (e) {
-      this.failed(id, role, ws, e);
+  /** An end's current socket closed. */
+  private left(id: string, role: RelayRole, end: number): void {
+    const session = this.sessions.get(id);
+    if (!session || session.ends[role] !== end) return;
+    session.ends[role] = undefined;
+    // The agent leaving ends the session; the owner may come back (a reload, a flaky network).
+    if (role === 'agent') {
+      void this.takeovers.end(session.t, 'agent_left').then((ended) => {
+        if (!ended) this.closeBoth(id, 'agent_left');
+      }).catch((e: unknown) => this.log?.info({ takeover: id, err: e instanceof Error ? e.message : String(e) }, 'take-over end failed'));
+    } else if (!session.ends.agent) {
+      this.forget(id);
+      this.ends.drop(id);
     }
+  }
+
+  /** A message other than a frame: its session must still be open by the service clock; `done` ends it. */
+  private message(id: string, role: RelayRole, end: number, type: string): void {
+    const session = this.sessions.get(id);
+    if (!session || session.ends[role] !== end) return;
+    if (!this.takeovers.isOpen(session.t)) return this.settle(this.expireIfDue(id, false), id, role);
+    if (type === 'done') this.settle(this.takeovers.end(session.t, 'done'), id, role);
   }
 
   /** Waits for a message's work in the store (done, expiry); its failure closes the end that sent it. */
-  private settle(work: Promise<unknown>, id: string, role: RelayRole, ws: WebSocket): void {
-    work.catch((e: unknown) => this.failed(id, role, ws, e));
-  }
-
-  private failed(id: string, role: RelayRole, ws: WebSocket, e: unknown): void {
-    this.log?.info({ takeover: id, role, err: e instanceof Error ? e.message : String(e) }, 'take-over message failed');
-    ws.close(1011, 'relay error');
-  }
-
-  private async onClose(id: string, role: RelayRole, ws: WebSocket): Promise<void> {
-    const pair = this.pairs.get(id);
-    if (!pair || pair[role] !== ws) return;
-    pair[role] = undefined;
-    // The agent leaving ends the session; the owner may come back (a reload, a flaky network).
-    if (role === 'agent') {
-      if (!(await this.takeovers.end(pair.t, 'agent_left'))) this.closeBoth(id, 'agent_left');
-    } else if (!pair.agent) {
-      this.drop(id);
-    }
+  private settle(work: Promise<unknown>, id: string, role: RelayRole): void {
+    work.catch((e: unknown) => {
+      this.log?.info({ takeover: id, role, err: e instanceof Error ? e.message : String(e) }, 'take-over message failed');
+      this.ends.fail(id, role);
+    });
   }
 
   /** Ends the session as expired when its time is up (by the service clock, or by the timer). */
   private async expireIfDue(id: string, byTimer: boolean): Promise<boolean> {
-    const pair = this.pairs.get(id);
-    if (!pair) return true;
-    if (!byTimer && this.takeovers.isOpen(pair.t)) return false;
-    if (!(await this.takeovers.end(pair.t, 'expired'))) this.closeBoth(id, 'expired');
+    const session = this.sessions.get(id);
+    if (!session) return true;
+    if (!byTimer && this.takeovers.isOpen(session.t)) return false;
+    if (!(await this.takeovers.end(session.t, 'expired'))) this.closeBoth(id, 'expired');
     return true;
   }
 
   /** Sends the closing message to both ends and closes them. */
   closeBoth(id: string, reason: ClosingReason): void {
-    const pair = this.pairs.get(id);
-    if (!pair) return;
-    this.drop(id);
-    for (const ws of [pair.agent, pair.owner]) {
-      if (!ws) continue;
-      this.send(ws, JSON.stringify({ t: reason }));
-      ws.close(1000, reason);
-    }
+    if (!this.sessions.has(id)) return;
+    this.forget(id);
+    this.ends.closeBoth(id, reason);
   }
 
-  /** Closes every socket (the server is stopping). */
-  closeAll(): void {
+  /** Closes every socket (the server is stopping) and stops the relay process. */
+  async stop(): Promise<void> {
     clearInterval(this.checkTimer);
-    for (const [id, pair] of [...this.pairs]) {
-      this.drop(id);
-      for (const ws of [pair.agent, pair.owner]) ws?.close(1001, 'server stopping');
-    }
+    for (const id of [...this.sessions.keys()]) this.forget(id);
     for (const link of this.links) link.close(1001, 'server stopping');
+    await this.ends.stop();
   }
 
   /**
@@ -252,7 +234,7 @@ export class TakeoverRelay {
    * is told to look (it reads the state itself, so the message needs no authority).
    */
   private ended(id: string, state: Exclude<TakeoverState, 'open'>): void {
-    if (this.pairs.has(id)) return this.closeBoth(id, state);
+    if (this.sessions.has(id)) return this.closeBoth(id, state);
     const self = this.options.nodeUrl;
     if (self === null) return;
     void this.takeovers.relayNodeOf(id).then(async (node) => {
@@ -267,7 +249,7 @@ export class TakeoverRelay {
    * (or is gone). Concurrent calls for one session share one lookup. Answers whether it is held here.
    */
   recheck(id: string): boolean {
-    if (!this.pairs.has(id)) return false;
+    if (!this.sessions.has(id)) return false;
     if (!this.rechecks.has(id)) {
       const p = this.closeEnded([id]).finally(() => this.rechecks.delete(id));
       this.rechecks.set(id, p);
@@ -277,7 +259,7 @@ export class TakeoverRelay {
 
   /** Checks every session relayed here against the store (the periodic safety net). */
   async checkHeld(): Promise<void> {
-    if (this.pairs.size > 0) await this.closeEnded([...this.pairs.keys()]);
+    if (this.sessions.size > 0) await this.closeEnded([...this.sessions.keys()]);
   }
 
   private async closeEnded(ids: string[]): Promise<void> {
@@ -289,18 +271,9 @@ export class TakeoverRelay {
     }
   }
 
-  private drop(id: string): void {
-    const pair = this.pairs.get(id);
-    if (pair?.timer) clearTimeout(pair.timer);
-    this.pairs.delete(id);
-  }
-
-  private send(ws: WebSocket | undefined, text: string): void {
-    if (ws && ws.readyState === 1) ws.send(text);
-  }
-
-  /** Relays a checked message as the bytes it arrived in (a text message: it is valid UTF-8). */
-  private forward(ws: WebSocket | undefined, bytes: Buffer): void {
-    if (ws && ws.readyState === 1) ws.send(bytes, AS_TEXT);
+  private forget(id: string): void {
+    const session = this.sessions.get(id);
+    if (session) clearTimeout(session.timer);
+    this.sessions.delete(id);
   }
 }

@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createAgentJwt, generateAgentKeyPair } from '@mandate/protocol';
 import { openPostgresStore } from '../../src/store/postgres/open.ts';
 import type { Store } from '../../src/store/ports/index.ts';
@@ -13,6 +14,11 @@ import { RelayClient } from '../helpers/relay-client.ts';
 // the other forwards its end there over NODE_INTERNAL_URL. Frames never touch the database.
 
 /** A frame of about 1 MB: far over PostgreSQL's 8,000-byte NOTIFY, under the relay's 4 MB. */
+/** The relay processes a server process started (relay/relay-child.js), from /proc. */
+const relayProcessesOf = (pid: number): number[] =>
+  readdirSync(`/proc/${pid}/task`).flatMap((tid) => readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean).map(Number))
+    .filter((child) => readFileSync(`/proc/${child}/cmdline`, 'utf8').includes('relay-child'));
+
 const BIG_FRAME = { t: 'frame', data: `/9j/${randomBytes(768 * 1024).toString('base64')}`, w: 1280, h: 800 };
 
 interface Node extends ServerProcess {
@@ -26,7 +32,9 @@ async function startNode(name: string, env: Record<string, string>): Promise<Nod
   return Object.assign(server, { internalUrl });
 }
 
-describe('take-overs across two nodes over one PostgreSQL database', () => {
+// Each node pairs its ends in its relay process (TAKEOVER_RELAY=process, the default: a forwarded end
+// is handed to that process like any other) or in its own process (inline).
+for (const mode of ['process', 'inline'] as const) describe(`take-overs across two nodes over one PostgreSQL database (${mode})`, () => {
   const nodes: Node[] = [];
   let db: { url: string; drop: () => Promise<void> } | undefined;
   let store: Store | undefined;
@@ -43,9 +51,9 @@ describe('take-overs across two nodes over one PostgreSQL database', () => {
 
   before(async () => {
     db = await freshPostgresDatabase();
-    const a = await startNode('node A', { DATABASE_URL: db.url });
+    const a = await startNode('node A', { DATABASE_URL: db.url, TAKEOVER_RELAY: mode });
     nodes.push(a);
-    nodes.push(await startNode('node B', { DATABASE_URL: db.url, BASE_URL: a.baseUrl }));
+    nodes.push(await startNode('node B', { DATABASE_URL: db.url, BASE_URL: a.baseUrl, TAKEOVER_RELAY: mode }));
     const email = `relay-${randomBytes(4).toString('hex')}@example.com`;
     const signUp = await fetch(`${a.url}/api/users`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password: 'correct horse battery' }) });
     assert.equal(signUp.status, 200);
@@ -101,6 +109,8 @@ describe('take-overs across two nodes over one PostgreSQL database', () => {
     await ownerSide.opened;
     await talk(agent, ownerSide);
     assert.equal(await relayNodeOf(s.sid), node(0).internalUrl);
+    // In process mode A pairs the ends, the one forwarded by B among them, in its relay process.
+    assert.equal(relayProcessesOf(node(0).pid).length, mode === 'process' ? 1 : 0);
     agent.send({ t: 'done' });
     await ownerSide.until(() => ownerSide.closed !== undefined, 'the owner closed');
     await agent.until(() => agent.closed !== undefined, 'the agent closed');

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { WebSocket } from 'ws';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
@@ -7,11 +7,17 @@ import { badRequest, conflict, unauthorized } from '../../../domain/errors.ts';
 import { IdParam } from '../../schemas/common.ts';
 import { MAX_MESSAGE_BYTES } from '../../../domain/takeovers/relay-messages.ts';
 import { RELAY_HOP_HEADER } from '../../../relay/node-link.ts';
-import type { RelayRole } from '../../../relay/takeover-relay.ts';
+import type { RelayRole, Route } from '../../../relay/takeover-relay.ts';
 
 const SidParams = IdParam('sid', 'tk');
-/** The session each upgrade was authorized for, from the preHandler to the socket handler. */
-const authorized = new WeakMap<FastifyRequest, TakeoverRecord>();
+/** Where each authorized upgrade goes, from the preHandler to the socket handler. */
+const routed = new WeakMap<FastifyRequest, { t: TakeoverRecord; way: Route }>();
+/** What ws itself requires of an upgrade (its handleUpgrade): one the relay process could not answer is answered here (400). */
+const WEBSOCKET_KEY = /^[+/0-9A-Za-z]{22}==$/;
+const isValidUpgrade = (request: FastifyRequest): boolean => {
+  const h = request.headers;
+  return typeof h['sec-websocket-key'] === 'string' && WEBSOCKET_KEY.test(h['sec-websocket-key']) && ['8', '13'].includes(String(h['sec-websocket-version'])) && String(h.upgrade).toLowerCase() === 'websocket';
+};
 
 const MESSAGES = `Agent → owner: \`{t:"frame", data: base64 JPEG, w, h}\`, \`{t:"url", url}\`, \`{t:"focus", field}\`, \`{t:"done"}\`. Owner → agent: \`{t:"live"}\`, \`{t:"click", x, y}\`, \`{t:"set", value ≤ 1000}\`, \`{t:"text", text ≤ 500}\`, \`{t:"key", key}\` (Enter, Backspace, Tab, Escape, ArrowUp, ArrowDown, ArrowLeft, ArrowRight), \`{t:"scroll", dy}\`. Closing messages \`{t:"done"|"cancelled"|"expired"|"agent_left"}\`, then the socket closes. Messages are JSON text of at most ${MAX_MESSAGE_BYTES} bytes, checked strictly: anything else closes the socket (1008, with the reason; 1007 when not valid UTF-8; 1009 when too big). Frames are relayed, never stored.`;
 
@@ -30,14 +36,34 @@ export async function takeoverSocketRoutes(base: FastifyInstance, s: Services): 
     if (request.headers[RELAY_HOP_HEADER] === undefined || self === null) return;
     if ((await s.takeovers.claimRelayNode(t.id, self)) !== self) throw conflict('this node does not relay this take-over');
   };
-  const route = (t: TakeoverRecord | undefined, role: RelayRole, socket: WebSocket, request: FastifyRequest): void => {
-    if (!t) return socket.close(1008, 'not authorized');
-    // A forwarded end was routed by the node that forwarded it: it is paired here.
-    if (request.headers[RELAY_HOP_HEADER] !== undefined) return s.relay.attach(t, role, socket);
-    void s.relay.connect(t, role, socket, { path: request.url, headers: request.headers }).catch((e: unknown) => {
-      request.log.warn({ takeover: t.id, err: e instanceof Error ? e.message : String(e) }, 'take-over routing failed');
-      socket.close(1011, 'relay unavailable: connect again');
-    });
+  /**
+   * Decides where the authorized end goes before its upgrade is answered. Ends paired on this node
+   * go to the relay process (TAKEOVER_RELAY=process) as the raw socket: the reply is hijacked, and
+   * that process answers the handshake. Every other end is upgraded here.
+   */
+  const route = async (request: FastifyRequest, reply: FastifyReply, t: TakeoverRecord, role: RelayRole): Promise<void> => {
+    // A plain GET (no upgrade) gets the 404 of a WebSocket route.
+    if (!request.ws) return;
+    const forwarded = request.headers[RELAY_HOP_HEADER] !== undefined;
+    const way = await s.relay.route(t, { path: request.url, headers: request.headers, forwarded });
+    if (way.to === 'here' && s.relay.takesUpgrades && isValidUpgrade(request)) {
+      reply.hijack();
+      const { method = 'GET', url = request.url, headers } = request.raw;
+      return s.relay.attach(t, role, { upgrade: { socket: request.raw.socket, head: s.relay.headOf(request.raw), request: { method, url, headers } } });
+    }
+    // An end linked to another node whose upgrade here never completes: the link is closed.
+    if (way.to === 'link') request.raw.socket.once('close', () => way.link.abandon());
+    routed.set(request, { t, way });
+  };
+  const upgraded = (socket: WebSocket, request: FastifyRequest, role: RelayRole): void => {
+    const r = routed.get(request);
+    if (!r) return socket.close(1008, 'not authorized');
+    if (r.way.to === 'link') return r.way.link.pipe(socket);
+    if (r.way.to === 'closed') return socket.close(r.way.code, r.way.reason);
+    // Ends for the relay process were handed over in the preHandler; one upgraded here (an upgrade
+    // the relay process could not answer never gets this far) is paired in this process.
+    if (s.relay.takesUpgrades) return socket.close(1011, 'relay unavailable: connect again');
+    s.relay.attach(r.t, role, { ws: socket });
   };
   app.get('/api/v1/takeover/:sid/agent', {
     websocket: true,
@@ -47,15 +73,15 @@ export async function takeoverSocketRoutes(base: FastifyInstance, s: Services): 
       tags: ['agent'],
       params: SidParams,
     },
-    preHandler: async (request) => {
+    preHandler: async (request, reply) => {
       if (request.url.includes('?')) throw badRequest('a token in the URL is refused: send Authorization: Bearer <agent_token>, and no query string');
       const header = request.headers.authorization;
       if (typeof header !== 'string' || !/^bearer \S+$/i.test(header)) throw unauthorized('send Authorization: Bearer <agent_token>');
       const t = await s.takeovers.forAgent(request.params.sid, header.slice(7).trim());
       await forwardedHere(request, t);
-      authorized.set(request, t);
+      await route(request, reply, t, 'agent');
     },
-  }, (socket, request) => route(authorized.get(request), 'agent', socket, request));
+  }, (socket, request) => upgraded(socket, request, 'agent'));
 
   app.get('/api/takeover/:sid/owner', {
     websocket: true,
@@ -65,13 +91,13 @@ export async function takeoverSocketRoutes(base: FastifyInstance, s: Services): 
       tags: ['takeovers'],
       params: SidParams,
     },
-    preHandler: async (request) => {
+    preHandler: async (request, reply) => {
       const { user } = await s.auth.requiredForUpgrade(request);
       const t = await s.takeovers.ownedOpen(user.id, request.params.sid);
       await forwardedHere(request, t);
-      authorized.set(request, t);
+      await route(request, reply, t, 'owner');
     },
-  }, (socket, request) => route(authorized.get(request), 'owner', socket, request));
+  }, (socket, request) => upgraded(socket, request, 'owner'));
 
   app.post('/api/takeover/:sid/relay-check', {
     schema: {
