@@ -10,6 +10,7 @@ import { checkSiteRoom } from './quota-filing.ts';
 import { narrowTo } from './request-rules.ts';
 import { approvePlanOfCard, chosenPlanSteps, denyPlanOfCard } from '../plans/plan-decisions.ts';
 import { detailSummary } from './agent-approvals.ts';
+import { boundDetailsActivity } from '../receipts/bound-details.ts';
 import { approvalIsProvable, challengeOf, newApprovalNonce, receiptOf } from '../receipts/approval-receipt.ts';
 import type { ReceiptRecord } from '../../store/ports/index.ts';
 
@@ -212,8 +213,8 @@ async function settleApproved(
 }
 
 function summary(request: AuthzRequestRecord): Record<string, unknown> {
-  if (request.kind === 'agent_approval') return { txn_id: request.id, action: request.action, ...detailSummary(request.details ?? {}) };
+  if (request.kind === 'agent_approval') return { txn_id: request.id, action: request.action, ...detailSummary(request.details ?? {}), ...boundDetailsActivity(request.boundDetails) };
   return request.kind === 'stepup'
-    ? { txn_id: request.id, action: request.action }
+    ? { txn_id: request.id, action: request.action, ...boundDetailsActivity(request.boundDetails) }
     : { txn_id: request.id, scopes: request.scopes, user_info: request.userInfo };
 }
