@@ -20,10 +20,10 @@ describe('limits and error codes', () => {
     assert.equal(LIMITS.stepupLifetimeSec, 60);
   });
 
-  it('the error code list is exactly decisions §7', () => {
+  it('the error code list is exactly decisions §7, plus stepup_wrong_details (§28, §29)', () => {
     assert.deepEqual(
       [...VERIFY_ERROR_CODES],
-      'invalid_request invalid_token token_expired wrong_site invalid_dpop dpop_method_mismatch dpop_url_mismatch dpop_key_mismatch dpop_stale dpop_replay agent_revoked grant_revoked stepup_invalid stepup_used_or_expired stepup_wrong_action stepup_wrong_site'.split(' '),
+      'invalid_request invalid_token token_expired wrong_site invalid_dpop dpop_method_mismatch dpop_url_mismatch dpop_key_mismatch dpop_stale dpop_replay agent_revoked grant_revoked stepup_invalid stepup_used_or_expired stepup_wrong_action stepup_wrong_site stepup_wrong_details'.split(' '),
     );
     assert.ok(isVerifyErrorCode('dpop_replay'));
     assert.ok(!isVerifyErrorCode('nope'));
