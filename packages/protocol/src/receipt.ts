@@ -4,6 +4,7 @@
  * the WebAuthn assertion the owner's device made, the values its challenge commits to, the passkey's
  * public key and the service's attestation that this key is that person's passkey.
  */
+import { isDetailsDigest } from './approval-details.ts';
 import type { JsonObject } from './shape.ts';
 import { isObject } from './shape.ts';
 
@@ -97,7 +98,7 @@ export function parseReceipt(value: unknown): Receipt | string {
   const r = value as JsonObject;
   if (r['v'] !== 1) return 'v must be 1';
   for (const k of ['txn', 'aud', 'action', 'user'] as const) if (!isField(r[k])) return `${k} must be a string of 1 to ${MAX_FIELD} characters`;
-  if (r['details_digest'] !== null && !isB64u(r['details_digest'], 43)) return 'details_digest must be base64url SHA-256 or null';
+  if (r['details_digest'] !== null && !isDetailsDigest(r['details_digest'])) return 'details_digest must be base64url SHA-256 or null';
   if (!isB64u(r['nonce'], 64)) return 'nonce must be base64url';
   if (!isIsoTime(r['approved_at'])) return 'approved_at must be an ISO 8601 UTC time';
   const w = r['webauthn'];
