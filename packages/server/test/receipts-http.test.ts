@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { ReceiptError, verifyReceipt, type Receipt } from '@mandate/site';
 import type { JSONWebKeySet } from 'jose';
+import fc from 'fast-check';
 import { REPO_ROOT } from './helpers/child-process.ts';
+import { requestArb, routesOf, sendRaw, type OpenApi } from './helpers/fuzz-requests.ts';
 import { HttpOwner, call, expectStatus, remoteAccessRequest, remoteActivity, remoteAgent, remoteDecide, remoteGrant, remoteStepupRequest, type RemoteAgent } from './helpers/over-http.ts';
 import { startServer, type ServerProcess } from './helpers/server-process.ts';
 
@@ -105,6 +107,17 @@ describe('receipts over HTTP (decisions §29)', () => {
     const denied = expectStatus(await remoteStepupRequest(server, agent, 'shop.example', 'delete'), 200, 'step-up').body.txn_id;
     await owner.deny(denied);
     assert.match(JSON.stringify(expectStatus(await receiptOf(denied), 409, 'denied').body), /denied/);
+
+    // Malformed requests of every kind to this route (the fuzz test's generator, on this route alone): a 4xx with a detail, never a 5xx.
+    const spec = expectStatus(await call<OpenApi>(server, 'GET', '/openapi.json'), 200, 'openapi').body;
+    const routes = routesOf(spec).filter((r) => r.path === '/api/v1/receipts/{txn_id}');
+    assert.equal(routes.length, 1, 'the route is in the OpenAPI description');
+    const genuine = { sessionToken: owner.auth.authorization?.slice('Bearer '.length) ?? '', agentId: agent.id, agentJwt: await agent.jwt(), userId: owner.id, site: 'shop.example', txnId: txn };
+    await fc.assert(fc.asyncProperty(requestArb(routes, genuine), async (r) => {
+      const answer = await sendRaw(server.port, r);
+      if (answer === 'refused-locally') return;
+      assert.ok(answer.status < 500, `${answer.status} ${answer.body.slice(0, 200)} for ${r.method} ${r.path.slice(0, 200)}`);
+    }), { numRuns: 300 });
 
     // A revoked agent is refused like at every agent route.
     await owner.flag(agent.id, 'revoked');
