@@ -4,8 +4,7 @@
  * trusting a log. What it proves: the passkey the service attested as this person's signed this
  * challenge, which commits to the txn, site, action, details digest, person and nonce.
  */
-import canonicalize from 'canonicalize';
-import { approvalChallenge } from './approval-details.ts';
+import { approvalChallenge, canonicalJson } from './approval-details.ts';
 import { ProtocolError } from './errors.ts';
 import type { ServiceKeys } from './keys.ts';
 import type { CredentialKey, Receipt, ReceiptKeyClaims } from './receipt.ts';
@@ -91,7 +90,7 @@ export async function verifyReceipt(value: unknown, o: VerifyReceiptOptions): Pr
   const claims = await verifiedAttestation(r.attestation, o.jwks, o.issuer ?? origin.origin);
   if (claims.user !== r.user) throw new ReceiptError('attestation_mismatch', 'the attestation is for another person');
   if (claims.credential_id !== r.webauthn.credential_id) throw new ReceiptError('attestation_mismatch', 'the attestation is for another passkey');
-  if (canonicalize(claims.credential_key) !== canonicalize(r.credential_key)) throw new ReceiptError('attestation_mismatch', 'the attestation is for another key');
+  if (canonicalJson(claims.credential_key) !== canonicalJson(r.credential_key)) throw new ReceiptError('attestation_mismatch', 'the attestation is for another key');
 
   const key = importCredentialKey(r.credential_key);
   if (key === null) throw new ReceiptError('credential_key_invalid', 'credential_key is not a valid public key of its type');
