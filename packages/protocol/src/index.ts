@@ -36,7 +36,7 @@ export { verifyAgentJwt } from './agent-jwt.ts';
 export type { VerifyAgentJwtOptions } from './agent-jwt.ts';
 export { createDpopProof, createAgentJwt, generateAgentKeyPair } from './sign.ts';
 export type { DpopProofInput, AgentJwtInput, PrivateKey } from './sign.ts';
-export { signServiceToken, signPass, signStepupToken, signRevocationSnapshot } from './service-sign.ts';
+export { signServiceToken, signPass, signStepupToken, signRevocationSnapshot, signReceiptKeyAttestation } from './service-sign.ts';
 export type { SignatureCheck, SignatureChecker } from './es256.ts';
 export type { PushPayload, PushType } from './push.ts';
 export type { AgentApprovalDetails } from './agent-approval.ts';
@@ -65,3 +65,7 @@ export {
 export type { Ed25519PublicJwk, CoveredComponent, SignatureParams, HttpSignature, WbaSigningKey, DirectorySignatureInput, RequestSignatureInput } from './web-bot-auth.ts';
 export { DETAILS_SUMMARY_MAX_LENGTH, approvalChallenge, canonicalJson, detailsDigestOf, detailsProblem, isDetailsDigest, isDetailsSummary } from './approval-details.ts';
 export type { ApprovalChallengeInput, ApprovalDetails } from './approval-details.ts';
+export { RECEIPT_KEY_TYP, parseReceipt } from './receipt.ts';
+export type { CredentialKey, Receipt, ReceiptKeyClaims, ReceiptWebauthn } from './receipt.ts';
+export { RECEIPT_ERROR_CODES, ReceiptError, verifyReceipt } from './verify-receipt.ts';
+export type { ReceiptErrorCode, ReceiptExpectation, VerifiedReceipt, VerifyReceiptOptions } from './verify-receipt.ts';

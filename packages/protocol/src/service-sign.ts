@@ -2,6 +2,8 @@ import { SignJWT } from 'jose';
 import type { JWTPayload } from 'jose';
 import type { PassClaims, RevocationClaims, StepupClaims } from './claims.ts';
 import { PASS_TYP, REVOCATION_TYP, STEPUP_TYP } from './claims.ts';
+import type { ReceiptKeyClaims } from './receipt.ts';
+import { RECEIPT_KEY_TYP } from './receipt.ts';
 import type { PrivateKey } from './sign.ts';
 
 /**
@@ -26,4 +28,8 @@ export function signStepupToken(privateKey: PrivateKey, kid: string, claims: Ste
 
 export function signRevocationSnapshot(privateKey: PrivateKey, kid: string, claims: RevocationClaims): Promise<string> {
   return signServiceToken(privateKey, { kid, typ: REVOCATION_TYP }, { ...claims });
+}
+
+export function signReceiptKeyAttestation(privateKey: PrivateKey, kid: string, claims: ReceiptKeyClaims): Promise<string> {
+  return signServiceToken(privateKey, { kid, typ: RECEIPT_KEY_TYP }, { ...claims });
 }

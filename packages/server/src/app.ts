@@ -1,5 +1,6 @@
 import { IdentityProviders } from './domain/identity-providers/identity-providers.ts';
 import { OpenIdIssuers } from './outbound/openid-issuers.ts';
+import { Receipts } from './domain/receipts/receipts.ts';
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import cookie from '@fastify/cookie';
@@ -167,6 +168,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   const plans = new Plans({ store, clock, limiter, agents, activity, notifier });
   // An agent approval matching a pre-approved plan step is approved without a card (decisions §20).
   const approvals = new Approvals({ store, clock, limiter, agents, passkeys, keys, activity, notifier, issuer: config.baseUrl, planMatch: planMatchOf(plans) });
+  const receipts = new Receipts({ store, clock, keys, agents, issuer: config.baseUrl });
   // Site verification fetches addresses the owner chose: only through the outbound guard (§24).
   const oidcClients = new OidcClients({ store, clock, limiter, fetch: guardedFetch({ allowLoopback: config.outboundAllowLoopback }), policy: { allowLoopback: config.outboundAllowLoopback } });
   const oidcSecret = await loadOidcSecret(store.serviceSecrets, encryption, clock);
@@ -204,7 +206,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   // Web Bot Auth (decisions §22); foreign key directories are fetched only through the outbound guard (§24).
   const wba = new WebBotAuth({ store, clock, limiter, baseUrl: config.baseUrl, agentDomain: config.wbaAgentDomain });
   const agentChecks = new AgentChecks({ wba, clock, limiter, fetch: guardedFetch({ allowLoopback: config.outboundAllowLoopback }), policy: { allowLoopback: config.outboundAllowLoopback } });
-  const services: Services = { operators, consent, connections, operatorAgents, takeovers, relay, accountDeletion, identityProviders, phone, recovery, sdkTarballs: new SdkTarballs(), wordpressZips: new WordpressZips(), metrics, emailVerification, passwordReset, dataExport, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, plans, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports, challenge, readiness, wba, agentChecks };
+  const services: Services = { operators, consent, connections, operatorAgents, takeovers, relay, accountDeletion, identityProviders, phone, recovery, sdkTarballs: new SdkTarballs(), wordpressZips: new WordpressZips(), metrics, emailVerification, passwordReset, dataExport, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, receipts, plans, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports, challenge, readiness, wba, agentChecks };
 
   const app = Fastify({
     logger: opts.logger ?? {

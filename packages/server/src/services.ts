@@ -49,6 +49,7 @@ import type { Readiness } from './domain/readiness/readiness.ts';
 import type { Challenge } from './domain/challenge/challenge.ts';
 import type { WebBotAuth } from './domain/wba/web-bot-auth.ts';
 import type { AgentChecks } from './domain/wba/check-agent.ts';
+import type { Receipts } from './domain/receipts/receipts.ts';
 
 /** Everything the routes may call, built once in app.ts. */
 export interface Services {
@@ -113,6 +114,8 @@ export interface Services {
   outbox: OutboxWorker;
   /** Access and step-up requests, polling, the owner's decisions (domain/approvals). */
   approvals: Approvals;
+  /** Receipts of approvals, with the attestation of the passkey's key (domain/receipts; decisions §29). */
+  receipts: Receipts;
   /** Plans an owner pre-approves (domain/plans); `plans.matchStep` is the agent-approval seam. */
   plans: Plans;
   /** The owner's grants: listLive, owned, revoke, narrowUserInfo (domain/grants). */

@@ -72,6 +72,11 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       await t.services.notifier.security(owner.user.id, 'Hello', 'a notice with free text');
       expectStatus(await t.app.inject({ method: 'POST', url: '/api/email/send', headers: owner.auth, payload: {} }), 200);
       const linkToken = await lastLinkToken(t, owner.user.id, 'email_verify', '/api/email/verify');
+      // The receipt of an approval (decisions §29): it names the person and holds their passkey's signature.
+      await store.receipts.record({
+        txnId: newId('t'), userId: owner.user.id, agentId: agent.id, site: 'shop.example', action: 'checkout', detailsDigest: null, nonce: randomBytes(16).toString('base64url'),
+        approvedAt: t.clock.now(), credentialId: 'cred', authenticatorData: 'authdata', clientDataJson: 'clientdata', signature: 'sig',
+      });
       return { owner, agent, idle, pass, linkToken };
     }
 
@@ -207,6 +212,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       // Credentials, devices, sessions, links, settings, notifications, unsent messages.
       assert.deepEqual(await store.passkeys.listForUser(owner.user.id), []);
       assert.deepEqual(await store.pushDevices.listForUser(owner.user.id), []);
+      assert.deepEqual(await store.receipts.listForUser(owner.user.id), [], 'receipts go with the account');
       assert.equal(await store.notifySettings.get(owner.user.id), undefined);
       assert.deepEqual(await store.notifications.list(owner.user.id, { before: 0, limit: 100, since: 0 }), []);
       const left = await store.outbox.list({ userId: owner.user.id, limit: 1000 });
@@ -256,6 +262,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       assert.equal((await verify(t, await verifyBody(t, other.agent, other.pass))).valid, true);
       assert.equal((await store.passkeys.listForUser(other.owner.user.id)).length, 1);
       assert.equal((await store.pushDevices.listForUser(other.owner.user.id)).length, 1);
+      assert.equal((await store.receipts.listForUser(other.owner.user.id)).length, 1);
       assert.ok(await store.notifySettings.get(other.owner.user.id));
       assert.equal((await store.authzRequests.listPendingForUser(other.owner.user.id, t.clock.now())).length, 1);
       assert.ok((await store.activity.list(other.owner.user.id, { before: 0, limit: 100 })).some((a) => a.ip !== null));
@@ -308,7 +315,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     it('erasure steps: one per concept, profile last; a new step goes before it; a name twice is refused', () => {
       const names = t.services.accountDeletion.stepNames();
       assert.equal(names.at(-1), 'profile');
-      for (const n of ['agents', 'grants', 'requests', 'oidc-sign-ins', 'sessions', 'passkeys', 'devices', 'email-links', 'notify-settings', 'notifications', 'outbox', 'activity']) assert.ok(names.includes(n), n);
+      for (const n of ['agents', 'grants', 'requests', 'oidc-sign-ins', 'sessions', 'passkeys', 'devices', 'email-links', 'notify-settings', 'notifications', 'outbox', 'receipts', 'activity']) assert.ok(names.includes(n), n);
       assert.ok(names.indexOf('agents') < names.indexOf('outbox'), 'the pushes the agent hooks queue are deleted after them');
       assert.throws(() => t.services.accountDeletion.addStep({ name: 'agents', run: async () => {} }), /twice/);
     });

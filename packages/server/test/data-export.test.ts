@@ -15,9 +15,9 @@ import { lastLinkToken, verifyEmail } from './helpers/email-links.ts';
 // mailed links, OIDC clients and sign-ins, a password, a phone) exports every section as valid JSON
 // with none of its secrets or hashes, and nothing of another owner; one export per minute.
 
-const SECTIONS = ['profile', 'notification_settings', 'passkeys', 'devices', 'identity_providers', 'agents', 'grants', 'requests', 'notifications', 'activity', 'oidc_sign_ins', 'oidc_clients', 'plans', 'approval_modes', 'takeover_reports', 'wba_keys', 'connections', 'operators'];
+const SECTIONS = ['profile', 'notification_settings', 'passkeys', 'devices', 'identity_providers', 'agents', 'grants', 'requests', 'receipts', 'notifications', 'activity', 'oidc_sign_ins', 'oidc_clients', 'plans', 'approval_modes', 'takeover_reports', 'wba_keys', 'connections', 'operators'];
 
-type Seeded = { owner: Awaited<ReturnType<typeof signUp>>; secrets: string[]; agentIds: string[]; grantId: string };
+type Seeded = { owner: Awaited<ReturnType<typeof signUp>>; secrets: string[]; agentIds: string[]; grantId: string; receiptTxn: string };
 
 async function seed(t: TestApp, tag: string): Promise<Seeded> {
   const owner = await signUp(t.app, `${tag}.${Date.now()}@example.com`, `${tag} password 123`);
@@ -115,7 +115,14 @@ async function seed(t: TestApp, tag: string): Promise<Seeded> {
   await store.connections.linkCode(codeHash, connectionId);
   await store.operators.attachAgent(agent.id, { operatorId, connectionId, browser: 'operator' });
   secrets.push(codeHash, `challenge-${tag}-value`);
-  return { owner, secrets, agentIds: [agent.id, other.id], grantId: grant.id };
+
+  // The receipt of an approval (decisions §29): a proof, exported as it is; it holds no secret.
+  const receiptTxn = newId('t');
+  await store.receipts.record({
+    txnId: receiptTxn, userId: owner.user.id, agentId: agent.id, site: 'shop.example', action: 'checkout', detailsDigest: null, nonce: `nonce${tag}receipt`.slice(0, 22), approvedAt: now,
+    credentialId: `cred${tag}`, authenticatorData: `authdata${tag}`, clientDataJson: `clientdata${tag}`, signature: `sig${tag}`,
+  });
+  return { owner, secrets, agentIds: [agent.id, other.id], grantId: grant.id, receiptTxn };
 }
 
 for (const backend of ['sqlite', 'postgres'] as const) {
@@ -167,6 +174,11 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       assert.ok((doc.agents as { public_jwk: { kty: string } }[]).every((x) => x.public_jwk.kty === 'EC'), 'agents carry their public keys');
       assert.deepEqual((doc.grants as { id: string }[]).map((g) => g.id), [a.grantId]);
       assert.equal(count('requests'), 1);
+      const receipts = doc.receipts as { txn: string; agent_id: string; aud: string; action: string; details_digest: null; user: string; nonce: string; approved_at: string; webauthn: Record<string, string> }[];
+      assert.deepEqual(receipts, [{
+        txn: a.receiptTxn, agent_id: a.agentIds[0], aud: 'shop.example', action: 'checkout', details_digest: null, user: a.owner.user.id, nonce: 'noncealicereceipt', approved_at: new Date(t.clock.now()).toISOString(),
+        webauthn: { credential_id: 'credalice', authenticator_data: 'authdataalice', client_data_json: 'clientdataalice', signature: 'sigalice' },
+      }]);
       assert.equal(count('oidc_sign_ins'), 1);
       assert.equal(count('oidc_clients'), 1);
       assert.ok(count('notifications') >= 1, 'the passkey notice');
@@ -178,7 +190,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       assert.doesNotMatch(res.body, /(?<![0-9a-f])[0-9a-f]{64}(?![0-9a-f])/i, 'no hex SHA-256 of anything');
       assert.doesNotMatch(res.body, /p256dh|"auth"|refresh_hash|secret_hash|token_hash|password_hash/i, 'no secret-bearing field names');
 
-      for (const foreign of [b.owner.user.id, b.owner.email, ...b.agentIds, b.grantId, ...b.secrets]) assert.equal(res.body.includes(foreign), false, `another owner's data: ${foreign.slice(0, 16)}`);
+      for (const foreign of [b.owner.user.id, b.owner.email, ...b.agentIds, b.grantId, b.receiptTxn, ...b.secrets]) assert.equal(res.body.includes(foreign), false, `another owner's data: ${foreign.slice(0, 16)}`);
     });
 
     it('one export per account per minute: 429 with retry_after, another account unaffected', async () => {

@@ -18,3 +18,6 @@ export { fromNodeRequest, refusalBody, requireAgent, sendRefusal } from './node.
 export type { NodeRouteOptions, WithMandate } from './node.ts';
 export { VERIFY_ERROR_CODES } from '@mandate/protocol';
 export type { VerifyErrorCode } from '@mandate/protocol';
+/** Receipts (decisions §29): proof, checked offline with the service's JWKS, that the owner's passkey approved exactly one action with those details. */
+export { RECEIPT_ERROR_CODES, ReceiptError, detailsDigestOf, verifyReceipt } from '@mandate/protocol';
+export type { CredentialKey, Receipt, ReceiptErrorCode, ReceiptExpectation, ServiceKeys, VerifiedReceipt, VerifyReceiptOptions } from '@mandate/protocol';

@@ -97,6 +97,12 @@ describe('activity lines', () => {
     assert.equal(extra, 'list; about you: user:email; ends after 1 day, 5 passes');
   });
 
+  test('an approval that left a receipt says so (decisions §29)', () => {
+    assert.deepEqual(activityText(item('stepup.approved', { action: 'checkout', receipt: true })), ['You approved "checkout" for shopper at shop.example', 'Receipt kept: proof that your passkey approved exactly this']);
+    assert.deepEqual(activityText(item('agent_approval.approved', { action: 'send_email', receipt: true })), ['You approved "send_email" for shopper at shop.example', 'Receipt kept: proof that your passkey approved exactly this']);
+    assert.equal(activityText(item('stepup.approved', { action: 'checkout' }))[1], '');
+  });
+
   test('operator connections: who added or removed an agent, the limit and how a connection ended', () => {
     assert.deepEqual(activityText(item('agent.created', { name: 'shopper', operator: 'Acme agents', connection_id: 'cn_1' }, null)), ['"Acme agents" added the agent shopper', 'an operator you connected']);
     assert.deepEqual(activityText(item('agent.created', { name: 'shopper' }, null)), ['You added the agent shopper', '']);

@@ -8,6 +8,8 @@ import {
   type PublicKeyCredentialRequestOptionsJSON,
   type RegistrationResponseJSON,
 } from '@simplewebauthn/server';
+import { cose, decodeCredentialPublicKey } from '@simplewebauthn/server/helpers';
+import type { CredentialKey } from '@mandate/protocol';
 
 /**
  * The only importer of @simplewebauthn/server. Stateless: every expected value (RP id, origin,
@@ -199,4 +201,33 @@ const TRANSPORTS = new Set(['ble', 'cable', 'hybrid', 'internal', 'nfc', 'smart-
 function cleanTransports(list: unknown): string[] {
   if (!Array.isArray(list)) return [];
   return [...new Set(list.filter((t): t is string => typeof t === 'string' && TRANSPORTS.has(t)))];
+}
+
+/**
+ * A stored passkey's public key (COSE, base64url) as the JWK a receipt carries (decisions §29), its
+ * algorithm pinned in `alg`; null for a key of a kind receipts do not describe.
+ */
+export function credentialKeyJwk(publicKey: string): CredentialKey | null {
+  try {
+    const key = decodeCredentialPublicKey(new Uint8Array(Buffer.from(publicKey, 'base64url')));
+    const b64 = (bytes: Uint8Array | undefined): string | undefined => (bytes ? Buffer.from(bytes).toString('base64url') : undefined);
+    const alg = key.get(cose.COSEKEYS.alg);
+    if (cose.isCOSEPublicKeyEC2(key) && alg === cose.COSEALG.ES256 && key.get(cose.COSEKEYS.crv) === cose.COSECRV.P256) {
+      const x = b64(key.get(cose.COSEKEYS.x));
+      const y = b64(key.get(cose.COSEKEYS.y));
+      return x && y ? { kty: 'EC', crv: 'P-256', x, y, alg: 'ES256' } : null;
+    }
+    if (cose.isCOSEPublicKeyRSA(key) && alg === cose.COSEALG.RS256) {
+      const n = b64(key.get(cose.COSEKEYS.n));
+      const e = b64(key.get(cose.COSEKEYS.e));
+      return n && e ? { kty: 'RSA', n, e, alg: 'RS256' } : null;
+    }
+    if (cose.isCOSEPublicKeyOKP(key) && alg === cose.COSEALG.EdDSA && key.get(cose.COSEKEYS.crv) === cose.COSECRV.ED25519) {
+      const x = b64(key.get(cose.COSEKEYS.x));
+      return x ? { kty: 'OKP', crv: 'Ed25519', x, alg: 'EdDSA' } : null;
+    }
+    return null;
+  } catch {
+    return null;
+  }
 }

@@ -206,6 +206,8 @@ async function settleApproved(
     if (request.kind === 'plan') detail['steps'] = await approvePlanOfCard(repos, request, planSteps, now);
     // The receipt with the decision: an approval is never stored without its proof, nor a proof without it.
     if (receipt && !(await repos.receipts.record(receipt(now)))) throw conflict(LOST_RACE);
+    // Activity says a receipt was kept (GET /api/v1/receipts/{txn_id}, the export's `receipts`).
+    if (receipt) detail['receipt'] = true;
     await d.activity.record({ userId, action, agentId: request.agentId, site: request.site, detail, ip }, repos.activity);
   });
   await d.notifier.requestSettled(userId, request.id);

@@ -115,6 +115,20 @@ export const requestsSection = list('requests', async function* ({ user, store }
   }
 });
 
+/**
+ * Receipts of the owner's approvals (decisions §29): what the passkey signed and the values its
+ * challenge commits to. An assertion is a proof, not a secret: it approves nothing again.
+ */
+export const receiptsSection = list('receipts', async function* ({ user, store }) {
+  const rows = paged((after: string | undefined) => store.receipts.listForUser(user.id, after ?? '', PAGE), (r) => r.txnId, PAGE);
+  for await (const r of rows) {
+    yield {
+      txn: r.txnId, agent_id: r.agentId, aud: r.site, action: r.action, details_digest: r.detailsDigest, user: r.userId, nonce: r.nonce, approved_at: iso(r.approvedAt),
+      webauthn: { credential_id: r.credentialId, authenticator_data: r.authenticatorData, client_data_json: r.clientDataJson, signature: r.signature },
+    };
+  }
+});
+
 export const notificationsSection = list('notifications', async function* ({ user, store }) {
   const rows = paged((before: number | undefined) => store.notifications.list(user.id, { before: before ?? 0, limit: PAGE, since: 0 }), (n) => n.seq, PAGE);
   for await (const n of rows) {
@@ -196,6 +210,7 @@ export const EXPORT_SECTIONS: readonly ExportSection[] = [
   agentsSection,
   grantsSection,
   requestsSection,
+  receiptsSection,
   notificationsSection,
   activitySection,
   oidcSignInsSection,

@@ -21,6 +21,7 @@ import { stepupRequestRoutes } from './agent-api/stepup.ts';
 import { agentPlanRoutes } from './agent-api/plans.ts';
 import { ownerPlanRoutes } from './owner/plans.ts';
 import { agentApprovalRoutes } from './agent-api/agent-approval.ts';
+import { receiptRoutes } from './agent-api/receipts.ts';
 import { approvalModeRoutes } from './owner/approval-modes.ts';
 import { passwordManagerRoutes } from './owner/password-manager.ts';
 import { approvalRoutes } from './owner/approvals.ts';
@@ -60,7 +61,7 @@ import { checkAgentRoutes } from './site-api/check-agent.ts';
 
 /** Every route module, registered in one place. */
 export async function registerRoutes(app: FastifyInstance, s: Services): Promise<void> {
-  for (const routes of [metaRoutes, accountRoutes, agentRoutes, pairingCodeRoutes, agentPairRoutes, passkeyRoutes, jwksRoutes, tokenRoutes, verifyRoutes, stepupVerifyRoutes, revocationRoutes, siteAgentStatusRoutes, reputationRoutes, reportRoutes, agentStatusRoutes, agentNotifyRoutes, activityRoutes, agentStatusListRoutes, authzRequestRoutes, stepupRequestRoutes, agentPlanRoutes, ownerPlanRoutes, agentApprovalRoutes, approvalModeRoutes, passwordManagerRoutes, approvalRoutes, grantRoutes, userInfoRoutes, deviceRoutes, pushRoutes, notificationRoutes, swReportRoutes, oidcClientRoutes, oidcProviderRoutes, adminKeyRoutes, emailRoutes, emailClaimRoutes, passwordRoutes, exportRoutes, phoneRoutes, recoveryRoutes, accountDeleteRoutes, identityProviderRoutes, agentTakeoverRoutes, takeoverRoutes, takeoverSocketRoutes, ownerOperatorRoutes, adminOperatorRoutes, connectRoutes, operatorTokenRoutes, ownerConnectionRoutes, operatorAgentRoutes, operatorConnectionRoutes, readinessRoutes, browserRoutes, wbaRoutes, checkAgentRoutes, pageRoutes]) {
+  for (const routes of [metaRoutes, accountRoutes, agentRoutes, pairingCodeRoutes, agentPairRoutes, passkeyRoutes, jwksRoutes, tokenRoutes, verifyRoutes, stepupVerifyRoutes, revocationRoutes, siteAgentStatusRoutes, reputationRoutes, reportRoutes, agentStatusRoutes, agentNotifyRoutes, activityRoutes, agentStatusListRoutes, authzRequestRoutes, stepupRequestRoutes, agentPlanRoutes, ownerPlanRoutes, agentApprovalRoutes, receiptRoutes, approvalModeRoutes, passwordManagerRoutes, approvalRoutes, grantRoutes, userInfoRoutes, deviceRoutes, pushRoutes, notificationRoutes, swReportRoutes, oidcClientRoutes, oidcProviderRoutes, adminKeyRoutes, emailRoutes, emailClaimRoutes, passwordRoutes, exportRoutes, phoneRoutes, recoveryRoutes, accountDeleteRoutes, identityProviderRoutes, agentTakeoverRoutes, takeoverRoutes, takeoverSocketRoutes, ownerOperatorRoutes, adminOperatorRoutes, connectRoutes, operatorTokenRoutes, ownerConnectionRoutes, operatorAgentRoutes, operatorConnectionRoutes, readinessRoutes, browserRoutes, wbaRoutes, checkAgentRoutes, pageRoutes]) {
     await routes(app, s);
   }
 }

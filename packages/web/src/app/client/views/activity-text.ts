@@ -109,6 +109,9 @@ function limitsText(v: unknown): string {
   ].filter(Boolean).join(', ');
 }
 
+/** An approval your passkey signed over exactly what was approved leaves a receipt (decisions §29). */
+const receiptNote = (d: Record<string, unknown>): string => (d.receipt === true ? 'Receipt kept: proof that your passkey approved exactly this' : '');
+
 export function activityText(a: ActivityItem): [title: string, extra: string] {
   const d = a.detail;
   const who = a.agent_name ?? (str(d.name) || a.agent_id || 'an agent');
@@ -126,7 +129,7 @@ export function activityText(a: ActivityItem): [title: string, extra: string] {
       ? [`${who}'s request to confirm ${quoted(d.action)}${at} expired unanswered`, '']
       : [`${who}'s request for access${at} expired unanswered`, listText(d.scopes)];
     case 'stepup.requested': return [`${who} asked you to confirm ${quoted(d.action)}${at}`, ''];
-    case 'stepup.approved': return [`You approved ${quoted(d.action)} for ${who}${at}`, ''];
+    case 'stepup.approved': return [`You approved ${quoted(d.action)} for ${who}${at}`, receiptNote(d)];
     case 'stepup.denied': return [`You denied ${quoted(d.action)} for ${who}${at}`, ''];
     case 'stepup.delivered': return [`${who} collected your confirmation of ${quoted(d.action)}`, a.site ?? ''];
     case 'stepup.used': return [`${a.site ?? 'A site'} accepted your confirmation for ${who}`, listText(d.actions)];
@@ -179,7 +182,7 @@ export function activityText(a: ActivityItem): [title: string, extra: string] {
     case 'plan.step_used': return [`${who} went ahead with a pre-approved plan step${at}`, str(d.step) ? `step ${str(d.step)}` : ''];
     case 'plan.step_result': return [`${who} reported a plan step${at}: ${str(d.result) || 'unknown'}`, str(d.step) ? `step ${str(d.step)}` : ''];
     case 'agent_approval.requested': return [`${who} asked before ${quoted(d.label ?? d.action)}${at}`, ''];
-    case 'agent_approval.approved': return [`You approved ${quoted(d.label ?? d.action)} for ${who}${at}`, ''];
+    case 'agent_approval.approved': return [`You approved ${quoted(d.label ?? d.action)} for ${who}${at}`, receiptNote(d)];
     case 'agent_approval.denied': return [`You denied ${quoted(d.label ?? d.action)} for ${who}${at}`, ''];
     case 'agent_approval.auto_approved': return [`${quoted(d.label ?? d.action)} approved for ${who} by a rule${at}`, typeof d.reason === 'string' ? d.reason : ''];
     case 'agent.password_manager': return [d.enabled === true ? `You turned the password manager on for ${who}` : `You turned the password manager off for ${who}`,
