@@ -1,4 +1,4 @@
-import { createAgentJwt, isValidAction, isValidScopeList, LIMITS, type AgentApprovalDetails } from '@mandate/protocol';
+import { createAgentJwt, detailsProblem, isValidAction, isValidScopeList, LIMITS, type AgentApprovalDetails, type ApprovalDetails } from '@mandate/protocol';
 import { waitForAnswer, type WaitOptions } from './approvals/wait.ts';
 import { AccessRequiredError, AgentRevokedError, InvalidInputError, KeyFileError } from './client/errors.ts';
 import { ServiceClient, type FetchLike } from './client/http.ts';
@@ -237,19 +237,26 @@ export class MandateAgent {
     return send(await this.pass(site), token);
   }
 
-  /** Asks the owner to approve one sensitive action at a site (`POST /api/v1/stepup`). */
-  async requestStepup(site: string, action: string, opts: { signal?: AbortSignal } = {}): Promise<CreatedRequest & { site: string; action: string }> {
+  /**
+   * Asks the owner to approve one sensitive action at a site (`POST /api/v1/stepup`). `details`
+   * `{summary, digest}` (decisions §29) bind the approval to exactly what it is for: the card shows
+   * the summary, and the step-up token carries the digest (`detailsDigestOf` of @mandate/protocol).
+   */
+  async requestStepup(site: string, action: string, opts: { signal?: AbortSignal; details?: ApprovalDetails } = {}): Promise<CreatedRequest & { site: string; action: string }> {
     const siteId = normalizeSiteId(site);
     if (!isValidAction(action)) throw new InvalidInputError(`invalid action ${JSON.stringify(action)}: 1 to ${LIMITS.actionMaxLength} printable characters`);
-    const body = { agent_id: this.agentId, site: siteId, action, agent_jwt: await this.agentJwt() };
+    const problem = opts.details === undefined ? null : detailsProblem(opts.details);
+    if (problem !== null) throw new InvalidInputError(problem);
+    const body = { agent_id: this.agentId, site: siteId, action, ...(opts.details && { details: opts.details }), agent_jwt: await this.agentJwt() };
     const created = await this.client.call<{ txn_id: string; expires_in: number }>('POST', '/api/v1/stepup', { body, signal: opts.signal });
     return { site: siteId, action, ...this.created(created) };
   }
 
-  /** Requests a step-up, waits for the owner and returns the step-up token (single use, 60 s). */
-  async stepup(site: string, action: string, opts: Omit<WaitOptions, 'expiresAt'> = {}): Promise<string> {
-    const created = await this.requestStepup(site, action, opts.signal ? { signal: opts.signal } : {});
-    const answer = await this.waitForApproval(created.txnId, { ...opts, expiresAt: created.expiresAt });
+  /** Requests a step-up (with `details` when given), waits for the owner and returns the step-up token (single use, 60 s). */
+  async stepup(site: string, action: string, opts: Omit<WaitOptions, 'expiresAt'> & { details?: ApprovalDetails } = {}): Promise<string> {
+    const { details, ...wait } = opts;
+    const created = await this.requestStepup(site, action, { ...(wait.signal && { signal: wait.signal }), ...(details && { details }) });
+    const answer = await this.waitForApproval(created.txnId, { ...wait, expiresAt: created.expiresAt });
     return answer.stepup_token ?? '';
   }
 

@@ -24,4 +24,11 @@ export interface AgentApprovalDetails {
   password_fields?: boolean;
   /** At most 8 SHA-256 digests (64 lower-case hex) of the texts to be sent, from `textDigest`. */
   text_digests?: string[];
+  /**
+   * With `digest`: what the owner approves, shown on the card as written (decisions §29; 1 to 500
+   * printable characters, lines kept). Not cut: a summary that breaks the rules is refused.
+   */
+  summary?: string;
+  /** With `summary`: base64url SHA-256 of the JCS form of the details (`detailsDigestOf`); the passkey challenge commits to it. */
+  digest?: string;
 }

@@ -1,3 +1,4 @@
+import { isDetailsDigest } from './approval-details.ts';
 import type {
   AgentJwtClaims,
   Confirmation,
@@ -73,7 +74,7 @@ export function parsePassClaims(p: JsonObject, code: VerifyErrorCode = 'invalid_
 }
 
 export function parseStepupClaims(p: JsonObject, code: VerifyErrorCode = 'stepup_invalid'): StepupClaims {
-  const { iss, sub, aud, user, act, type, jti, iat, exp, cnf } = p;
+  const { iss, sub, aud, user, act, type, jti, iat, exp, cnf, details_digest } = p;
   if (type !== 'stepup') fail(code, 'type');
   if (!isNonEmptyString(iss)) fail(code, 'iss');
   if (!isNonEmptyString(sub)) fail(code, 'sub');
@@ -83,7 +84,10 @@ export function parseStepupClaims(p: JsonObject, code: VerifyErrorCode = 'stepup
   if (!isNonEmptyString(jti)) fail(code, 'jti');
   if (!isInt(iat)) fail(code, 'iat');
   if (!isInt(exp)) fail(code, 'exp');
-  return { iss, sub, aud, user, act: [...act], type, jti, iat, exp, cnf: confirmation(cnf, code) };
+  if (details_digest !== undefined && !isDetailsDigest(details_digest)) fail(code, 'details_digest');
+  const claims: StepupClaims = { iss, sub, aud, user, act: [...act], type, jti, iat, exp, cnf: confirmation(cnf, code) };
+  if (details_digest !== undefined) claims.details_digest = details_digest;
+  return claims;
 }
 
 function revokedAgent(v: unknown, code: VerifyErrorCode): RevokedAgent {

@@ -53,6 +53,8 @@ export type StepupClaims = {
   iat: number;
   exp: number;
   cnf: Confirmation;
+  /** The digest of the details the owner approved (decisions §29); absent when the request had none. */
+  details_digest?: string;
 };
 
 export type RevokedAgent = { id: string; flag: string; rev_seq: number };

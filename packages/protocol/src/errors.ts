@@ -19,6 +19,7 @@ export const VERIFY_ERROR_CODES = [
   'stepup_used_or_expired',
   'stepup_wrong_action',
   'stepup_wrong_site',
+  'stepup_wrong_details',
 ] as const;
 
 export type VerifyErrorCode = (typeof VERIFY_ERROR_CODES)[number];
@@ -40,6 +41,7 @@ const DEFAULT_DESCRIPTIONS: Record<VerifyErrorCode, string> = {
   stepup_used_or_expired: 'the step-up token was already used or has expired',
   stepup_wrong_action: 'the step-up token was approved for another action',
   stepup_wrong_site: 'the step-up token was issued for another site',
+  stepup_wrong_details: 'the step-up token was approved for other details',
 };
 
 export function isVerifyErrorCode(value: unknown): value is VerifyErrorCode {

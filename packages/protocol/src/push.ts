@@ -21,4 +21,6 @@ export interface PushPayload {
   expires_at?: string;
   /** True during the owner's quiet hours: shown without sound or vibration. */
   silent?: boolean;
+  /** A step-up or agent approval bound to details (decisions §29): the summary shown as written, and its digest. */
+  details?: { summary: string; digest: string };
 }

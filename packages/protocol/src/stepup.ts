@@ -20,12 +20,18 @@ export type VerifyStepupOptions = {
   jkt?: string;
   /** When given, `user` must equal it: approved by the person of the pass. Checked last. */
   userId?: string;
+  /**
+   * When given, the token's `details_digest` must equal it (stepup_wrong_details): a token approved
+   * for other details, or for none, is refused. Absent: the caller does not care which details.
+   */
+  detailsDigest?: string;
 };
 
 /**
  * Verifies a step-up token's signature and claims. Single use is NOT checked here: the caller
  * consumes `jti` atomically in its store (decisions.md §5) after this succeeds.
- * Codes: stepup_invalid, stepup_used_or_expired (expired), stepup_wrong_site, stepup_wrong_action.
+ * Codes: stepup_invalid, stepup_used_or_expired (expired), stepup_wrong_site, stepup_wrong_action,
+ * stepup_wrong_details.
  */
 export async function verifyStepupToken(token: unknown, o: VerifyStepupOptions): Promise<StepupClaims> {
   const payload = await verifyServiceToken(token, {
@@ -45,6 +51,7 @@ export async function verifyStepupToken(token: unknown, o: VerifyStepupOptions):
   }
   if (o.site !== undefined && claims.aud !== o.site) throw new ProtocolError('stepup_wrong_site');
   if (o.action !== undefined && !claims.act.includes(o.action)) throw new ProtocolError('stepup_wrong_action');
+  if (o.detailsDigest !== undefined && claims.details_digest !== o.detailsDigest) throw new ProtocolError('stepup_wrong_details');
   if (o.userId !== undefined && claims.user !== o.userId) {
     throw new ProtocolError('stepup_invalid', 'the step-up token was approved by another person');
   }

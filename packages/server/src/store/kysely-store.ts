@@ -37,6 +37,7 @@ import { operatorsRepo } from './repos/operators.ts';
 import { readinessRepo } from './repos/readiness.ts';
 import { connectionsRepo } from './repos/connections.ts';
 import { wbaKeysRepo } from './repos/wba-keys.ts';
+import { receiptsRepo } from './repos/receipts.ts';
 import { phoneCodesRepo, recoveryCodesRepo } from './repos/phone-codes.ts';
 import { plansRepo } from './repos/plans.ts';
 import { oauthIdentitiesRepo } from './repos/oauth-identities.ts';
@@ -87,6 +88,7 @@ function repos(db: Db, dialect: Dialect): Repos {
     connections: connectionsRepo(db),
     readiness: readinessRepo(db),
     wbaKeys: wbaKeysRepo(db),
+    receipts: receiptsRepo(db),
   };
 }
 

@@ -48,6 +48,7 @@ export interface Database {
   operator_codes: OperatorCodesTable;
   readiness_checks: ReadinessChecksTable;
   wba_keys: WbaKeysTable;
+  approval_receipts: ApprovalReceiptsTable;
 }
 
 export interface UsersTable {
@@ -91,6 +92,8 @@ export interface ChallengesTable {
   subject: string | null;
   expires_at: number;
   used_at: number | null;
+  /** Migration 030: the nonce an approval's challenge commits to; null for other challenges. */
+  nonce: string | null;
 }
 
 export interface AgentsTable {
@@ -235,6 +238,9 @@ export interface AuthzRequestsTable {
   oidc: string | null;
   /** JSON (migration 021): the details of an agent approval. */
   details: string | null;
+  /** Migration 030: the details a step-up or agent approval is bound to (decisions §29); both or neither. */
+  details_summary: string | null;
+  details_digest: string | null;
 }
 
 export interface GrantsTable {
@@ -568,4 +574,20 @@ export interface WbaKeysTable {
   proof_signature_input: string | null;
   proof_signature: string | null;
   proof_expires_at: number | null;
+}
+
+/** Migration 030: the receipt of a passkey approval (ports/receipts.ts), one per approved request. */
+export interface ApprovalReceiptsTable {
+  txn_id: string;
+  user_id: string;
+  agent_id: string;
+  site: string;
+  action: string;
+  details_digest: string | null;
+  nonce: string;
+  approved_at: number;
+  credential_id: string;
+  authenticator_data: string;
+  client_data_json: string;
+  signature: string;
 }

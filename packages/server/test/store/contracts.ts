@@ -19,6 +19,7 @@ import { passwordManagerContract } from './contract-password-manager.ts';
 import { connectionsContract } from './contract-connections.ts';
 import { readinessContract } from './contract-readiness.ts';
 import { wbaKeysContract } from './contract-wba-keys.ts';
+import { receiptsContract } from './contract-receipts.ts';
 import type { OpenStore } from './use-store.ts';
 
 /** Every contract suite each store must pass (sqlite.test.ts and postgres.test.ts run them all). */
@@ -44,6 +45,7 @@ const CONTRACTS: readonly ((name: string, open: OpenStore) => void)[] = [
   connectionsContract,
   readinessContract,
   wbaKeysContract,
+  receiptsContract,
 ];
 
 export function storeContracts(name: string, open: OpenStore): void {

@@ -6,6 +6,7 @@ import type { ApprovalDeps } from './deps.ts';
 import { modeDecision } from '../modes/auto-approval.ts';
 import { noPlanMatch } from '../modes/plan-match.ts';
 import { fileRequest } from './quota-filing.ts';
+import { boundDetailsActivity, boundDetailsWithin } from '../receipts/bound-details.ts';
 import { REQUEST_LIFETIME_SEC, newPendingRequest, normalizeSite } from './request-rules.ts';
 
 export interface AgentApprovalInput {
@@ -13,7 +14,8 @@ export interface AgentApprovalInput {
   agentJwt: string;
   site: string;
   action: string;
-  details?: AgentApprovalDetailsIn | undefined;
+  /** What the agent read on the page, and optionally `summary` and `digest`: the details the approval is bound to. */
+  details?: (AgentApprovalDetailsIn & { summary?: unknown; digest?: unknown }) | undefined;
   ip?: string | null;
 }
 
@@ -39,10 +41,11 @@ export async function requestAgentApproval(d: ApprovalDeps, input: AgentApproval
   const site = normalizeSite(input.site);
   const action = checkApprovalAction(input.action);
   const details = normalizeDetails(input.details);
+  const boundDetails = boundDetailsWithin(input.details);
   await d.limiter.check(`agent-approval:${agent.id}`, AGENT_APPROVAL_LIMIT.limit, AGENT_APPROVAL_LIMIT.windowSec);
 
   const now = d.clock.now();
-  const pending: AuthzRequestRecord = { ...newPendingRequest(agent, site, now, { kind: 'agent_approval', scopes: [], userInfo: [], action, grantId: null }), details };
+  const pending: AuthzRequestRecord = { ...newPendingRequest(agent, site, now, { kind: 'agent_approval', scopes: [], userInfo: [], action, grantId: null }), details, ...(boundDetails && { boundDetails }) };
   const category = categoryOf({ action, ...details });
 
   // A pre-approved plan step first (the plans seam), then the approval mode; else the owner decides.
@@ -53,7 +56,7 @@ export async function requestAgentApproval(d: ApprovalDeps, input: AgentApproval
     await d.store.transaction(async (repos) => {
       if (!(await fileRequest(repos, request, now))) throw conflict('the approval request could not be stored; retry');
       await d.notifier.autoApproved(agent.userId, { txnId: request.id, agentName: agent.name, site, what: details.label ?? action, reason: auto.reason }, repos);
-      await d.activity.record({ userId: agent.userId, action: 'agent_approval.auto_approved', agentId: agent.id, site, detail: { txn_id: request.id, action, category, reason: auto.reason, ...auto.detail, ...detailSummary(details) }, ip: input.ip ?? null }, repos.activity);
+      await d.activity.record({ userId: agent.userId, action: 'agent_approval.auto_approved', agentId: agent.id, site, detail: { txn_id: request.id, action, category, reason: auto.reason, ...auto.detail, ...detailSummary(details), ...boundDetailsActivity(boundDetails) }, ip: input.ip ?? null }, repos.activity);
     });
     d.notifier.wake();
     return { txnId: request.id, expiresIn: REQUEST_LIFETIME_SEC, status: 'approved' };
@@ -62,8 +65,8 @@ export async function requestAgentApproval(d: ApprovalDeps, input: AgentApproval
   const request = pending;
   await d.store.transaction(async (repos) => {
     if (!(await fileRequest(repos, request, now))) throw conflict('the approval request could not be stored; retry');
-    await d.notifier.approvalRequested(agent.userId, { txnId: request.id, kind: 'agent_approval', agentName: agent.name, site, action: details.label ?? action, expiresAt: request.expiresAt }, repos);
-    await d.activity.record({ userId: agent.userId, action: 'agent_approval.requested', agentId: agent.id, site, detail: { txn_id: request.id, action, category, ...detailSummary(details) }, ip: input.ip ?? null }, repos.activity);
+    await d.notifier.approvalRequested(agent.userId, { txnId: request.id, kind: 'agent_approval', agentName: agent.name, site, action: details.label ?? action, expiresAt: request.expiresAt, details: boundDetails }, repos);
+    await d.activity.record({ userId: agent.userId, action: 'agent_approval.requested', agentId: agent.id, site, detail: { txn_id: request.id, action, category, ...detailSummary(details), ...boundDetailsActivity(boundDetails) }, ip: input.ip ?? null }, repos.activity);
   });
   d.notifier.wake();
   return { txnId: request.id, expiresIn: REQUEST_LIFETIME_SEC, status: 'pending' };

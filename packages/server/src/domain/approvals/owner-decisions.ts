@@ -10,6 +10,9 @@ import { checkSiteRoom } from './quota-filing.ts';
 import { narrowTo } from './request-rules.ts';
 import { approvePlanOfCard, chosenPlanSteps, denyPlanOfCard } from '../plans/plan-decisions.ts';
 import { detailSummary } from './agent-approvals.ts';
+import { boundDetailsActivity } from '../receipts/bound-details.ts';
+import { approvalIsProvable, challengeOf, newApprovalNonce, receiptOf } from '../receipts/approval-receipt.ts';
+import type { ReceiptRecord } from '../../store/ports/index.ts';
 
 /** ApproveLimitsIn (decisions §3). */
 export const LIMIT_EXPIRES_MIN_SEC = 60;
@@ -51,7 +54,14 @@ export async function approvalOptions(d: ApprovalDeps, userId: string, txnId: st
   const request = await ownedRequest(d, userId, txnId);
   await requirePending(d, request, d.clock.now());
   if (request.kind === 'initial') await checkSiteRoom(d.store, userId, request.site, d.clock.now());
-  return (await d.passkeys.assertionOptions(userId, request.id)).options;
+  // A step-up or agent approval: the passkey signs over what is approved (decisions §29).
+  const committed = approvalIsProvable(request) ? committedChallenge({ ...request, action: request.action }) : undefined;
+  return (await d.passkeys.assertionOptions(userId, request.id, committed)).options;
+}
+
+function committedChallenge(request: AuthzRequestRecord & { action: string }): { challenge: string; nonce: string } {
+  const nonce = newApprovalNonce();
+  return { challenge: challengeOf(request, nonce), nonce };
 }
 
 function checkLimits(limits: TxAck['limits']): { expiresIn: number | null; maxUses: number | null } {
@@ -117,8 +127,18 @@ export async function decide(d: ApprovalDeps, userId: string, txnId: string, ack
   }
   if (access) await checkSiteRoom(d.store, userId, request.site, d.clock.now());
   if (request.kind === 'plan') await chosenPlanSteps(d.store, request, ack.steps);
-  const passkey = await d.passkeys.verifyAssertion(userId, request.id, ack.assertion);
-  return settleApproved(d, userId, request, access, { device_id: passkey.id }, ip, ack.steps);
+  const { passkey, issued, assertion } = await d.passkeys.verifyApproval(userId, request.id, ack.assertion);
+  let receipt: ((approvedAt: number) => ReceiptRecord) | undefined;
+  if (approvalIsProvable(request)) {
+    const provable = { ...request, action: request.action };
+    // Fail closed: the challenge signed must be the one this request's fields and nonce commit to.
+    if (issued.nonce == null || issued.challenge !== challengeOf(provable, issued.nonce)) {
+      throw unauthorized('passkey assertion failed; ask for new assertion options and try again');
+    }
+    const nonce = issued.nonce;
+    receipt = (approvedAt) => receiptOf(provable, nonce, assertion, approvedAt);
+  }
+  return settleApproved(d, userId, request, access, { device_id: passkey.id }, ip, ack.steps, receipt);
 }
 
 /** What an approval by a linked identity provider's fresh sign-in carries (decisions §15). */
@@ -164,7 +184,10 @@ export async function approveByIdentityProvider(d: ApprovalDeps, userId: string,
  * The one way a request becomes approved, whatever proved the owner: the request's compare-and-set,
  * the grant of an access request within the site quota, the activity record, then the notices.
  */
-async function settleApproved(d: ApprovalDeps, userId: string, request: AuthzRequestRecord, access: ApprovedAccess | null, proof: Record<string, unknown>, ip: string | null, planSteps?: string[]): Promise<{ status: RequestStatus }> {
+async function settleApproved(
+  d: ApprovalDeps, userId: string, request: AuthzRequestRecord, access: ApprovedAccess | null, proof: Record<string, unknown>, ip: string | null,
+  planSteps?: string[], receipt?: (approvedAt: number) => ReceiptRecord,
+): Promise<{ status: RequestStatus }> {
   const action = ACTIONS[request.kind].approved;
   await d.store.transaction(async (repos) => {
     const now = d.clock.now();
@@ -181,6 +204,8 @@ async function settleApproved(d: ApprovalDeps, userId: string, request: AuthzReq
       Object.assign(detail, { scopes: access.scopes, user_info: access.userInfo, grant_id: access.grantId, limits: { expires_in: access.expiresIn, max_uses: access.maxUses } });
     }
     if (request.kind === 'plan') detail['steps'] = await approvePlanOfCard(repos, request, planSteps, now);
+    // The receipt with the decision: an approval is never stored without its proof, nor a proof without it.
+    if (receipt && !(await repos.receipts.record(receipt(now)))) throw conflict(LOST_RACE);
     await d.activity.record({ userId, action, agentId: request.agentId, site: request.site, detail, ip }, repos.activity);
   });
   await d.notifier.requestSettled(userId, request.id);
@@ -188,8 +213,8 @@ async function settleApproved(d: ApprovalDeps, userId: string, request: AuthzReq
 }
 
 function summary(request: AuthzRequestRecord): Record<string, unknown> {
-  if (request.kind === 'agent_approval') return { txn_id: request.id, action: request.action, ...detailSummary(request.details ?? {}) };
+  if (request.kind === 'agent_approval') return { txn_id: request.id, action: request.action, ...detailSummary(request.details ?? {}), ...boundDetailsActivity(request.boundDetails) };
   return request.kind === 'stepup'
-    ? { txn_id: request.id, action: request.action }
+    ? { txn_id: request.id, action: request.action, ...boundDetailsActivity(request.boundDetails) }
     : { txn_id: request.id, scopes: request.scopes, user_info: request.userInfo };
 }

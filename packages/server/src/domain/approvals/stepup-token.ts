@@ -23,5 +23,7 @@ export async function mintStepupToken(keys: SigningKeys, issuer: string, request
     exp: iat + LIMITS.stepupLifetimeSec,
     cnf: { dpop: agent.jkt, jkt: agent.jkt },
   };
+  // The details the owner approved (decisions §29): a site that names them refuses other details.
+  if (request.boundDetails) claims.details_digest = request.boundDetails.digest;
   return { token: await keys.sign({ ...claims }, STEPUP_TYP), claims };
 }

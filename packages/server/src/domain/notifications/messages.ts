@@ -1,3 +1,4 @@
+import type { ApprovalDetails } from '@mandate/protocol';
 import type { NotificationType } from '../../store/ports/index.ts';
 import type { PushPayload, PushType } from '../../delivery/push-port.ts';
 
@@ -28,6 +29,8 @@ export interface OwnerMessage {
   expiresAt?: number;
   /** The take-over this message is about (kept on the inbox row; the push names it in `url`). */
   takeoverId?: string;
+  /** The details an approval is bound to: pushed with it (at most 500 characters of summary). */
+  details?: ApprovalDetails;
 }
 
 export const requestUrl = (txnId: string): string => `/app#requests/${txnId}`;
@@ -44,13 +47,15 @@ export interface ApprovalEvent {
   action?: string | null;
   /** CIBA's `binding_message` (kind `oidc`): shown as written, so the owner can match it with the site. */
   bindingMessage?: string | null;
+  /** The details a step-up or agent approval is bound to (decisions §29): carried to the card as written. */
+  details?: ApprovalDetails | null;
   expiresAt: number;
 }
 
 const FIELD_NAMES: Record<string, string> = { 'user:name': 'your name', 'user:email': 'your email', 'user:phone': 'your phone number' };
 
 export function approvalMessage(e: ApprovalEvent): OwnerMessage {
-  const base = { type: 'approval' as const, push: 'approval' as const, url: requestUrl(e.txnId), txnId: e.txnId, kind: e.kind, expiresAt: e.expiresAt };
+  const base = { type: 'approval' as const, push: 'approval' as const, url: requestUrl(e.txnId), txnId: e.txnId, kind: e.kind, expiresAt: e.expiresAt, ...(e.details && { details: e.details }) };
   if (e.kind === 'stepup') {
     return { ...base, title: clip(`${e.agentName} asks to act on ${e.site}`, TITLE_MAX), body: clip(`${e.action ?? 'a sensitive action'} · approve with your passkey`, BODY_MAX) };
   }
@@ -101,6 +106,7 @@ export function pushPayload(id: string, m: OwnerMessage, silent: boolean): PushP
   if (m.txnId !== undefined) p.txn_id = m.txnId;
   if (m.expiresAt !== undefined) p.expires_at = new Date(m.expiresAt).toISOString();
   if (silent) p.silent = true;
+  if (m.details !== undefined) p.details = { summary: m.details.summary, digest: m.details.digest };
   return p;
 }
 

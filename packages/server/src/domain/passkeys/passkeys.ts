@@ -1,6 +1,6 @@
 import { randomToken } from '../../crypto/random.ts';
 import * as webauthn from '../../crypto/webauthn.ts';
-import type { PasskeyRecord, SessionMethod, Store, UserRecord } from '../../store/ports/index.ts';
+import type { ChallengeRecord, PasskeyRecord, SessionMethod, Store, UserRecord } from '../../store/ports/index.ts';
 import { normalizeEmail } from '../accounts/accounts.ts';
 import type { Clock } from '../../clock.ts';
 import { badRequest, conflict, notFound, unauthorized } from '../errors.ts';
@@ -21,6 +21,20 @@ const BAD_REGISTRATION_CHALLENGE =
 export interface Ceremony<T> {
   challenge: string;
   options: T;
+}
+
+/** A challenge made by the caller rather than at random: it commits to what is approved (decisions §29). */
+export interface CommittedChallenge {
+  challenge: string;
+  /** The random bits the challenge commits to, kept with it. */
+  nonce: string;
+}
+
+/** A verified approval assertion: the passkey (counter advanced), the consumed challenge and the assertion. */
+export interface VerifiedApproval {
+  passkey: PasskeyRecord;
+  issued: ChallengeRecord;
+  assertion: webauthn.AssertionJSON;
 }
 
 /** The signed-in session that adds or removes a passkey (an OwnerContext fits). */
@@ -161,11 +175,14 @@ export class Passkeys {
     return user;
   }
 
-  /** Options for approving `subject` (a request id) with one of this owner's passkeys. */
-  async assertionOptions(userId: string, subject: string): Promise<Ceremony<webauthn.PublicKeyCredentialRequestOptionsJSON>> {
+  /**
+   * Options for approving `subject` (a request id) with one of this owner's passkeys. The challenge
+   * is random, or `committed` when the caller binds it to what is approved (it stays single use).
+   */
+  async assertionOptions(userId: string, subject: string, committed?: CommittedChallenge): Promise<Ceremony<webauthn.PublicKeyCredentialRequestOptionsJSON>> {
     const passkeys = await this.store.passkeys.listForUser(userId);
     if (passkeys.length === 0) throw conflict('no passkey registered: add one (POST /api/webauthn/register/verify) before approving');
-    const challenge = await this.newChallenge({ purpose: 'txn', userId, sessionHash: null, subject });
+    const challenge = await this.newChallenge({ purpose: 'txn', userId, sessionHash: null, subject }, committed);
     const options = await webauthn.authenticationOptions({
       rp: this.rp,
       challenge,
@@ -180,6 +197,11 @@ export class Passkeys {
    * this owner's. Returns the passkey used, its counter advanced.
    */
   async verifyAssertion(userId: string, subject: string, assertion: unknown): Promise<PasskeyRecord> {
+    return (await this.verifyApproval(userId, subject, assertion)).passkey;
+  }
+
+  /** As verifyAssertion, answering also the consumed challenge (its nonce) and the assertion verified. */
+  async verifyApproval(userId: string, subject: string, assertion: unknown): Promise<VerifiedApproval> {
     const failed = 'passkey assertion failed; ask for new assertion options and try again';
     if (!webauthn.isAuthenticationResponse(assertion)) throw unauthorized(failed);
     const claimed = webauthn.claimedChallenge(assertion);
@@ -187,7 +209,7 @@ export class Passkeys {
     if (!issued || issued.userId !== userId || issued.subject !== subject) throw unauthorized(failed);
     const passkey = await this.store.passkeys.byCredentialId(assertion.id);
     if (!passkey || passkey.userId !== userId) throw unauthorized(failed);
-    return this.checkAssertion(passkey, issued.challenge, assertion, failed);
+    return { passkey: await this.checkAssertion(passkey, issued.challenge, assertion, failed), issued, assertion };
   }
 
   devices(userId: string): Promise<PasskeyRecord[]> {
@@ -212,9 +234,12 @@ export class Passkeys {
     return checkClient(this.limiter, 'passkey-login', clientAddress, { ...PASSKEY_LOGIN_LIMIT, perNetwork: 4 * PASSKEY_LOGIN_LIMIT.perAddress });
   }
 
-  private async newChallenge(c: { purpose: 'register' | 'login' | 'txn'; userId: string | null; sessionHash: string | null; subject: string | null }): Promise<string> {
-    const challenge = randomToken(32);
-    await this.store.challenges.create({ ...c, challenge, expiresAt: this.clock.now() + CHALLENGE_LIFETIME_MS });
+  private async newChallenge(
+    c: { purpose: 'register' | 'login' | 'txn'; userId: string | null; sessionHash: string | null; subject: string | null },
+    committed?: CommittedChallenge,
+  ): Promise<string> {
+    const challenge = committed?.challenge ?? randomToken(32);
+    await this.store.challenges.create({ ...c, challenge, nonce: committed?.nonce ?? null, expiresAt: this.clock.now() + CHALLENGE_LIFETIME_MS });
     return challenge;
   }
 

@@ -15,6 +15,8 @@ export interface VerifyRequest {
   stepupToken?: string | undefined;
   site?: string | undefined;
   action?: string | undefined;
+  /** With `stepupToken`: when given, the token must carry exactly this `details_digest` (decisions §29). */
+  detailsDigest?: string | undefined;
   ip?: string | null;
 }
 
@@ -91,7 +93,7 @@ export class CloudVerifier {
         checkAndConsume: async (passClaims, jti, expiresAtSec) => {
           if (req.stepupToken !== undefined) {
             try {
-              stepup = await this.checkStepup(req.stepupToken, passClaims, req.action, now);
+              stepup = await this.checkStepup(req.stepupToken, passClaims, req.action, req.detailsDigest, now);
             } catch (e) {
               // Nothing is spent for an unusable step-up token; revocation still answers first.
               const revocation = await checkPassRevocation(this.d.store, passClaims);
@@ -129,7 +131,7 @@ export class CloudVerifier {
   }
 
   /** A step-up token is usable with this pass only if it was approved for the same agent, key, person and site. */
-  private async checkStepup(token: string, pass: PassClaims, action: string | undefined, now: number): Promise<StepupClaims> {
+  private async checkStepup(token: string, pass: PassClaims, action: string | undefined, detailsDigest: string | undefined, now: number): Promise<StepupClaims> {
     const claims = await verifyStepupToken(token, {
       keys: this.d.keys.resolver,
       issuer: this.d.issuer,
@@ -138,6 +140,7 @@ export class CloudVerifier {
       jkt: pass.cnf.dpop,
       site: pass.aud,
       ...(action === undefined ? {} : { action }),
+      ...(detailsDigest === undefined ? {} : { detailsDigest }),
     });
     if (claims.user !== pass.user) throw new ProtocolError('stepup_invalid', 'the step-up token was approved by another person');
     return claims;

@@ -12,6 +12,8 @@ export interface StepupVerifyRequest {
   /** The agent and owner of the pass the site verified; when given, the token must name them. */
   agentId?: string;
   userId?: string;
+  /** When given, the token must carry exactly this `details_digest` (decisions §29). */
+  detailsDigest?: string | undefined;
   ip?: string | null;
 }
 
@@ -44,6 +46,7 @@ export class LocalStepupVerifier {
         now: seconds(nowMs),
         site: req.site.toLowerCase(),
         action: req.action,
+        ...(req.detailsDigest === undefined ? {} : { detailsDigest: req.detailsDigest }),
       });
       if (req.agentId !== undefined && req.agentId !== claims.sub) throw new ProtocolError('stepup_invalid', 'the step-up token was issued to another agent');
       if (req.userId !== undefined && req.userId !== claims.user) throw new ProtocolError('stepup_invalid', 'the step-up token was approved by another user');

@@ -26,7 +26,7 @@ export const PendingOut = Type.Object({
   scopes: Type.Array(Type.String(), { description: 'empty for a step-up' }),
   user_info: Type.Array(Type.String()),
   action: Type.Optional(Type.String({ description: 'step-ups and agent approvals only: the action to approve, as the agent wrote it' })),
-  details: Type.Optional(AgentApprovalDetailsOut),
+  details: Type.Optional(Type.Composite([AgentApprovalDetailsOut], { description: 'agent approvals: what the agent read on the page; step-ups and agent approvals bound to details (decisions §29): `summary` (shown as written) and `digest`' })),
   category: Type.Optional(CategoryOut),
   sign_in: Type.Optional(Type.Object({
     client_id: Type.String(),

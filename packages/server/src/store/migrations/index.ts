@@ -29,6 +29,7 @@ import * as operatorCodes from './026-operator-codes.ts';
 import * as connectionLimits from './027-connection-limits.ts';
 import * as wbaKeys from './028-wba-keys.ts';
 import * as readiness from './029-readiness.ts';
+import * as approvalReceipts from './030-approval-receipts.ts';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -63,6 +64,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '027-connection-limits': connectionLimits,
   '028-wba-keys': wbaKeys,
   '029-readiness': readiness,
+  '030-approval-receipts': approvalReceipts,
 };
 
 /**

@@ -30,3 +30,4 @@ export type * from './operators.ts';
 export type * from './connections.ts';
 export type * from './readiness.ts';
 export type * from './wba-keys.ts';
+export type * from './receipts.ts';

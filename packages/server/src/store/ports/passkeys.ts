@@ -39,6 +39,12 @@ export interface ChallengeRecord {
   /** What the challenge is about: the email of a login, the txn id of an approval. */
   subject: string | null;
   expiresAt: number;
+  /**
+   * The 128 random bits (base64url) the challenge of a step-up or agent approval commits to
+   * (decisions §29, migration 030): kept so the approval's receipt can name them. Absent or null
+   * for every other challenge.
+   */
+  nonce?: string | null;
 }
 
 export interface ChallengesRepo {

@@ -1,4 +1,4 @@
-import type { AgentApprovalDetails } from '@mandate/protocol';
+import type { AgentApprovalDetails, ApprovalDetails } from '@mandate/protocol';
 import type { OidcRequestContext } from './oidc.ts';
 
 /** Access and step-up requests (the `txn_id` of the interface). Times are epoch ms. */
@@ -29,6 +29,12 @@ export interface AuthzRequestRecord {
   oidc: OidcRequestContext | null;
   /** Agent approvals (`agent_approval`) only: the normalized details (migration 021). */
   details?: AgentApprovalDetails | null;
+  /**
+   * Step-ups and agent approvals only, when the agent sent them (decisions §29, migration 030): the
+   * details the approval is bound to, `{summary, digest}`. The card shows the summary as written,
+   * the passkey challenge and the step-up token carry the digest. Absent: not bound to details.
+   */
+  boundDetails?: ApprovalDetails | null;
 }
 
 export interface AuthzRequestsRepo {

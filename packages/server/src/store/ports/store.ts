@@ -24,6 +24,7 @@ import type { ConnectionsRepo } from './connections.ts';
 import type { WbaKeysRepo } from './wba-keys.ts';
 import type { PassIssuance, PassIssuanceOutcome } from './passes.ts';
 import type { ReadinessRepo } from './readiness.ts';
+import type { ReceiptsRepo } from './receipts.ts';
 
 /**
  * The store as a whole: every repository, plus the few operations that span several (cloud verify,
@@ -70,6 +71,7 @@ export interface Repos {
   connections: ConnectionsRepo;
   readiness: ReadinessRepo;
   wbaKeys: WbaKeysRepo;
+  receipts: ReceiptsRepo;
 }
 
 /** One cloud verification's store work: the pass's agent with its grant, and the proof's jti. */

@@ -20,6 +20,8 @@ const toRecord = (r: Selectable<AuthzRequestsTable>): AuthzRequestRecord => ({
   oidc: r.oidc === null ? null : (JSON.parse(r.oidc) as OidcRequestContext),
   // Only agent approvals carry details; other kinds read as before migration 021 (no field).
   ...(r.details === null ? {} : { details: JSON.parse(r.details) as AgentApprovalDetails }),
+  // Step-ups and agent approvals bound to details (migration 030); both columns or neither.
+  ...(r.details_summary === null || r.details_digest === null ? {} : { boundDetails: { summary: r.details_summary, digest: r.details_digest } }),
 });
 
 /** `purgeChunk`: rows deleted per statement at most (SQLITE_PURGE_CHUNK); all at once when absent. */
@@ -46,6 +48,8 @@ export function authzRequestsRepo(db: Db, purgeChunk?: number): AuthzRequestsRep
           grant_id: r.grantId,
           oidc: r.oidc === null ? null : JSON.stringify(r.oidc),
           details: r.details === undefined || r.details === null ? null : JSON.stringify(r.details),
+          details_summary: r.boundDetails?.summary ?? null,
+          details_digest: r.boundDetails?.digest ?? null,
         })
         .onConflict((oc) => oc.columns(['agent_id', 'site']).where('status', '=', sql.lit('pending')).where('kind', '=', sql.lit('initial')).doNothing())
         .returning('id')

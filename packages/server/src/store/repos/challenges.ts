@@ -14,6 +14,7 @@ export function challengesRepo(db: Db): ChallengesRepo {
           subject: c.subject,
           expires_at: c.expiresAt,
           used_at: null,
+          nonce: c.nonce ?? null,
         })
         .execute();
     },
@@ -37,6 +38,7 @@ export function challengesRepo(db: Db): ChallengesRepo {
           sessionHash: r.session_hash,
           subject: r.subject,
           expiresAt: Number(r.expires_at),
+          nonce: r.nonce,
         }
       );
     },

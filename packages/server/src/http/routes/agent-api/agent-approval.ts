@@ -29,9 +29,12 @@ denies. Poll the answer with GET /api/v1/authz-requests/{txn_id}: \`pending\`, \
 
 \`details\` (all optional): \`label\` (cut to 80 characters), \`amount\` (40), \`item\` (120), \`page\` (200), \`host\`,
 \`target_host\` (host names), \`path\` (\`/\` + printable ASCII, at most 300), \`card_fields\`, \`password_fields\`
-(booleans), \`text_digests\` (at most 8 SHA-256 digests, 64 lower-case hex digits each).
+(booleans), \`text_digests\` (at most 8 SHA-256 digests, 64 lower-case hex digits each); \`summary\` and \`digest\`
+together (decisions §29) bind the approval to exactly what it is for: the summary is shown on the card as written (1 to
+500 printable characters, lines kept), the digest is base64url SHA-256 (43 characters) of the RFC 8785 (JCS) canonical
+JSON of the details, and the owner's passkey challenge commits to it (a receipt keeps the proof).
 
-- **400** invalid \`site\`, \`action\` or a detail. **401** invalid \`agent_jwt\`. **403** \`agent revoked by its owner\`.
+- **400** invalid \`site\`, \`action\` or a detail (one of \`summary\` and \`digest\` without the other included). **401** invalid \`agent_jwt\`. **403** \`agent revoked by its owner\`.
 - **422** a field missing or of the wrong type.
 - **429** more than 30 agent approvals per agent in 60 s (counted apart from step-ups), or the owner already has
   50 open requests of all kinds (decisions §25).`;

@@ -24,7 +24,8 @@ export const ERROR_TABLE = `Failure codes (stable, decisions §7):
 - \`grant_revoked\`: the owner revoked this access, or replaced it by a new approval (effective at once).
 - \`stepup_invalid\`: the step-up token is not a valid step-up token for this agent, key and person.
 - \`stepup_used_or_expired\`: the step-up token was already used or is older than 60 s.
-- \`stepup_wrong_action\` / \`stepup_wrong_site\`: it was approved for another action / site.`;
+- \`stepup_wrong_action\` / \`stepup_wrong_site\`: it was approved for another action / site.
+- \`stepup_wrong_details\`: \`details_digest\` was sent and the step-up was approved for other details, or for none.`;
 
 /**
  * Route error handler of the verify endpoints: they answer 200 even when the body cannot be read
@@ -67,3 +68,10 @@ export function postVerifyEndpoint<In extends TSchema, Ok extends TSchema>(
     return answer(request.body as Static<In>, request.ip);
   });
 }
+
+/** The optional `details_digest` of both verify bodies (decisions §29). */
+export const DETAILS_DIGEST_DESCRIPTION = 'with `stepup_token`: base64url SHA-256 (43 characters) of the JCS form of the details the action is for; '
+  + 'when given, a step-up approved for other details, or for none, is refused with `stepup_wrong_details` (and not used up). '
+  + 'Absent: any details are accepted.';
+/** base64url SHA-256: 43 characters, the last carrying 4 bits (as `isDetailsDigest` of @mandate/protocol). */
+export const DETAILS_DIGEST_PATTERN = '^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$';

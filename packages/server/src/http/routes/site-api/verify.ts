@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { Services } from '../../../services.ts';
-import { ERROR_TABLE, postVerifyEndpoint } from './verify-answers.ts';
+import { DETAILS_DIGEST_DESCRIPTION, DETAILS_DIGEST_PATTERN, ERROR_TABLE, postVerifyEndpoint } from './verify-answers.ts';
 
 const VerifyIn = Type.Object({
   access_token: Type.String({ minLength: 1, maxLength: 16384, description: 'the pass from `Authorization: Bearer` (or `DPoP`)' }),
@@ -11,6 +11,7 @@ const VerifyIn = Type.Object({
   stepup_token: Type.Optional(Type.String({ minLength: 1, maxLength: 16384, description: 'the `X-Service-Stepup` header, for sensitive actions' })),
   site: Type.Optional(Type.String({ minLength: 1, maxLength: 253, description: 'site id; when given, the pass must be for it and `url` may be any address (e.g. behind a proxy)' })),
   action: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'with `stepup_token`: the action the step-up must have been approved for' })),
+  details_digest: Type.Optional(Type.String({ pattern: DETAILS_DIGEST_PATTERN, description: DETAILS_DIGEST_DESCRIPTION })),
 });
 
 const VerifyOk = Type.Object({
@@ -47,6 +48,7 @@ export async function verifyRoutes(app: FastifyInstance, s: Services): Promise<v
       stepupToken: b.stepup_token,
       site: b.site,
       action: b.action,
+      detailsDigest: b.details_digest,
       ip,
     });
     s.metrics.verified('cloud', answer.valid ? 'ok' : answer.error);
