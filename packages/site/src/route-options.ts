@@ -54,11 +54,7 @@ const NOT_JSON = 'this route binds its step-up to the JSON body: send Content-Ty
 export function requirementsFor<Req>(o: RouteOptions<Req>, req: Req, body: ParsedBody): RouteRequirements | Refused {
   const r: RouteRequirements = {};
   if (o.scope !== undefined) r.scope = o.scope;
-  const action = typeof o.action === 'function' ? o.action(req) : o.action;
-  if (action === undefined) return r;
-  r.action = action;
-  const summary = typeof o.summary === 'function' ? o.summary(req) : o.summary;
-  if (summary !== undefined) r.summary = summary;
+  // The body first: the site's action and summary functions may read it.
   if (o.bindBody === true) {
     if (body === undefined) return refuse(400, 'invalid_request', NOT_JSON);
     try {
@@ -67,6 +63,11 @@ export function requirementsFor<Req>(o: RouteOptions<Req>, req: Req, body: Parse
       return refuse(400, 'invalid_request', NOT_JSON); // a value a JSON parser cannot have produced
     }
   }
+  const action = typeof o.action === 'function' ? o.action(req) : o.action;
+  if (action === undefined) return r;
+  r.action = action;
+  const summary = typeof o.summary === 'function' ? o.summary(req) : o.summary;
+  if (summary !== undefined) r.summary = summary;
   return r;
 }
 
