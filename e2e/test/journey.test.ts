@@ -110,18 +110,22 @@ describe('an agent at the demo shop through the CLI', () => {
     }
   });
 
-  it('step-up reuse refused: a step-up token collected with `stepup` buys once; sent again, to either shop, it is refused and nothing is bought', async () => {
+  it('step-up reuse refused: a step-up token collected for the lamp basket is refused for another basket, buys that basket once; sent again, to either shop, it is refused and nothing more is bought', async () => {
     const ordersAt = async (shop: Shop) => (answer(await call(shop, '/orders')).body['orders'] as unknown[]).length;
     const before = { cloud: await ordersAt(d.cloud), local: await ordersAt(d.local) };
 
-    const stepping = agent.run('stepup', '--site', SITE, '--action', LAMP_ACTION, '--interval', '0.2', '--timeout', '60');
+    // Collected ahead with the SDK, bound to the lamp basket as `call` would bind it.
+    const stepping = MandateAgent.fromDirectory(agent.dir).stepup(SITE, LAMP_ACTION, { details: LAMP_DETAILS, intervalMs: 200, timeoutMs: 60_000 });
     await d.owner.answerNext(agent.agentId, 'stepup');
-    const collected = await stepping;
-    assert.equal(collected.code, 0, show(collected));
-    const token = collected.json?.['stepup_token'];
-    assert.ok(typeof token === 'string' && token.length > 0, show(collected));
+    const token = await stepping;
+    assert.ok(token.length > 0);
 
-    const withToken = (shop: Shop) => call(shop, '/checkout', '-d', LAMP, '--no-stepup', '-H', `X-Service-Stepup: ${token}`);
+    const withToken = (shop: Shop, basket = LAMP) => call(shop, '/checkout', '-d', basket, '--no-stepup', '-H', `X-Service-Stepup: ${token}`);
+
+    for (const shop of both()) {
+      const otherBasket = await withToken(shop, '{"product_id":"p1","quantity":1,"coupon":"FREE"}');
+      assert.deepEqual([answer(otherBasket).status, answer(otherBasket).body['error']], [403, 'stepup_wrong_details'], `${shop.mode}: ${show(otherBasket)}`);
+    }
 
     const first = await withToken(d.cloud);
     assert.equal(first.code, 0, show(first));
