@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { MandateAgent } from '@mandate/agent';
+import { detailsDigestOf } from '@mandate/site';
 import { type AgentCli, type CliResult, show } from './helpers/cli.ts';
 import { Deployment, SITE } from './helpers/deployment.ts';
 import type { Shop } from './helpers/shop.ts';
@@ -11,6 +12,8 @@ import type { Shop } from './helpers/shop.ts';
 
 const LAMP = '{"product_id":"p1","quantity":1}';
 const LAMP_ACTION = 'buy 1 x Desk lamp for 19.90 EUR';
+/** What the shop suggests the owner reads for that basket; the step-up is bound to the body's digest. */
+const LAMP_DETAILS = { summary: '1 × Desk lamp, 19.90 EUR, to Demo Shop', digest: detailsDigestOf(JSON.parse(LAMP)) };
 
 /** The `kid` in a JWT's protected header. */
 function kidOf(jwt: string): unknown {
@@ -83,15 +86,19 @@ describe('an agent at the demo shop through the CLI', () => {
     assert.equal(agent.siteState(SITE).accessToken, kept.accessToken, 'the calls used the renewed pass, no further renewal');
   });
 
-  it('step-up purchase: checkout answers 403 stepup_required, the CLI asks the owner, retries with X-Service-Stepup and buys; the order is listed', async () => {
+  it('step-up purchase: checkout answers 403 stepup_required, the CLI asks the owner (bound to the body), retries with X-Service-Stepup and buys; the order is listed', async () => {
     for (const shop of both()) {
       const refused = await call(shop, '/checkout', '-d', LAMP, '--no-stepup');
       assert.equal(refused.code, 1, show(refused));
-      assert.deepEqual([answer(refused).status, answer(refused).body['error'], answer(refused).body['action']], [403, 'stepup_required', LAMP_ACTION]);
+      assert.deepEqual(
+        [answer(refused).status, answer(refused).body['error'], answer(refused).body['action'], answer(refused).body['summary']],
+        [403, 'stepup_required', LAMP_ACTION, LAMP_DETAILS.summary],
+      );
 
       const buying = call(shop, '/checkout', '-d', LAMP, '--interval', '0.2', '--timeout', '60');
       const asked = await d.owner.answerNext(agent.agentId, 'stepup');
       assert.equal(asked.action, LAMP_ACTION, 'the owner approves the action the shop named');
+      assert.deepEqual(asked.details, LAMP_DETAILS, 'with the summary the shop suggested, bound to the body the CLI sends');
       const bought = await buying;
       assert.equal(bought.code, 0, `${shop.mode}: ${show(bought)}\n${d.logs()}`);
       assert.equal(answer(bought).status, 201);
@@ -103,18 +110,22 @@ describe('an agent at the demo shop through the CLI', () => {
     }
   });
 
-  it('step-up reuse refused: a step-up token collected with `stepup` buys once; sent again, to either shop, it is refused and nothing is bought', async () => {
+  it('step-up reuse refused: a step-up token collected for the lamp basket is refused for another basket, buys that basket once; sent again, to either shop, it is refused and nothing more is bought', async () => {
     const ordersAt = async (shop: Shop) => (answer(await call(shop, '/orders')).body['orders'] as unknown[]).length;
     const before = { cloud: await ordersAt(d.cloud), local: await ordersAt(d.local) };
 
-    const stepping = agent.run('stepup', '--site', SITE, '--action', LAMP_ACTION, '--interval', '0.2', '--timeout', '60');
+    // Collected ahead with the SDK, bound to the lamp basket as `call` would bind it.
+    const stepping = MandateAgent.fromDirectory(agent.dir).stepup(SITE, LAMP_ACTION, { details: LAMP_DETAILS, intervalMs: 200, timeoutMs: 60_000 });
     await d.owner.answerNext(agent.agentId, 'stepup');
-    const collected = await stepping;
-    assert.equal(collected.code, 0, show(collected));
-    const token = collected.json?.['stepup_token'];
-    assert.ok(typeof token === 'string' && token.length > 0, show(collected));
+    const token = await stepping;
+    assert.ok(token.length > 0);
 
-    const withToken = (shop: Shop) => call(shop, '/checkout', '-d', LAMP, '--no-stepup', '-H', `X-Service-Stepup: ${token}`);
+    const withToken = (shop: Shop, basket = LAMP) => call(shop, '/checkout', '-d', basket, '--no-stepup', '-H', `X-Service-Stepup: ${token}`);
+
+    for (const shop of both()) {
+      const otherBasket = await withToken(shop, '{"product_id":"p1","quantity":1,"coupon":"FREE"}');
+      assert.deepEqual([answer(otherBasket).status, answer(otherBasket).body['error']], [403, 'stepup_wrong_details'], `${shop.mode}: ${show(otherBasket)}`);
+    }
 
     const first = await withToken(d.cloud);
     assert.equal(first.code, 0, show(first));

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { MandateAgent } from '@mandate/agent';
+import { detailsDigestOf } from '@mandate/site';
 import { until } from '../../packages/server/test/helpers/until.ts';
 import { type AgentCli, show } from './helpers/cli.ts';
 import { Deployment, SITE } from './helpers/deployment.ts';
@@ -44,11 +46,11 @@ describe('Mandate unreachable', () => {
   it('cut off: the cloud shop refuses at once (503 service_unavailable); the local shop serves from what it holds until max_stale, then refuses (503 revocation_stale)', { timeout: 180_000 }, async () => {
     assert.deepEqual([await products(cloud), await products(local)], ['200', '200'], d.logs());
     // A step-up collected before the cut: local mode must still confirm it with Mandate.
-    const stepping = agent.run('stepup', '--site', SITE, '--action', 'buy 1 x Desk lamp for 19.90 EUR', '--interval', '0.2', '--timeout', '60');
+    // Bound to the checkout body, as the shop requires (an unbound one is refused without asking Mandate).
+    const details = { summary: '1 × Desk lamp, 19.90 EUR, to Demo Shop', digest: detailsDigestOf(LAMP) };
+    const stepping = MandateAgent.fromDirectory(agent.dir).stepup(SITE, 'buy 1 x Desk lamp for 19.90 EUR', { details, intervalMs: 200, timeoutMs: 60_000 });
     await d.owner.answerNext(agent.agentId, 'stepup');
-    const collected = await stepping;
-    const stepupToken = String(collected.json?.['stepup_token']);
-    assert.equal(collected.code, 0, show(collected));
+    const stepupToken = await stepping;
 
     relay.cutOff();
 

@@ -8,8 +8,9 @@ import { shopOpenApi } from './openapi.ts';
  * The demo shop's routes. Agents need a pass with:
  *   GET  /products   scope `list`
  *   GET  /orders     scope `orders:read`  (the orders of the person the agent acts for)
- *   POST /checkout   scope `checkout` and a step-up for "buy <quantity> x <product name> for <total> EUR";
- *                    body {"product_id": "p1", "quantity": 1}
+ *   POST /checkout   scope `checkout` and a step-up for "buy <quantity> x <product name> for <total> EUR"
+ *                    bound to the body {"product_id": "p1", "quantity": 1} (its JCS digest); the owner
+ *                    reads "1 × Desk lamp, 19.90 EUR, to Demo Shop"
  * Public: GET / (what this is), GET /healthz and GET /openapi.json (the routes above, marked x-mandate).
  */
 
@@ -46,7 +47,12 @@ export function createShopApp(verifier: Verifier, o: ShopAppOptions = {}) {
       routes: {
         'GET /products': { scope: 'list' },
         'GET /orders': { scope: 'orders:read' },
-        'POST /checkout': { scope: 'checkout', body: { product_id: 'string', quantity: `1..${MAX_QUANTITY}` }, stepup: 'buy <quantity> x <product name> for <total> EUR' },
+        'POST /checkout': {
+          scope: 'checkout',
+          body: { product_id: 'string', quantity: `1..${MAX_QUANTITY}` },
+          stepup: 'buy <quantity> x <product name> for <total> EUR',
+          stepup_bound_to: 'the body: details.digest = base64url SHA-256 of its RFC 8785 canonical JSON',
+        },
       },
     });
   });
@@ -85,7 +91,13 @@ export function createShopApp(verifier: Verifier, o: ShopAppOptions = {}) {
   app.post(
     '/checkout',
     findProduct,
-    requireAgent(verifier, { scope: 'checkout', action: (req) => catalog.checkoutAction(locals(req).product, locals(req).quantity) }),
+    // The owner approves this very basket: a step-up approved for another body is refused (403 stepup_wrong_details).
+    requireAgent(verifier, {
+      scope: 'checkout',
+      action: (req) => catalog.checkoutAction(locals(req).product, locals(req).quantity),
+      bindBody: true,
+      summary: (req) => catalog.checkoutSummary(locals(req).product, locals(req).quantity),
+    }),
     (req: Request, res: Response<unknown, CheckoutLocals>) => {
       const { product, quantity } = res.locals;
       const order = catalog.place(product, quantity, { userId: req.mandate?.userId ?? '', agentId: req.mandate?.agentId ?? '' });

@@ -44,6 +44,14 @@ export class Catalog {
     return `buy ${quantity} x ${p.name} for ${euros(p.price_cents * quantity)} EUR`;
   }
 
+  /**
+   * What the owner reads on the step-up card of a purchase (the `summary` of the stepup_required
+   * answer): `1 × Desk lamp, 19.90 EUR, to Demo Shop`. The approval is bound to the checkout body itself.
+   */
+  checkoutSummary(p: Product, quantity: number): string {
+    return `${quantity} × ${p.name}, ${euros(p.price_cents * quantity)} EUR, to Demo Shop`;
+  }
+
   /** Places an order if the stock still allows it (it may have changed while the agent was verified). */
   place(p: Product, quantity: number, buyer: { userId: string; agentId: string }): Order | undefined {
     if (p.stock < quantity) return undefined;

@@ -34,7 +34,7 @@ export function shopOpenApi(publicBaseUrl: string | undefined): object {
         post: {
           operationId: 'checkout',
           summary: 'Buy a product',
-          'x-mandate': { name: 'checkout', scopes: ['checkout'], stepup: true, description: 'Buy a product (product_id from list_products). The owner approves each purchase: the call waits for them.' },
+          'x-mandate': { name: 'checkout', scopes: ['checkout'], stepup: true, description: 'Buy a product (product_id from list_products). The owner approves each purchase, bound to exactly this body: the call waits for them.' },
           requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/Checkout' } } } },
           responses: {
             '201': { description: 'The order placed', content: { 'application/json': { schema: { type: 'object' } } } },
@@ -56,7 +56,7 @@ export function shopOpenApi(publicBaseUrl: string | undefined): object {
         },
         Error: {
           type: 'object',
-          properties: { error: { type: 'string' }, error_description: { type: 'string' }, action: { type: 'string', description: 'stepup_required: what the owner is asked to approve' } },
+          properties: { error: { type: 'string' }, error_description: { type: 'string' }, action: { type: 'string', description: 'stepup_required: what the owner is asked to approve' }, summary: { type: 'string', description: 'stepup_required: the text the shop suggests the owner reads, e.g. "1 × Desk lamp, 19.90 EUR, to Demo Shop"' } },
         },
       },
       responses: { Error: { description: 'A refusal', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } } },

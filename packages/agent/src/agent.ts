@@ -9,6 +9,7 @@ import { defaultAgentDir, isAgentId, loadKeyFile } from './keys/key-file.ts';
 import { oidcAuthorizeHeaders } from './oidc-sign-in.ts';
 import { PassKeeper, type Pass } from './passes/pass-keeper.ts';
 import { sendToSite, siteError, type SiteRequestInit } from './site-call.ts';
+import { stepupDetailsFor } from './stepup-details.ts';
 import { normalizeSiteId, siteIdOfUrl } from './site-id.ts';
 import { checkPasswordManagerAllowed, configuredPasswordManager, type PasswordManager, type PasswordManagerFunction, type SecretSummary } from './password-manager.ts';
 import { FileStateStore } from './state/file-state-store.ts';
@@ -49,6 +50,11 @@ export type SiteFetchOptions = {
   site?: string;
   /** The action text to ask the owner to approve when the site answers `stepup_required`; default the `action` the site names. */
   stepupAction?: string;
+  /**
+   * What the owner reads on the step-up card for a JSON body; default the `summary` the site
+   * suggests, else the action. The step-up is bound to the body (its digest) either way.
+   */
+  stepupSummary?: string;
   /** false: hand a `stepup_required` answer back instead of asking the owner. */
   stepup?: boolean;
   /** How to wait for the owner's step-up approval: progress callback, poll interval, timeout. */
@@ -193,8 +199,10 @@ export class MandateAgent {
    * `401 grant_revoked` or `401 agent_revoked` the pass is renewed and the call retried once (a
    * renewal refused for want of access rejects with `AccessRequiredError`, one refused because the
    * owner revoked the agent with `AgentRevokedError`, both naming the site's answer); when it answers `403 stepup_required` the owner
-   * is asked to approve the action, and the call is retried once with the step-up token. Any other
-   * answer is returned as it is.
+   * is asked to approve the action, and the call is retried once with the step-up token and the
+   * same body. A JSON body binds the step-up to it: the owner approves with `details` (the site's
+   * suggested `summary`, and the digest of the body), so the token is good for that body only. Any
+   * other answer is returned as it is.
    */
   async fetch(url: string, init: SiteRequestInit = {}, opts: SiteFetchOptions = {}): Promise<Response> {
     const site = opts.site ? normalizeSiteId(opts.site) : siteIdOfUrl(url);
@@ -224,7 +232,8 @@ export class MandateAgent {
     const action = opts.stepupAction ?? error.action;
     if (!action) return res; // nothing to ask the owner for: the caller decides
     await res.body?.cancel();
-    const token = await this.stepup(site, action, { ...opts.stepupWait, ...(opts.signal ? { signal: opts.signal } : {}) });
+    const details = stepupDetailsFor(init, opts.stepupSummary ?? error.summary, action);
+    const token = await this.stepup(site, action, { ...opts.stepupWait, ...(opts.signal ? { signal: opts.signal } : {}), ...(details ? { details } : {}) });
     return send(await this.pass(site), token);
   }
 

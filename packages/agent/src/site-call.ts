@@ -7,8 +7,12 @@ export type ReplayableBody = string | Uint8Array<ArrayBuffer> | URLSearchParams 
 
 export type SiteRequestInit = Omit<RequestInit, 'body'> & { body?: ReplayableBody | undefined };
 
-/** What a site answered with a JSON error body, e.g. `{"error": "stepup_required", "action": "..."}`. */
-export type SiteError = { error: string; action?: string | undefined };
+/**
+ * What a site answered with a JSON error body, e.g. `{"error": "stepup_required", "action": "...",
+ * "summary": "..."}`: with stepup_required, the action to approve and the text the site suggests the
+ * owner reads.
+ */
+export type SiteError = { error: string; action?: string | undefined; summary?: string | undefined };
 
 /**
  * Sends one request to a site as the site-side contract asks: `Authorization: Bearer <pass>`, a
@@ -44,8 +48,8 @@ export async function siteError(res: Response): Promise<SiteError | undefined> {
   try {
     const body = (await res.clone().json()) as Record<string, unknown>;
     if (typeof body?.['error'] !== 'string') return undefined;
-    const action = body['action'];
-    return { error: body['error'], action: typeof action === 'string' ? action : undefined };
+    const { action, summary } = body;
+    return { error: body['error'], action: typeof action === 'string' ? action : undefined, summary: typeof summary === 'string' ? summary : undefined };
   } catch {
     return undefined;
   }

@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { detailsDigestOf } from '@mandate/protocol';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Child } from '../../server/test/helpers/child-process.ts';
@@ -57,6 +58,7 @@ describe('mandate-agent mcp --http --openapi: the demo shop\'s tools', { timeout
     await owner.approve(access.id);
     const stepup = await owner.nextPending(agent.agentId, 'stepup');
     assert.equal(stepup.action, 'buy 1 x Desk lamp for 19.90 EUR');
+    assert.deepEqual(stepup.details, { summary: '1 × Desk lamp, 19.90 EUR, to Demo Shop', digest: detailsDigestOf({ product_id: 'p1', quantity: 1 }) }, 'the step-up is bound to the body the tool sends');
     await owner.approve(stepup.id);
     const r = await buying;
     assert.equal(r.isError, undefined, text(r));
@@ -64,6 +66,19 @@ describe('mandate-agent mcp --http --openapi: the demo shop\'s tools', { timeout
     assert.equal(JSON.parse(structured(r)['body']).order.product_id, 'p1');
     assert.ok(progress.length >= 1, 'progress while the owner decides (at most one per 5 s)');
     assert.match(progress[0]?.message ?? '', /access to shop\.openapi\.test \(checkout\) for checkout/);
+  });
+
+  it('mandate_fetch of a checkout binds its step-up to the JSON body: the owner reads the shop\'s summary, the shop takes the approval for that basket', async () => {
+    const basket = { quantity: 2, product_id: 'p1' };
+    const buying = s.call('mandate_fetch', { url: `${shop.url}/checkout`, site: SITE, body: basket });
+    const stepup = await owner.nextPending(agent.agentId, 'stepup');
+    assert.equal(stepup.action, 'buy 2 x Desk lamp for 39.80 EUR');
+    assert.deepEqual(stepup.details, { summary: '2 × Desk lamp, 39.80 EUR, to Demo Shop', digest: detailsDigestOf(basket) });
+    await owner.approve(stepup.id);
+    const r = await buying;
+    assert.equal(r.isError, undefined, text(r));
+    assert.equal(structured(r)['status'], 201, text(r));
+    assert.equal(JSON.parse(structured(r)['body']).order.quantity, 2);
   });
 
   it('with access held, a tool goes straight to the shop, whose refusal for a scope not granted is a tool error naming the scopes', async () => {

@@ -61,7 +61,7 @@ export class CloudStrategy implements Strategy {
         method: p.method,
         url: p.url,
         site: this.config.site,
-        ...(sendStepup ? { stepup_token: p.stepupToken, action: p.action } : {}),
+        ...(sendStepup ? { stepup_token: p.stepupToken, action: p.action, ...(p.detailsDigest === undefined ? {} : { details_digest: p.detailsDigest }) } : {}),
       },
     });
     if (res.status !== 200) throw new ServiceUnavailableError(`POST /api/v1/verify answered ${res.status}`);

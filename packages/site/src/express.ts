@@ -1,8 +1,8 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { actionFor, fromNodeRequest, refusalBody } from './node.ts';
-import type { Verified } from './types.ts';
+import { fromNodeRequest, refusalBody } from './node.ts';
+import { type RouteOptions, checkRouteOptions, declaresJson, isRefused, requirementsFor } from './route-options.ts';
+import type { Refused, Verified } from './types.ts';
 import type { Verifier } from './verifier.ts';
-import { checkScope } from './verifier.ts';
 
 declare global {
   // Express declares its request type in this global namespace.
@@ -14,7 +14,8 @@ declare global {
   }
 }
 
-export type ExpressRouteOptions = { scope?: string; action?: string | ((req: Request) => string) };
+/** `bindBody` reads `req.body` as parsed by `express.json()` (which must run before requireAgent). */
+export type ExpressRouteOptions = RouteOptions<Request>;
 
 /**
  * Express middleware: lets a request through only when it is a verified agent request that meets
@@ -24,18 +25,16 @@ export type ExpressRouteOptions = { scope?: string; action?: string | ((req: Req
  * also works inside routers.
  */
 export function requireAgent(verifier: Verifier, options: ExpressRouteOptions = {}): RequestHandler {
-  checkScope(options.scope);
+  checkRouteOptions(options);
+  const refuse = (res: Response, r: Refused) => void res.status(r.status).set('cache-control', 'no-store').json(refusalBody(r));
   return async (req: Request, res: Response, next: NextFunction) => {
     try {
-      const action = actionFor(options.action, req);
-      const result = await verifier.verify(fromNodeRequest(req, req.originalUrl), {
-        ...(options.scope === undefined ? {} : { scope: options.scope }),
-        ...(action === undefined ? {} : { action }),
-      });
-      if (!result.ok) {
-        res.status(result.status).set('cache-control', 'no-store').json(refusalBody(result));
-        return;
-      }
+      // Express 5 leaves req.body undefined when no body parser took the request.
+      const body = options.bindBody === true && declaresJson(req.headers) && req.body !== undefined ? { json: req.body as unknown } : undefined;
+      const route = requirementsFor(options, req, body);
+      if (isRefused(route)) return refuse(res, route);
+      const result = await verifier.verify(fromNodeRequest(req, req.originalUrl), route);
+      if (!result.ok) return refuse(res, result);
       req.mandate = result;
       next();
     } catch (e) {

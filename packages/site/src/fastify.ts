@@ -1,8 +1,8 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { actionFor, fromNodeRequest, refusalBody } from './node.ts';
-import type { Verified } from './types.ts';
+import { fromNodeRequest, refusalBody } from './node.ts';
+import { type RouteOptions, checkRouteOptions, declaresJson, isRefused, requirementsFor } from './route-options.ts';
+import type { Refused, Verified } from './types.ts';
 import type { Verifier } from './verifier.ts';
-import { checkScope } from './verifier.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -21,8 +21,11 @@ async function decorate(app: Parameters<FastifyPluginAsync>[0]): Promise<void> {
  */
 export const mandatePlugin: FastifyPluginAsync = Object.assign(decorate, { [Symbol.for('skip-override')]: true });
 
-/** `action` may read the request, e.g. `(request) => \`pay order ${(request.params as { id: string }).id}\``. */
-export type FastifyRouteOptions = { scope?: string; action?: string | ((request: FastifyRequest) => string) };
+/**
+ * `action` and `summary` may read the request, e.g. `(request) => \`pay order ${(request.params as { id: string }).id}\``;
+ * `bindBody` reads `request.body` as Fastify parsed it (JSON content types only).
+ */
+export type FastifyRouteOptions = RouteOptions<FastifyRequest>;
 
 /**
  * A Fastify `preHandler`: the route runs only for a verified agent request that meets its needs,
@@ -31,15 +34,15 @@ export type FastifyRouteOptions = { scope?: string; action?: string | ((request:
  * preValidation hook): a step-up is used up when accepted.
  */
 export function requireAgent(verifier: Verifier, options: FastifyRouteOptions = {}) {
-  checkScope(options.scope);
+  checkRouteOptions(options);
+  // Fastify's rule for an early answer from an async hook: send, then return the reply.
+  const refuse = (reply: FastifyReply, r: Refused) => reply.code(r.status).header('cache-control', 'no-store').send(refusalBody(r));
   return async function mandatePreHandler(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
-    const action = actionFor(options.action, request);
-    const result = await verifier.verify(fromNodeRequest(request.raw, request.url), {
-      ...(options.scope === undefined ? {} : { scope: options.scope }),
-      ...(action === undefined ? {} : { action }),
-    });
-    // Fastify's rule for an early answer from an async hook: send, then return the reply.
-    if (!result.ok) return reply.code(result.status).header('cache-control', 'no-store').send(refusalBody(result));
+    const body = options.bindBody === true && declaresJson(request.headers) && request.body !== undefined ? { json: request.body } : undefined;
+    const route = requirementsFor(options, request, body);
+    if (isRefused(route)) return refuse(reply, route);
+    const result = await verifier.verify(fromNodeRequest(request.raw, request.url), route);
+    if (!result.ok) return refuse(reply, result);
     request.mandate = result;
     return undefined;
   };

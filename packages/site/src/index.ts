@@ -16,6 +16,10 @@ export type { ConsumeResult, ReplayCache, ReplayCacheOption, ReplayProof } from 
 export { LEGACY_STEPUP_HEADER, STEPUP_HEADER, accessTokenOf } from './request.ts';
 export { fromNodeRequest, refusalBody, requireAgent, sendRefusal } from './node.ts';
 export type { NodeRouteOptions, WithMandate } from './node.ts';
+export type { RouteOptions } from './route-options.ts';
+export { BOUND_BODY_MAX_BYTES } from './node-body.ts';
+/** For `verify(request, {action, detailsDigest})` without the middleware: the digest of a request's parsed JSON body. */
+export { detailsDigestOf } from '@mandate/protocol';
 export { VERIFY_ERROR_CODES } from '@mandate/protocol';
 export type { VerifyErrorCode } from '@mandate/protocol';
 /** Receipts (decisions §29): proof, checked offline with the service's JWKS, that the owner's passkey approved exactly one action with those details. */

@@ -12,6 +12,8 @@ export type PreparedRequest = {
   scope?: string;
   /** The route's action; without `stepupToken` the request is verified as usual and then refused with stepup_required. */
   action?: string;
+  /** With `action`: the `details_digest` the step-up must carry (stepup_wrong_details otherwise). */
+  detailsDigest?: string;
 };
 
 /**

@@ -27,6 +27,14 @@ export type RouteRequirements = {
    * valid pass that has the route's `scope` (the others get 401 or 403 `insufficient_scope` first).
    */
   action?: string;
+  /**
+   * With `action`: the step-up must have been approved for exactly these details, i.e. carry this
+   * `details_digest` (base64url SHA-256 of the RFC 8785 canonical JSON of what is approved, usually
+   * the request's JSON body: `detailsDigestOf(body)`); otherwise 403 `stepup_wrong_details`.
+   */
+  detailsDigest?: string;
+  /** With `action`: the text the site suggests the owner reads (1 to 500 printable characters), sent in the `stepup_required` answer. */
+  summary?: string;
 };
 
 /** A verified agent request: who is acting, for whom, with which rights. */
@@ -54,8 +62,9 @@ export type MandateErrorCode = VerifyErrorCode | SdkErrorCode;
 export type Refused = {
   ok: false;
   /**
-   * 401: verification failed (the `error` says why); 403: `insufficient_scope` or `stepup_required`;
-   * 400: the route's action for this request is not a valid action; 503: no verdict could be had
+   * 401: verification failed (the `error` says why); 403: `insufficient_scope`, `stepup_required`, or
+   * `stepup_wrong_details` (the step-up was approved for other details); 400: the route's action or
+   * summary for this request is not valid, or a route bound to its body got no JSON body; 503: no verdict could be had
    * (`service_unavailable`, `revocation_stale`): refused, try again later.
    */
   status: 400 | 401 | 403 | 503;
@@ -64,6 +73,8 @@ export type Refused = {
   description: string;
   /** With `stepup_required`: the exact action text the agent must have its owner approve. */
   action?: string;
+  /** With `stepup_required`: the route's suggested text for the owner's approval card, when it has one. */
+  summary?: string;
 };
 
 export type VerifyResult = Verified | Refused;

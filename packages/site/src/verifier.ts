@@ -1,4 +1,4 @@
-import { SCOPE_PATTERN, isValidAction } from '@mandate/protocol';
+import { SCOPE_PATTERN, isDetailsDigest, isDetailsSummary, isValidAction } from '@mandate/protocol';
 import { CloudStrategy } from './cloud.ts';
 import { type VerifierOptions, parseOptions } from './config.ts';
 import { LocalStrategy } from './local/local-strategy.ts';
@@ -57,9 +57,15 @@ type Prepared = { ok: true; request: PreparedRequest };
  * so the owner is never asked to approve an action that cannot succeed.
  */
 function prepare(request: MandateRequest, route: RouteRequirements, rebuild: (r: MandateRequest) => ReturnType<typeof publicUrl>): Prepared | Refused {
-  const { action, scope } = route;
+  const { action, scope, detailsDigest, summary } = route;
   if (action !== undefined && !isValidAction(action)) {
     return refuse(400, 'invalid_request', 'the action of this request is not a valid step-up action (1 to 200 printable characters)');
+  }
+  if (summary !== undefined && !isDetailsSummary(summary)) {
+    return refuse(400, 'invalid_request', 'the summary of this request is not a valid details summary (1 to 500 printable characters)');
+  }
+  if (detailsDigest !== undefined && !isDetailsDigest(detailsDigest)) {
+    return refuse(400, 'invalid_request', 'the details digest of this request is not base64url SHA-256 (43 characters)');
   }
   const method = request.method;
   if (typeof method !== 'string' || !/^[A-Za-z]{1,16}$/.test(method)) return unauthorized('invalid_request', 'the request method is malformed');
@@ -80,6 +86,7 @@ function prepare(request: MandateRequest, route: RouteRequirements, rebuild: (r:
   if (scope !== undefined) prepared.scope = scope;
   if (action !== undefined) {
     prepared.action = action; // without a step-up token: verified, scope checked, then stepup_required
+    if (detailsDigest !== undefined) prepared.detailsDigest = detailsDigest;
     const stepup = stepupTokenOf(request.headers);
     if (stepup.kind === 'many') return unauthorized('stepup_invalid', 'send exactly one step-up token, in X-Service-Stepup (or X-AuthYourAgent-Stepup)');
     if (stepup.kind === 'one') {
@@ -116,7 +123,7 @@ export function createVerifier(options: VerifierOptions): Verifier {
         // The scope before the step-up: a pass without the scope neither spends a step-up nor is told
         // to ask its owner for one (stepup_required), since the action could not succeed anyway.
         if (p.scope !== undefined && !verified.scopes.includes(p.scope)) return insufficientScope(p.scope);
-        if (p.action !== undefined && !verified.stepup) return stepupRequired(p.action);
+        if (p.action !== undefined && !verified.stepup) return stepupRequired(p.action, route.summary);
         return verified;
       } catch (e) {
         return refusalFor(e, config.onError);

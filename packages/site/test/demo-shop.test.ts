@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { detailsDigestOf } from '@mandate/protocol';
 import { type Child, runTs } from '../../server/test/helpers/child-process.ts';
 import { freePort } from '../../server/test/helpers/server-process.ts';
 import { type AgentWithPass, type Mandate, RealClock, agentRequest, agentWithPass, startMandate, stepupFor } from './helpers/mandate.ts';
@@ -75,10 +76,21 @@ describe('demo shop', () => {
         assert.equal((await call(a, 'POST', '/checkout', { body: { product_id: 'p1', quantity: 9 } })).status, 409, 'only 5 lamps');
         assert.equal((await call(a, 'POST', '/checkout', { body: '{"product_id": ' })).status, 400);
 
-        const needsStepup = await call(a, 'POST', '/checkout', { body: { product_id: 'p1', quantity: 2 } });
-        assert.deepEqual([needsStepup.status, needsStepup.body['error'], needsStepup.body['action']], [403, 'stepup_required', 'buy 2 x Desk lamp for 39.80 EUR']);
+        const basket = { product_id: 'p1', quantity: 2 };
+        const needsStepup = await call(a, 'POST', '/checkout', { body: basket });
+        assert.deepEqual(
+          [needsStepup.status, needsStepup.body['error'], needsStepup.body['action'], needsStepup.body['summary']],
+          [403, 'stepup_required', 'buy 2 x Desk lamp for 39.80 EUR', '2 × Desk lamp, 39.80 EUR, to Demo Shop'],
+        );
 
-        const stepup = await stepupFor(m, a, String(needsStepup.body['action']));
+        // The checkout binds its body: a step-up approved for another body (here one the action does not tell
+        // apart), or for no details, is refused and not used up.
+        const stepup = await stepupFor(m, a, String(needsStepup.body['action']), { details_digest: detailsDigestOf(basket) });
+        const otherBasket = await call(a, 'POST', '/checkout', { body: { ...basket, coupon: 'FREE' }, stepup });
+        assert.deepEqual([otherBasket.status, otherBasket.body['error']], [403, 'stepup_wrong_details'], JSON.stringify(otherBasket.body));
+        const unbound = await call(a, 'POST', '/checkout', { body: basket, stepup: await stepupFor(m, a, String(needsStepup.body['action'])) });
+        assert.deepEqual([unbound.status, unbound.body['error']], [403, 'stepup_wrong_details']);
+
         const bought = await call(a, 'POST', '/checkout', { body: { product_id: 'p1', quantity: 2 }, stepup });
         assert.equal(bought.status, 201, JSON.stringify(bought.body));
         assert.deepEqual(

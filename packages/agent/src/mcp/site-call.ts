@@ -1,5 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { siteError } from '../site-call.ts';
+import { stepupDetailsFor } from '../stepup-details.ts';
 import { normalizeSiteId, siteIdOfUrl } from '../site-id.ts';
 import type { McpDeps } from './context.ts';
 import { siteScopeRefusal } from './missing-scope.ts';
@@ -26,14 +27,15 @@ export type SiteCall = {
 /**
  * `mandate_fetch`'s path: the call with the pass and a DPoP proof (renewed as needed, by the SDK).
  * On `403 stepup_required` the owner is asked to approve the action the site names (the site
- * verifies that exact text), else `fallbackAction`; once approved, the call is sent once more with
- * the step-up token. The token and the pass stay in this process; the model gets the site's answer.
+ * verifies that exact text), else `fallbackAction`, bound to a JSON body by its digest, with the
+ * summary the site suggests; once approved, the call is sent once more with the step-up token and
+ * the same body. The token and the pass stay in this process; the model gets the site's answer.
  */
 export async function callSite(d: McpDeps, call: SiteCall, ctx: ToolCallContext, waitSeconds: number): Promise<CallToolResult> {
   const site = siteOf(call);
   const first = await sendOnce(d, call, site);
   if (first.kind === 'answer') return first.result;
-  const stepup = await fileStepup(d, site, first.action ?? call.fallbackAction);
+  const stepup = await fileStepup(d, call, site, first);
   const work = new PendingWork(d.pending, stepup.txnId, stepup.what, (w) => finishAfterStepup(d, call, site, stepup, w));
   return awaitWork(work, ctx, waitSeconds, d.pending);
 }
@@ -43,7 +45,7 @@ export async function callSiteWithin(d: McpDeps, call: SiteCall, w: PendingWork)
   const site = siteOf(call);
   const first = await sendOnce(d, call, site);
   if (first.kind === 'answer') return first.result;
-  const stepup = await fileStepup(d, site, first.action ?? call.fallbackAction);
+  const stepup = await fileStepup(d, call, site, first);
   w.waitsOn(stepup.txnId);
   return finishAfterStepup(d, call, site, stepup, w);
 }
@@ -54,8 +56,11 @@ export function siteOf(call: SiteCall): string {
 
 type FiledStepup = { txnId: string; expiresAt: number; action: string; what: string };
 
-async function fileStepup(d: McpDeps, site: string, action: string): Promise<FiledStepup> {
-  const created = await d.agent.requestStepup(site, action);
+/** Asks the owner for the step-up the site asked for; a JSON body binds it to that body (stepupDetailsFor). */
+async function fileStepup(d: McpDeps, call: SiteCall, site: string, asked: StepupAsked): Promise<FiledStepup> {
+  const action = asked.action ?? call.fallbackAction;
+  const details = stepupDetailsFor(call, asked.summary, action);
+  const created = await d.agent.requestStepup(site, action, details ? { details } : {});
   return { txnId: created.txnId, expiresAt: created.expiresAt, action, what: `the step-up "${action}" on ${site}` };
 }
 
@@ -66,7 +71,9 @@ async function finishAfterStepup(d: McpDeps, call: SiteCall, site: string, stepu
   throw new ToolFailure('stepup_refused', `the site asked for a step-up again after the owner approved "${stepup.action}"`, 'the site may expect another action text; call mandate_fetch again with the action the site names');
 }
 
-type Sent = { kind: 'answer'; result: CallToolResult } | { kind: 'stepup'; action: string | undefined };
+/** A site's `403 stepup_required`: the action it names and the summary it suggests, when it does. */
+type StepupAsked = { kind: 'stepup'; action: string | undefined; summary: string | undefined };
+type Sent = { kind: 'answer'; result: CallToolResult } | StepupAsked;
 
 /** One send, cut after the site-call limit (30 s) including the reading of the answer. */
 async function sendOnce(d: McpDeps, call: SiteCall, site: string, stepupToken?: string): Promise<Sent> {
@@ -80,7 +87,7 @@ async function sendOnce(d: McpDeps, call: SiteCall, site: string, stepupToken?: 
     const error = await siteError(res);
     if (res.status === 403 && error?.error === 'stepup_required' && !stepupToken) {
       await res.body?.cancel();
-      return { kind: 'stepup', action: error.action };
+      return { kind: 'stepup', action: error.action, summary: error.summary };
     }
     if (res.status === 403 && error?.error === 'insufficient_scope') throw await siteScopeRefusal(d, site, `${call.method} ${call.url}`, res, call.scopes);
     const answer = await readSiteAnswer(res);

@@ -147,6 +147,7 @@ export class LocalStrategy implements Strategy {
             site: pass.aud,
             action: p.action,
             userId: pass.user,
+            ...(p.detailsDigest === undefined ? {} : { detailsDigest: p.detailsDigest }),
           });
         }
         return null;
@@ -161,7 +162,7 @@ export class LocalStrategy implements Strategy {
     });
 
     if (stepup !== undefined && p.action !== undefined && p.stepupToken !== undefined) {
-      await confirmStepup(config, { stepupToken: p.stepupToken, action: p.action, agentId: claims.sub, userId: claims.user });
+      await confirmStepup(config, { stepupToken: p.stepupToken, action: p.action, agentId: claims.sub, userId: claims.user, detailsDigest: p.detailsDigest });
     }
     return {
       ok: true,

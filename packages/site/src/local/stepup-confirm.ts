@@ -2,7 +2,14 @@ import { ProtocolError, isVerifyErrorCode } from '@mandate/protocol';
 import type { VerifierConfig } from '../config.ts';
 import { ServiceUnavailableError, callService, isRecord } from '../service-client.ts';
 
-export type StepupToConfirm = { stepupToken: string; action: string; agentId: string; userId: string };
+export type StepupToConfirm = {
+  stepupToken: string;
+  action: string;
+  agentId: string;
+  userId: string;
+  /** The details the step-up must have been approved for; undefined when the route does not bind any. */
+  detailsDigest: string | undefined;
+};
 
 /**
  * Local mode still uses up every step-up at Mandate (`POST /api/v1/stepup/verify`): single use must
@@ -13,7 +20,14 @@ export type StepupToConfirm = { stepupToken: string; action: string; agentId: st
 export async function confirmStepup(config: VerifierConfig, s: StepupToConfirm): Promise<void> {
   const res = await callService(config, '/api/v1/stepup/verify', {
     method: 'POST',
-    body: { stepup_token: s.stepupToken, site: config.site, action: s.action, agent_id: s.agentId, user_id: s.userId },
+    body: {
+      stepup_token: s.stepupToken,
+      site: config.site,
+      action: s.action,
+      agent_id: s.agentId,
+      user_id: s.userId,
+      ...(s.detailsDigest === undefined ? {} : { details_digest: s.detailsDigest }),
+    },
   });
   if (res.status !== 200 || !isRecord(res.body)) throw new ServiceUnavailableError(`POST /api/v1/stepup/verify answered ${res.status}`);
   const b = res.body;
