@@ -23,5 +23,5 @@ export { detailsDigestOf } from '@mandate/protocol';
 export { VERIFY_ERROR_CODES } from '@mandate/protocol';
 export type { VerifyErrorCode } from '@mandate/protocol';
 /** Receipts (decisions §29): proof, checked offline with the service's JWKS, that the owner's passkey approved exactly one action with those details. */
-export { RECEIPT_ERROR_CODES, ReceiptError, detailsDigestOf, verifyReceipt } from '@mandate/protocol';
+export { RECEIPT_ERROR_CODES, ReceiptError, verifyReceipt } from '@mandate/protocol';
 export type { CredentialKey, Receipt, ReceiptErrorCode, ReceiptExpectation, ServiceKeys, VerifiedReceipt, VerifyReceiptOptions } from '@mandate/protocol';
