@@ -212,7 +212,13 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       // Credentials, devices, sessions, links, settings, notifications, unsent messages.
       assert.deepEqual(await store.passkeys.listForUser(owner.user.id), []);
       assert.deepEqual(await store.pushDevices.listForUser(owner.user.id), []);
-      assert.deepEqual(await store.receipts.listForUser(owner.user.id), [], 'receipts go with the account');
+      // Receipts are anonymised with the activity: txn, agent, site and time kept; what the passkey signed dropped.
+      const receipts = await store.receipts.listForUser(owner.user.id);
+      assert.equal(receipts.length, 1);
+      assert.deepEqual({ ...receipts[0], txnId: '', approvedAt: 0 }, {
+        txnId: '', userId: owner.user.id, agentId: agent.id, site: 'shop.example', action: '', detailsDigest: null, nonce: '', approvedAt: 0,
+        credentialId: '', authenticatorData: '', clientDataJson: '', signature: '',
+      });
       assert.equal(await store.notifySettings.get(owner.user.id), undefined);
       assert.deepEqual(await store.notifications.list(owner.user.id, { before: 0, limit: 100, since: 0 }), []);
       const left = await store.outbox.list({ userId: owner.user.id, limit: 1000 });

@@ -82,7 +82,7 @@ export function standardErasureSteps(deps: StandardStepDeps): ErasureStep[] {
     erasureStep('outbox', (c) => c.repos.outbox.deletePendingForUser(c.user.id, [BACKCHANNEL_CHANNEL])),
     // Receipts name the person and hold their passkey's signature (decisions §29): they go with the
     // account; the sites keep the copies they fetched, and the anonymised activity keeps the approvals.
-    erasureStep('receipts', (c) => c.repos.receipts.deleteForUser(c.user.id)),
+    erasureStep('receipts', (c) => c.repos.receipts.anonymiseForUser(c.user.id)),
     // The bare sequence stays, closed by one record that says the account was deleted.
     erasureStep('activity', async ({ repos, user, now }) => {
       await repos.activity.anonymiseForUser(user.id);

@@ -46,9 +46,12 @@ export interface ReceiptsRepo {
    */
   listForUser(userId: string, afterTxnId?: string, limit?: number): Promise<ReceiptRecord[]>;
   /**
-   * Deletes every receipt of the owner (account deletion); answers how many. A receipt holds the
-   * passkey's proof and names the person, so nothing of it is kept once the account goes; the
-   * anonymised activity keeps the bare sequence of approvals.
+   * Anonymises every receipt of the owner (account deletion, with the activity: decisions §16, §29);
+   * answers how many. As the anonymised activity keeps `seq`, type, time, agent and site, a row keeps
+   * txn id, owner id, agent, site and approval time; what the passkey signed (nonce, credential id,
+   * authenticator data, client data, signature), the free-text action and the details digest are
+   * blanked ('' and null). Such a row proves nothing any more: a site that needs the proof keeps its
+   * own copy of the receipt, which stays checkable with the JWKS.
    */
-  deleteForUser(userId: string): Promise<number>;
+  anonymiseForUser(userId: string): Promise<number>;
 }

@@ -51,8 +51,9 @@ export function receiptsRepo(db: Db): ReceiptsRepo {
       if (limit !== undefined) q = q.limit(limit);
       return (await q.execute()).map(toRecord);
     },
-    async deleteForUser(userId) {
-      return affected(await db.deleteFrom('approval_receipts').where('user_id', '=', userId).executeTakeFirst());
+    async anonymiseForUser(userId) {
+      const blank = { action: '', details_digest: null, nonce: '', credential_id: '', authenticator_data: '', client_data_json: '', signature: '' };
+      return affected(await db.updateTable('approval_receipts').set(blank).where('user_id', '=', userId).where('nonce', '!=', '').executeTakeFirst());
     },
   };
 }
