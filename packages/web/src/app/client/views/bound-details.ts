@@ -4,7 +4,7 @@
 import { el } from '../dom.ts';
 import type { PendingRequest } from '../types.ts';
 
-export const BOUND_DETAILS_TEXT = 'This approval is bound to exactly these details.';
+const BOUND_DETAILS_TEXT = 'This approval is bound to exactly these details.';
 
 /** The block for the card, or null when the request carries no bound details. */
 export function boundDetailsBlock(p: PendingRequest): HTMLElement | null {
