@@ -6,7 +6,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawn } from 'node:child_process';
 import { REPO_ROOT, runNode } from '../../server/test/helpers/child-process.ts';
-import { HttpOwner } from '../../server/test/helpers/over-http.ts';
+import { detailsDigestOf } from '@mandate/protocol';
+import { markedBlocks } from '../../server/test/helpers/doc-examples.ts';
+import { HttpOwner, type PendingRequest, call } from '../../server/test/helpers/over-http.ts';
 import { until } from '../../server/test/helpers/until.ts';
 import { freePort, startServer, type ServerProcess } from '../../server/test/helpers/server-process.ts';
 import { AgentKey } from '../src/keys/agent-key.ts';
@@ -265,21 +267,95 @@ describe('mandate-agent CLI', { timeout: 240_000 }, () => {
     await owner.ok('POST', `/api/agents/${agentId}/approval-modes`, { site: '*', mode: null });
   });
 
+  /**
+   * Runs a shell script of the docs as written, with `mandate-agent` on PATH being this CLI for the
+   * main agent (`--dir`, and a short poll interval). `out()` is its stdout so far.
+   */
+  function runDocScript(script: string): { out: () => string; done: Promise<number> } {
+    const bin = join(root, 'bin');
+    mkdirSync(bin, { recursive: true });
+    writeFileSync(join(bin, 'mandate-agent'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@" --dir ${JSON.stringify(dir)} --interval 0.2\n`, { mode: 0o755 });
+    const run = spawn('sh', ['-c', script], { env: { ...process.env, PATH: `${bin}:${process.env['PATH'] ?? ''}` } });
+    let out = '';
+    run.stdout.on('data', (c: Buffer) => { out += c.toString(); });
+    const done = new Promise<number>((r) => run.on('close', (code) => r(code ?? -1)));
+    return { out: () => out, done: done.then((code) => (outputs.push(out), code)) };
+  }
+
   it('the approve script of docs/agents/cli.md runs as written and branches on the answer', async () => {
     const doc = readFileSync(join(REPO_ROOT, 'docs/agents/cli.md'), 'utf8');
     const block = [...doc.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1] ?? '').find((b) => b.includes('mandate-agent approve'));
     assert.ok(block, 'the docs show an approve script');
-    const bin = join(root, 'bin');
-    mkdirSync(bin, { recursive: true });
-    writeFileSync(join(bin, 'mandate-agent'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@" --dir ${JSON.stringify(dir)} --interval 0.2\n`, { mode: 0o755 });
-    const run = spawn('sh', ['-c', block], { env: { ...process.env, PATH: `${bin}:${process.env['PATH'] ?? ''}` } });
-    let out = '';
-    run.stdout.on('data', (c: Buffer) => { out += c.toString(); });
-    const done = new Promise<number>((r) => run.on('close', (code) => r(code ?? -1)));
+    const run = runDocScript(block);
     const p = await until('the request of the docs script', async () => (await owner.pending()).find((x) => x.agent_id === agentId && x.kind === 'agent_approval' && x.site === 'shop.example.com'), { ms: 30_000 });
     await owner.approve(p.id);
-    assert.equal(await done, 0);
-    assert.match(out, /approved: click/);
+    assert.equal(await run.done, 0);
+    assert.match(run.out(), /approved: click/);
+  });
+
+  it('stepup --summary --details-json (docs/agents/cli.md, as written): the owner sees the summary, the token carries the digest, a site checking another digest refuses it', async () => {
+    const block = markedBlocks('docs/agents/cli.md').block('run', 'bound-stepup');
+    const body = /^body='(.+)'$/m.exec(block)?.[1];
+    assert.ok(body, `the script sets body: ${block}`);
+    const digest = detailsDigestOf(JSON.parse(body));
+    // The script asks at shop.example: the agent gets access there first.
+    expectCode(await whileWaiting(['request', '--dir', dir, '--site', 'shop.example', '--scopes', 'list', '--wait', '--interval', '0.2'], () => owner.answerNext(agentId, 'initial')), 0);
+
+    const run = runDocScript(block);
+    const asked = await owner.nextPending(agentId, 'stepup');
+    assert.equal(asked.site, 'shop.example');
+    assert.equal(asked.action, 'pay order 42');
+    assert.deepEqual(asked.details, { summary: 'Pay 19.90 EUR to shop.example for order 42', digest });
+    await owner.approve(asked.id);
+    assert.equal(await run.done, 0);
+    const token = run.out().trim();
+    const claims = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { details_digest?: string };
+    assert.equal(claims.details_digest, digest, 'the token carries the digest of the body');
+
+    const check = (details_digest: string) => call<{ valid: boolean; error?: string }>(server, 'POST', '/api/v1/stepup/verify', { stepup_token: token, site: 'shop.example', action: 'pay order 42', details_digest });
+    assert.equal((await check(detailsDigestOf({ ...JSON.parse(body), amount: '1999.00' }))).body.error, 'stepup_wrong_details', 'another body is refused');
+    assert.equal((await check(digest)).body.valid, true, 'this body is accepted');
+  });
+
+  it('stepup --digest and approve --summary: a digest made elsewhere is sent as given; --json names it', async () => {
+    const digest = detailsDigestOf({ cart: ['p1', 'p2'], total: '31.00 EUR' });
+    const asked = await cli(['stepup', '--dir', dir, '--site', site.siteId, '--action', 'pay order 11', '--summary', 'Pay 31.00 EUR\nfor 2 items', '--digest', digest, '--no-wait', '--json']);
+    expectCode(asked, 0);
+    assert.equal(json(asked).details_digest, digest);
+    const card = (await owner.pending()).find((p) => p.id === json(asked).txn_id);
+    assert.deepEqual(card?.details, { summary: 'Pay 31.00 EUR\nfor 2 items', digest });
+    await owner.deny(json(asked).txn_id as string);
+
+    let seen: PendingRequest | undefined;
+    const approved = await whileWaiting(['approve', 'elsewhere.example', 'checkout:submit', '--label', 'Pay now', '--summary', 'Pay 31.00 EUR', '--details-json', '{"total": "31.00 EUR", "cart": ["p1", "p2"]}', '--dir', dir, '--interval', '0.2', '--json'], async () => (seen = await owner.answerNext(agentId, 'agent_approval')));
+    expectCode(approved, 0);
+    assert.equal(json(approved).details_digest, digest, 'the same JSON in another key order and spacing has the same digest');
+    assert.deepEqual(seen?.details, { label: 'Pay now', summary: 'Pay 31.00 EUR', digest });
+  });
+
+  it('details flags that do not add up are usage errors naming the flag, and nothing is asked', async () => {
+    const digest = detailsDigestOf({ a: 1 });
+    const before = (await owner.pending()).length;
+    const stepup = ['stepup', '--dir', dir, '--site', site.siteId, '--action', 'pay order 12', '--no-wait'];
+    const cases: [string[], RegExp][] = [
+      [[...stepup, '--summary', 'Pay'], /--summary needs --details-json JSON or --digest DIGEST/],
+      [[...stepup, '--details-json', '{"a":1}'], /--details-json needs --summary/],
+      [[...stepup, '--digest', digest], /--digest needs --summary/],
+      [[...stepup, '--summary', 'Pay', '--details-json', '{"a":1}', '--digest', digest], /--details-json or --digest, not both/],
+      [[...stepup, '--summary', 'Pay', '--details-json', '{"a":'], /--details-json is not JSON/],
+      [[...stepup, '--summary', 'Pay', '--details-json', '"\\ud800"'], /--details-json has no canonical form/],
+      [[...stepup, '--summary', 'Pay', '--digest', 'short'], /--digest must be base64url SHA-256/],
+      [[...stepup, '--summary', 'x'.repeat(501), '--digest', digest], /--summary must be 1 to 500 printable characters/],
+      [[...stepup, '--summary', 'Pay \u202Enow', '--digest', digest], /--summary must be/],
+      [['approve', 'elsewhere.example', 'click', '--dir', dir, '--summary', 'Pay'], /--summary needs --details-json/],
+      [['approve', 'elsewhere.example', 'click', '--dir', dir, '--summary', 'Pay', '--details-json', 'nope'], /--details-json is not JSON/],
+    ];
+    for (const [args, message] of cases) {
+      const r = await cli(args);
+      expectCode(r, 2);
+      assert.match(r.stderr, message, args.join(' '));
+    }
+    assert.equal((await owner.pending()).length, before, 'no request was filed');
   });
 
   it('notify, report-status and status', async () => {

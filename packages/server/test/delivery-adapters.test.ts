@@ -261,6 +261,14 @@ describe('FCM transport', () => {
     assert.equal(first?.accessToken, second?.accessToken);
   });
 
+  it('sends the details an approval is bound to as JSON text, as every data value is a string', async () => {
+    const details = { summary: 'Pay 12.00 EUR\nto ACME', digest: 'p4S9sS3L3hZ0hJ0tqv3Z8bYQy2a4rM7pN1eW6kD5cXg' };
+    assert.deepEqual(await transport().send({ token: 'reg-phone-details' }, payload({ details }), OPTIONS), { outcome: 'sent' });
+    const sent = fcm.messages().find((m) => m.token === 'reg-phone-details');
+    assert.equal(typeof sent?.data['details'], 'string');
+    assert.deepEqual(JSON.parse(sent?.data['details'] ?? ''), details);
+  });
+
   it('renews the access token 60 s before it ends', async () => {
     const push = transport();
     const before = fcm.exchanges;

@@ -143,6 +143,10 @@ async function walkEveryRoute(t: TestApp, auth: Record<string, string>): Promise
     }),
     JSON.stringify({ agent_id: 'ag_' + 'a'.repeat(26), site: 'shop.example', scopes: Array.from({ length: 1000 }, (_, i) => `s${i}`), agent_jwt: 'e30.e30.e30', user_info: [] }),
     JSON.stringify({ access_token: 'eyJhbGciOiJub25lIn0.e30.', dpop: 'eyJhbGciOiJub25lIn0.e30.', method: 'POST', url: 'https://a.example/x', site: 'a.example', action: 'pay' }),
+    // The details binding (decisions §29): `details` of step-ups and agent approvals, `details_digest` of the verify endpoints.
+    JSON.stringify({ agent_id: 'ag_' + 'a'.repeat(26), site: 'shop.example', action: 'pay', agent_jwt: 'e30.e30.e30', details: { summary: 'a\u202eb', digest: 'A'.repeat(42) + '=', extra: [] }, stepup_token: 'e30.e30.e30', access_token: 'x', details_digest: 'A'.repeat(44) }),
+    JSON.stringify({ agent_id: 'ag_' + 'a'.repeat(26), site: 'shop.example', action: 'pay', agent_jwt: 'e30.e30.e30', details: 'Pay', stepup_token: 'e30.e30.e30', details_digest: { digest: 42 } }),
+    JSON.stringify({ site: 'shop.example', action: 'pay', details: { summary: 'x'.repeat(4001), digest: 'x'.repeat(201), label: 7 }, details_digest: null }),
   ];
   const badIds = ['x', 'ag_' + 'a'.repeat(300), '%00', '..%2F..', 'ag_%F0%9F%92%A9', 'dev_!!', ' ', 'u_', '%E0%A4%A', 't_aaaaaaaaaaaaaaaaaaaaaaaaaa'];
   const checked: string[] = [];

@@ -1,9 +1,10 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createAgentJwt } from '@mandate/protocol';
+import { createAgentJwt, detailsDigestOf } from '@mandate/protocol';
 import type { ServerProcess } from '../../server/test/helpers/server-process.ts';
 import type { AgentKey } from './helpers/agent-runner.ts';
 import { call, expectStatus } from '../../server/test/helpers/over-http.ts';
+import { storedReceipt } from '../../server/test/helpers/stored-receipt.ts';
 import { until } from '../../server/test/helpers/until.ts';
 import { type OwnerAppRig, type OwnerTab, expectNoError, expectNoSidewaysScroll, goTo, ownerWithAgent, requestCard, startOwnerAppRig } from './helpers/owner-app.ts';
 
@@ -60,6 +61,35 @@ test('an agent approval card shows what the agent wants, approved with the passk
   assert.match((await second.locator('.category').textContent()) ?? '', /Deletes/);
   await second.locator('button.deny').click();
   assert.equal(await pollStatus(del.txn_id), 'denied');
+  await expectNoError(page);
+});
+
+test('an agent approval bound to details shows the summary as written and says so; approved with the passkey, the service keeps the receipt', { timeout: 60_000 }, async () => {
+  const { page } = phone;
+  const summary = 'Order 2 items for 31.00 EUR:\n- <i>Tea</i> x1\n- Mug & saucer x1';
+  const digest = detailsDigestOf({ cart: [{ id: 'tea', qty: 1 }, { id: 'mug', qty: 1 }], total: '31.00 EUR' });
+  const order = await file('shop.example', 'checkout:submit', { label: 'Place order', summary, digest });
+  assert.equal(order.status, 'pending');
+  await goTo(page, 'requests');
+  const card = await requestCard(page, order.txn_id);
+  assert.match((await card.locator('.agent-approval-details').textContent()) ?? '', /Place order/);
+  const shown = card.locator('blockquote.details-summary');
+  assert.equal(await shown.innerText(), summary, 'as written, lines kept');
+  assert.equal(await card.locator('blockquote.details-summary *').count(), 0, 'text, not markup');
+  await card.locator('p.hint', { hasText: 'This approval is bound to exactly these details.' }).waitFor();
+  await expectNoSidewaysScroll(page, 'an agent approval card with a summary');
+  await card.locator('button.approve').click();
+  await card.locator('.outcome.ok').waitFor();
+  assert.equal(await pollStatus(order.txn_id), 'approved');
+  const receipt = storedReceipt(rig.dataDir, order.txn_id);
+  assert.deepEqual([receipt?.action, receipt?.details_digest], ['checkout:submit', digest], 'the receipt is bound to the details');
+
+  // Without details the card has no such block.
+  const plain = await file('shop.example', 'click', { label: 'Delete draft' });
+  const second = await requestCard(page, plain.txn_id);
+  assert.equal(await second.locator('.bound-details').count(), 0);
+  await second.locator('button.deny').click();
+  assert.equal(await pollStatus(plain.txn_id), 'denied');
   await expectNoError(page);
 });
 

@@ -1,6 +1,9 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createAgentJwt } from '@mandate/protocol';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { approvalChallenge, createAgentJwt, detailsDigestOf } from '@mandate/protocol';
 import type { Browser } from 'playwright-core';
 import { launchChromium } from '../../server/test/helpers/browser.ts';
 import { startServer, type ServerProcess } from '../../server/test/helpers/server-process.ts';
@@ -8,6 +11,7 @@ import { type AgentKey, type AgentRun, agentKey, runAgent } from './helpers/agen
 import { call, expectStatus } from '../../server/test/helpers/over-http.ts';
 import { until } from '../../server/test/helpers/until.ts';
 import { verifyEmail } from '../../server/test/helpers/email-over-http.ts';
+import { storedReceipt } from '../../server/test/helpers/stored-receipt.ts';
 import {
   DESKTOP, PHONE, type OwnerTab, createAgent, expectNoError, expectNoSidewaysScroll, goTo, openOwnerTab, requestCard, sessionCookie, signInWithPassword, signUp,
 } from './helpers/owner-app.ts';
@@ -21,6 +25,8 @@ const SITE = 'shop.example';
 const OTHER_SITE = 'books.example';
 
 let server: ServerProcess;
+/** The server's DATA_DIR: the receipts of approvals are read from its database. */
+const dataDir = mkdtempSync(join(tmpdir(), 'mandate-app-approval-'));
 let browser: Browser;
 let phone: OwnerTab;
 let desktop: OwnerTab;
@@ -32,7 +38,7 @@ const started: AgentRun[] = [];
 
 before(async () => {
   browser = await launchChromium('owner app');
-  server = await startServer({ env: { DATABASE_URL: '' } });
+  server = await startServer({ env: { DATABASE_URL: '', DATA_DIR: dataDir } });
   key = await agentKey();
 });
 
@@ -40,6 +46,7 @@ after(async () => {
   for (const run of started) run.stop();
   await browser?.close();
   await server?.stop();
+  rmSync(dataDir, { recursive: true, force: true });
   key?.remove();
 });
 
@@ -185,6 +192,46 @@ test('a step-up card shows the action exactly as the agent wrote it; the owner a
   }, { ms: 20_000, everyMs: 200 });
   assert.equal(token.status, 'approved');
   assert.ok(token.stepup_token, 'the agent collects its one-time step-up token');
+});
+
+test('a step-up bound to details shows the summary as written (lines kept, markup as text, long words wrapped); approved with the passkey, the service keeps the receipt', { timeout: 60_000 }, async () => {
+  const { page } = phone;
+  const action = 'pay order 42';
+  const summary = `Pay 12.00 EUR to "Shop & Co"\n<b>order 42</b> <img src=x onerror="document.title='owned'">\nref ${'X'.repeat(120)}`;
+  const digest = detailsDigestOf({ order: '42', amount: '12.00', currency: 'EUR' });
+  const step = await call<{ txn_id: string }>(server, 'POST', '/api/v1/stepup', {
+    agent_id: agentId, site: SITE, action, details: { summary, digest }, agent_jwt: await createAgentJwt(key.privateKey, agentId),
+  });
+  expectStatus(step, 200, 'step-up request with details');
+  const txn = step.body.txn_id;
+  await goTo(page, 'requests');
+  const card = await requestCard(page, txn);
+  const shown = card.locator('blockquote.details-summary');
+  assert.equal(await shown.textContent(), summary, 'the summary exactly as written');
+  assert.equal(await shown.innerText(), summary, 'its line breaks are kept on screen');
+  assert.equal(await card.locator('blockquote.details-summary *').count(), 0, 'the summary is text, not markup');
+  assert.notEqual(await page.title(), 'owned');
+  await card.locator('p.hint', { hasText: 'This approval is bound to exactly these details.' }).waitFor();
+  assert.equal(await card.locator('blockquote.action').textContent(), action);
+  await expectNoSidewaysScroll(page, 'a step-up card with a long summary');
+
+  await card.getByRole('button', { name: 'Approve' }).click();
+  await card.locator('.outcome.ok').waitFor();
+  const answer = await until('the step-up token', async () => {
+    const r = await call<{ status: string; stepup_token?: string }>(server, 'GET', `/api/v1/authz-requests/${txn}`, undefined, { 'x-agent-jwt': await createAgentJwt(key.privateKey, agentId) });
+    return r.body.status === 'pending' ? undefined : r.body;
+  }, { ms: 20_000, everyMs: 200 });
+  assert.equal(answer.status, 'approved');
+  const claims = JSON.parse(Buffer.from(answer.stepup_token?.split('.')[1] ?? '', 'base64url').toString('utf8')) as { details_digest?: string };
+  assert.equal(claims.details_digest, digest, 'the token carries the digest');
+
+  // What the passkey in the browser signed: the challenge that commits to these details (decisions §29).
+  const receipt = storedReceipt(dataDir, txn);
+  assert.ok(receipt, 'the service kept the receipt of the approval');
+  assert.deepEqual([receipt.site, receipt.action, receipt.details_digest], [SITE, action, digest]);
+  const clientData = JSON.parse(Buffer.from(receipt.client_data_json, 'base64url').toString('utf8')) as { type: string; challenge: string; origin: string };
+  assert.deepEqual(clientData, { ...clientData, type: 'webauthn.get', origin: server.baseUrl });
+  assert.equal(clientData.challenge, approvalChallenge({ txn, aud: SITE, action, detailsDigest: digest, user: receipt.user_id, nonce: receipt.nonce }));
 });
 
 test('the owner denies a request with one tap; the agent process is told, and the card leaves the desktop', { timeout: 90_000 }, async () => {

@@ -30,6 +30,20 @@ describe('a push payload', () => {
     assert.equal(options.icon, '/icon-192.png');
   });
 
+  test('an approval bound to details shows the summary as written first, then the action line', () => {
+    const details = { summary: 'Pay 12.00 EUR\nto ACME <b>now</b>', digest: 'qm0F3pYt2dBzG2lH7mXqG5a6bEw5Jt3xw8Xv6c6Rk1Q' };
+    const msg = parsePush(JSON.stringify({ ...approval, kind: 'stepup', title: 'shopper asks to act on shop.example', body: 'pay · approve with your passkey', details }));
+    assert.ok(msg);
+    assert.deepEqual(msg.details, details);
+    assert.equal(notificationFor(msg, 0).options.body, 'Pay 12.00 EUR\nto ACME <b>now</b>\npay · approve with your passkey');
+    for (const bad of [{ summary: 'x' }, { summary: 'x'.repeat(501), digest: details.digest }, 'Pay', [details], { summary: 1, digest: details.digest }]) {
+      const plain = parsePush(JSON.stringify({ ...approval, details: bad }));
+      assert.ok(plain, 'the approval itself is still shown');
+      assert.equal(plain.details, undefined, JSON.stringify(bad));
+      assert.equal(notificationFor(plain, 0).options.body, approval.body);
+    }
+  });
+
   test('quiet hours: an approval marked silent is shown without sound', () => {
     const msg = parsePush(JSON.stringify({ ...approval, silent: true }));
     assert.ok(msg);

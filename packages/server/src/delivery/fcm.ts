@@ -64,12 +64,12 @@ function fcmErrorCode(error: GoogleError): string | undefined {
   return Array.isArray(error.details) ? error.details.find((d) => typeof d?.errorCode === 'string')?.errorCode : undefined;
 }
 
-/** Every payload field as a string: FCM data values must be strings. */
+/** Every payload field as a string: FCM data values must be strings. An object (`details`) goes as its JSON. */
 function dataOf(payload: PushPayload): Record<string, string> {
   const data: Record<string, string> = {};
   for (const [key, value] of Object.entries(payload) as [string, unknown][]) {
     if (value === undefined || value === null) continue;
-    data[key] = typeof value === 'string' ? value : String(value);
+    data[key] = typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value);
   }
   return data;
 }

@@ -139,9 +139,24 @@ const contentTypeArb: fc.Arbitrary<string> = fc.oneof(
   { weight: 1, arbitrary: headerText },
 );
 
+/** A details digest (decisions §29) and its near misses: wrong length, padding, a last character out of canonical form, hex. */
+const GOOD_DIGEST = 'p4S9sS3L3hZ0hJ0tqv3Z8bYQy2a4rM7pN1eW6kD5cXg';
+const digestLike: fc.Arbitrary<unknown> = fc.oneof(
+  fc.constantFrom(GOOD_DIGEST, GOOD_DIGEST.slice(0, 42), `${GOOD_DIGEST}A`, `${GOOD_DIGEST.slice(0, 42)}=`, `${GOOD_DIGEST.slice(0, 42)}h`, `${GOOD_DIGEST.slice(0, 42)}+`, 'a'.repeat(64)),
+  nastyValue,
+);
+
+/** `details` bound to an approval: whole, with a field of any wrong shape, with the page facts of an agent approval, with extras. */
+const detailsLike: fc.Arbitrary<unknown> = fc.oneof(
+  fc.record({ summary: fc.oneof(fc.constant('Pay 12.00 EUR\nto ACME'), nastyString, nastyValue), digest: digestLike, label: nastyValue, amount: nastyValue, text_digests: nastyValue, extra: nastyValue }, { requiredKeys: [] }),
+  nastyValue,
+);
+
 /** A value for a body property: a genuine one, one of the right kind but wrong, or any wrong shape. */
 const propValue = (g: Genuine, name: string): fc.Arbitrary<unknown> => {
-  const genuine: Record<string, unknown> = { agent_id: g.agentId, agent_jwt: g.agentJwt, site: g.site, user_id: g.userId, access_token: g.agentJwt, stepup_token: g.agentJwt, dpop: g.agentJwt, scopes: ['list'], user_info: [], method: 'GET', url: `https://${g.site}/x`, approve: true };
+  const genuine: Record<string, unknown> = { agent_id: g.agentId, agent_jwt: g.agentJwt, site: g.site, user_id: g.userId, access_token: g.agentJwt, stepup_token: g.agentJwt, dpop: g.agentJwt, scopes: ['list'], user_info: [], method: 'GET', url: `https://${g.site}/x`, approve: true, action: 'pay' };
+  if (name === 'details') return fc.oneof({ weight: 3, arbitrary: detailsLike }, { weight: 1, arbitrary: nastyValue });
+  if (name === 'details_digest') return digestLike;
   return fc.oneof({ weight: 1, arbitrary: fc.constant(genuine[name] ?? 'x') }, { weight: 3, arbitrary: nastyValue });
 };
 

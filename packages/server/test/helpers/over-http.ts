@@ -56,8 +56,11 @@ export interface RemoteOwner {
   authenticator: SoftAuthenticator;
 }
 
-/** An open request of the owner's agents, as `GET /api/me` lists it in `pending`. */
-export type PendingRequest = { id: string; kind: string; agent_id: string; site: string; scopes: string[]; action?: string; details?: { summary: string; digest: string } };
+/**
+ * An open request of the owner's agents, as `GET /api/me` lists it in `pending`; `details`: what an
+ * agent approval says, and the details a step-up or agent approval is bound to (decisions §29).
+ */
+export type PendingRequest = { id: string; kind: string; agent_id: string; site: string; scopes: string[]; action?: string; details?: { summary?: string; digest?: string; [field: string]: unknown } };
 
 /** A live grant, as `GET /api/me` lists it in `grants`. */
 export type Grant = { id: string; agent_id: string; site: string; scopes: string[] };

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, CDPSession, Locator, Page } from 'playwright-core';
 import { addAuthenticator, expectNoError, launchChromium } from '../../../server/test/helpers/browser.ts';
@@ -113,21 +115,26 @@ export interface OwnerAppRig {
   browser: Browser;
   server: ServerProcess;
   key: AgentKey;
+  /** The server's DATA_DIR: its embedded database, for a test that checks what the service stored. */
+  dataDir: string;
   close(): Promise<void>;
 }
 
 /** Starts Chromium, a server (embedded database) and makes an agent key; `close()` ends them. */
 export async function startOwnerAppRig(what: string): Promise<OwnerAppRig> {
   const browser = await launchChromium(what);
-  const server = await startServer({ env: { DATABASE_URL: '' } });
+  const dataDir = mkdtempSync(join(tmpdir(), 'mandate-owner-app-'));
+  const server = await startServer({ env: { DATABASE_URL: '', DATA_DIR: dataDir } });
   const key = await agentKey();
   return {
     browser,
     server,
     key,
+    dataDir,
     close: async () => {
       await browser.close();
       await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
       key.remove();
     },
   };

@@ -2,6 +2,7 @@ import { textDigestSet } from '@mandate/protocol';
 import type { Command } from '../command.ts';
 import type { AgentApprovalDetails } from '../../agent.ts';
 import { agentFromDir } from '../agent-from-dir.ts';
+import { DETAILS_HELP, DETAILS_OPTIONS, DETAILS_USAGE, detailsFromFlags } from '../details-flags.ts';
 import { ApprovalError } from '../../client/errors.ts';
 import { UsageError } from '../exit-codes.ts';
 import { flag, seconds, str } from '../values.ts';
@@ -15,7 +16,7 @@ const TEXT_FIELDS = ['label', 'amount', 'item', 'page', 'host', 'target-host', '
 export const approveCommand: Command = {
   name: 'approve',
   summary: 'ask the owner to approve one action on any site; exit 0 approved, 1 denied, 2 error, 3 expired',
-  usage: 'mandate-agent approve SITE ACTION [--label TEXT] [--amount TEXT] [--item TEXT] [--page TEXT] [--host HOST] [--target-host HOST] [--path PATH] [--card-fields] [--password-fields] [--text TEXT]...',
+  usage: `mandate-agent approve SITE ACTION [--label TEXT] [--amount TEXT] [--item TEXT] [--page TEXT] [--host HOST] [--target-host HOST] [--path PATH] [--card-fields] [--password-fields] [--text TEXT]... ${DETAILS_USAGE}`,
   help: `Asks the owner to approve one action on SITE (POST /api/v1/agent-approval); the site need not use
 Mandate and no access grant is needed. Waits for the answer unless the owner's approval mode approves
 it at once. Exit code: 0 approved, 1 denied, 2 error, 3 expired (nobody answered in time).
@@ -28,10 +29,11 @@ it at once. Exit code: 0 approved, 1 denied, 2 error, 3 expired (nobody answered
   --card-fields, --password-fields   the form has such fields
   --text TEXT       a text the click sends or publishes (repeatable, at most 8): only its digest
                     goes to the service, and a plan step that names texts matches only the same set
+${DETAILS_HELP}
 ${WAIT_HELP}`,
   options: {
     label: { type: 'string' }, amount: { type: 'string' }, item: { type: 'string' }, page: { type: 'string' }, host: { type: 'string' }, 'target-host': { type: 'string' }, path: { type: 'string' },
-    'card-fields': { type: 'boolean' }, 'password-fields': { type: 'boolean' }, text: { type: 'string', multiple: true }, ...WAIT_OPTIONS,
+    'card-fields': { type: 'boolean' }, 'password-fields': { type: 'boolean' }, text: { type: 'string', multiple: true }, ...DETAILS_OPTIONS, ...WAIT_OPTIONS,
   },
   positionals: { min: 2, max: 2 },
 
@@ -49,6 +51,8 @@ ${WAIT_HELP}`,
     const texts = ([] as unknown[]).concat(values['text'] ?? []).filter((v): v is string => typeof v === 'string');
     if (texts.length > 8) throw new UsageError('approve takes at most 8 --text', 'approve');
     if (texts.length > 0) details.text_digests = textDigestSet(texts);
+    const bound = detailsFromFlags(values, 'approve');
+    if (bound) Object.assign(details, bound);
     const timeoutMs = seconds(values, 'timeout', 'approve', { min: 1, max: 3600 });
     const intervalMs = seconds(values, 'interval', 'approve', { min: 0.2, max: 60 });
     try {
@@ -62,7 +66,7 @@ ${WAIT_HELP}`,
           ...(intervalMs !== undefined ? { intervalMs } : {}),
         });
       }
-      ctx.out.result(`approved: ${action} on ${created.site}`, { txn_id: created.txnId, site: created.site, action, status: 'approved' });
+      ctx.out.result(`approved: ${action} on ${created.site}`, { txn_id: created.txnId, site: created.site, action, ...(bound && { details_digest: bound.digest }), status: 'approved' });
       return APPROVE_EXIT.approved;
     } catch (e) {
       if (e instanceof ApprovalError && e.outcome === 'denied') {

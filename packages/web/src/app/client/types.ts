@@ -32,7 +32,10 @@ export interface PendingRequest {
   action?: string;
   /** Only for an OIDC sign-in (kind `initial`; `scopes` are the OIDC scopes). */
   sign_in?: SignInRequest;
-  /** Agent approvals only (kind `agent_approval`). */
+  /**
+   * Agent approvals: what the agent read on the page. Step-ups and agent approvals bound to details
+   * (decisions §29): `summary` (shown as written) and `digest`.
+   */
   details?: AgentApprovalDetails;
   category?: string;
   created_at: string;

@@ -76,9 +76,26 @@ export function parsePush(text: string | null): PushMessage | null {
   if (txn) msg.txn_id = txn;
   if (expires) msg.expires_at = expires;
   if (o.silent === true) msg.silent = true;
+  const details = boundDetails(o.details);
+  if (details) msg.details = details;
   if (msg.type !== 'dismiss' && !msg.title) return null;
   return msg;
 }
+
+/** The details an approval is bound to (decisions §29), when the payload has them in shape. */
+function boundDetails(v: unknown): { summary: string; digest: string } | undefined {
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return undefined;
+  const d = v as Record<string, unknown>;
+  const summary = str(d.summary, 500);
+  const digest = str(d.digest, 100);
+  return summary && digest ? { summary, digest } : undefined;
+}
+
+/**
+ * What the notification says: for an approval bound to details, the summary first, as written (a
+ * notification is plain text), then the service's line with the action.
+ */
+const bodyOf = (msg: PushMessage): string => (msg.type === 'approval' && msg.details ? `${msg.details.summary}\n${msg.body}` : msg.body);
 
 /** One notification per request (its txn), so a later push about it replaces it and a dismiss finds it. */
 export const tagFor = (msg: Pick<PushMessage, 'type' | 'id' | 'txn_id'>): string =>
@@ -92,7 +109,7 @@ export function notificationFor(msg: PushMessage, now: number): { title: string;
   const data: NotificationData = { url: msg.url, type: msg.type, id: msg.id };
   if (msg.txn_id) data.txn_id = msg.txn_id;
   const options: ShowOptions = {
-    body: msg.body,
+    body: bodyOf(msg),
     tag: tagFor(msg),
     data,
     icon: ICON,

@@ -3,6 +3,7 @@
 // the category the service read from it. Text an agent wrote is shown as text, never as markup.
 import { el } from '../dom.ts';
 import type { AgentApprovalDetails, PendingRequest } from '../types.ts';
+import { boundDetailsBlock } from './bound-details.ts';
 
 const CATEGORY_TEXT: Record<string, string> = {
   money: 'Money: pays, buys, orders or subscribes',
@@ -25,7 +26,7 @@ function row(name: string, value: string | undefined): HTMLElement | null {
   return value === undefined || value === '' ? null : el('div', { className: 'detail-row' }, el('dt', { text: name }), el('dd', { text: value }));
 }
 
-export function agentApprovalBody(p: PendingRequest): HTMLElement[] {
+export function agentApprovalBody(p: PendingRequest): (HTMLElement | null)[] {
   const d: AgentApprovalDetails = p.details ?? {};
   const category = p.category ?? 'unknown';
   const otherTarget = d.target_host !== undefined && d.target_host !== (d.host ?? p.site);
@@ -43,6 +44,7 @@ export function agentApprovalBody(p: PendingRequest): HTMLElement[] {
   return [
     el('p', { className: `category ${category}`, text: CATEGORY_TEXT[category] ?? category }),
     el('dl', { className: 'agent-approval-details' }, ...rows),
+    boundDetailsBlock(p),
     ...(otherTarget ? [el('p', { className: 'notice warn', text: `The form sends to another site: ${d.target_host ?? ''}.` })] : []),
     el('p', { className: 'hint', text: 'Approve only if this is what you want done.' }),
   ];

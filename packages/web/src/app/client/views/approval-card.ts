@@ -14,6 +14,7 @@ import { providerApproveRow } from './identity-approve.ts';
 import { AGENT_APPROVAL_LABEL, agentApprovalBody, agentApprovalHeading, agentApprovalOutcome, isAgentApproval } from './agent-approval-card.ts';
 import { type Choices, choiceControls, readChoices } from './request-choices.ts';
 import { planChoices, readPlanSteps } from './plan-card.ts';
+import { boundDetailsBlock } from './bound-details.ts';
 import { signInBody, signInHeading, signInKindLabel, signInOutcome } from './sign-in-request.ts';
 
 /** How long an answered card stays to show its outcome before it goes. */
@@ -109,10 +110,10 @@ export function requestCard(p: PendingRequest, onGone: (card: RequestCard) => vo
   let place: ApprovePlace = 'here';
   const signIn = p.sign_in;
   const kindLabel = signIn ? signInKindLabel(signIn) : p.kind === 'stepup' ? 'Confirm an action' : p.kind === 'initial' ? 'Access request' : isAgentApproval(p) ? AGENT_APPROVAL_LABEL : p.kind === 'plan' ? 'Plan' : 'Request';
-  const body: HTMLElement[] = signIn
+  const body: (HTMLElement | null)[] = signIn
     ? signInBody(p, signIn)
     : p.kind === 'stepup'
-      ? [el('blockquote', { className: 'action', text: p.action ?? '' }), el('p', { className: 'hint', text: 'Approve only if this is exactly what you want done. It can be used once.' })]
+      ? [el('blockquote', { className: 'action', text: p.action ?? '' }), boundDetailsBlock(p), el('p', { className: 'hint', text: 'Approve only if this is exactly what you want done. It can be used once.' })]
       : p.kind === 'initial' ? choiceControls(p.scopes, p.user_info) : isAgentApproval(p) ? agentApprovalBody(p) : p.kind === 'plan' ? planChoices(p) : [];
   const ariaLabel = signIn ? `${kindLabel}: ${p.agent} to ${signIn.client_name} at ${p.site}` : `${kindLabel} from ${p.agent} at ${p.site}`;
   const node = el('article', { className: `card request ${p.kind}${signIn ? ` sign-in ${signIn.verified ? 'verified' : 'unverified'}` : ''}`, 'data-txn': p.id, 'aria-busy': 'false', 'aria-label': ariaLabel },
