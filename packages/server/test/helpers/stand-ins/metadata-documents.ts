@@ -31,8 +31,11 @@ export class MetadataDocumentSite {
       if (req.headers.accept !== 'application/json') this.problems.push(`accept ${req.headers.accept ?? ''} at ${path}`);
       if (req.headers.cookie !== undefined || req.headers.authorization !== undefined) this.problems.push(`credentials sent to ${path}`);
       const served = this.routes.get(path);
-      const answer = () => {
-        if (!served) return res.writeHead(404).end('not found');
+      const answer = (): void => {
+        if (!served) {
+          res.writeHead(404).end('not found');
+          return;
+        }
         const text = typeof served.body === 'string' ? served.body : JSON.stringify(served.body);
         res.writeHead(served.status ?? 200, { 'content-type': 'application/json', ...served.headers }).end(text);
       };

@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
+import { AppError } from '../../../domain/errors.ts';
 import { OAuthError } from '../../../domain/oidc/oauth-error.ts';
 import { REGISTRATION_LIMIT } from '../../../domain/oidc/registration.ts';
 import { describeValidation } from '../site-api/verify-answers.ts';
@@ -46,6 +47,15 @@ export function registrationRoute(scope: FastifyInstance, s: Services): void {
   const app = scope.withTypeProvider<TypeBoxTypeProvider>();
   app.post(REGISTRATION_PATH, {
     attachValidation: true,
+    // A body Fastify cannot read (not JSON, another content type) is RFC 7591's error too; the
+    // scope's handler writes it as `{error, error_description}`.
+    errorHandler: (err, _request, _reply) => {
+      const status = (err as { statusCode?: unknown }).statusCode;
+      if (!(err instanceof AppError) && typeof status === 'number' && status >= 400 && status < 500) {
+        throw new OAuthError('invalid_client_metadata', status === 415 ? 'send the client metadata as application/json' : 'the body must be a JSON object of client metadata (RFC 7591)');
+      }
+      throw err;
+    },
     schema: { summary: 'Register a public client (RFC 7591)', description: DESCRIPTION, tags: ['oidc'], body: RegistrationIn, response: { 201: RegisteredOut } },
   }, async (request, reply) => {
     if (request.validationError) {
