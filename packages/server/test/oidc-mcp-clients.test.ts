@@ -54,6 +54,13 @@ function suite(backend: 'sqlite' | 'postgres'): void {
       return token({ grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: verifier, client_id: clientId });
     };
 
+    /** The client names the owner's grant list shows for the live sign-ins at `site`. */
+    const signInNames = async (site: string): Promise<string[]> => {
+      const res = await t.app.inject({ method: 'GET', url: '/api/grants', headers: agent.owner.auth });
+      expectStatus(res, 200);
+      return json<{ site: string; sign_ins: { client_name: string }[] }[]>(res).filter((g) => g.site === site).flatMap((g) => g.sign_ins.map((x) => x.client_name));
+    };
+
     const register = (payload: unknown, remoteAddress = '192.0.2.10', contentType = 'application/json') =>
       t.app.inject({ method: 'POST', url: '/oidc/register', remoteAddress, headers: { 'content-type': contentType }, payload: typeof payload === 'string' ? payload : JSON.stringify(payload) });
 
@@ -98,6 +105,8 @@ function suite(backend: 'sqlite' | 'postgres'): void {
       // Its refresh token works for it (no secret), and for nobody else.
       const refreshed = await token({ grant_type: 'refresh_token', refresh_token: String(tokens.body.refresh_token), client_id: clientId });
       assert.equal(refreshed.status, 200, JSON.stringify(refreshed.body));
+      // The owner sees the sign-in under the document's host (the document itself is not stored).
+      assert.deepEqual(await signInNames(new URL(redirectUri).host), [new URL(clientId).host]);
     });
 
     it('PKCE is required of a metadata document client: without it the error goes to its redirect URI', async () => {
@@ -150,6 +159,7 @@ function suite(backend: 'sqlite' | 'postgres'): void {
       await createGrant(t, agent, { site: '127.0.0.1:43123', scopes: ['openid', 'profile'] });
       const tokens = await signIn(String(c.client_id), redirectUri);
       assert.equal(tokens.status, 200, JSON.stringify(tokens.body));
+      assert.deepEqual(await signInNames('127.0.0.1:43123'), ['VS Code']);
       // A registered client has no secret: Basic credentials for it fail like any wrong secret.
       const basic = await fetch(`${base}/oidc/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${String(c.client_id)}:guess`).toString('base64')}` }, body: 'grant_type=refresh_token&refresh_token=x' });
       assert.equal(basic.status, 401);
