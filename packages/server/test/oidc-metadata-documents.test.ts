@@ -194,6 +194,7 @@ describe('client metadata documents through the outbound guard', () => {
     await refusedWith(docs.client(`${site.origin}/x/../a.json`), /\. or \.\. path segments/);
     await refusedWith(docs.client(`${site.origin}/x/%2e%2e/a.json`), /\. or \.\. path segments/);
     await refusedWith(docs.client(site.origin.replace('http://', 'http://user:pw@') + '/a.json'), /user name or password/);
+    await refusedWith(docs.client('http://client.example/client.json'), /must be https: \(http: only on a loopback host/);
     assert.equal([...site.fetches.values()].reduce((a, b) => a + b, 0), before);
   });
 
