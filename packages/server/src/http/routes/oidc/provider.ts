@@ -1,9 +1,9 @@
 /**
  * The OIDC provider's endpoints (decisions §12, §18; interface "OIDC-style endpoints"): discovery,
  * keys, authorize (with the agent header), the wait address, token, revoke, introspect, userinfo,
- * registration (registration.ts). Registered in their
- * own scope: form bodies are parsed here only, and token/userinfo errors are RFC 6749 JSON
- * (`{error, error_description}`, `Cache-Control: no-store`), with the house's `detail` beside them.
+ * registration (registration.ts). Registered in their own scope: form bodies are parsed here only,
+ * and token/userinfo/registration errors are RFC 6749 JSON (`{error, error_description}`,
+ * `Cache-Control: no-store`), with the house's `detail` beside them.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
@@ -110,7 +110,7 @@ export async function oidcProviderRoutes(base: FastifyInstance, s: Services): Pr
       return s.keys.jwks();
     });
 
-    const authorizeDescription = 'Code flow with PKCE S256. The agent proves itself with header `X-Service-Agent` (or `X-AuthYourAgent-Agent`): an agent JWT with `htu` = this URL as requested, a one-time `jti`, at most 60 s of life. 302 to the client with `code` when a live grant covers the sign-in, else to `/oidc/authorize/wait/{txn}?k=...` while the owner decides. `client_id`: an owner\'s client (`c_…`), a self-registered one (`rc_…`, POST /oidc/register), or the https URL of the client\'s metadata document (fetched through the outbound guard, a JSON object naming itself with `client_name` and `redirect_uris`, for a public client; kept per its Cache-Control, 60 s to 24 h). 400 (no redirect, `error` `invalid_client`) for an unknown client, a refused metadata document or an unregistered redirect_uri; other request errors redirect with `error`; 401 for a missing or refused agent header.';
+    const authorizeDescription = 'Code flow with PKCE S256. The agent proves itself with header `X-Service-Agent` (or `X-AuthYourAgent-Agent`): an agent JWT with `htu` = this URL as requested, a one-time `jti`, at most 60 s of life. 302 to the client with `code` when a live grant covers the sign-in, else to `/oidc/authorize/wait/{txn}?k=...` while the owner decides. `client_id`: an owner\'s client (`c_…`), a self-registered one (`rc_…`, POST /oidc/register), or the https URL of the client\'s metadata document (fetched through the outbound guard, a JSON object naming itself with `client_name` and `redirect_uris`, for a public client; kept per its Cache-Control, 60 s to 24 h). 400 (no redirect) for an unknown client or a refused metadata document (with `error` `invalid_client`) and for an unregistered redirect_uri; other request errors redirect with `error`; 401 for a missing or refused agent header.';
     const agentHeader = (request: FastifyRequest) => header(request, 'x-service-agent') ?? header(request, 'x-authyouragent-agent');
 
     app.get('/oidc/authorize', { schema: { summary: 'Authorization endpoint', description: authorizeDescription, tags: ['oidc'] } }, async (request, reply) => {
