@@ -53,6 +53,7 @@ import { endAgentAccess } from './domain/grants/agent-stopped.ts';
 import { OidcClients } from './domain/oidc/clients.ts';
 import { Pairing } from './domain/agents/pairing.ts';
 import { OidcProvider } from './domain/oidc/provider.ts';
+import { MetadataDocuments } from './domain/oidc/metadata-documents.ts';
 import { loadOidcSecret } from './crypto/oidc-secret.ts';
 import { endOidcStanding, endSignIn } from './domain/oidc/sign-in-end.ts';
 import { AccountDeletion } from './domain/privacy/account-deletion.ts';
@@ -172,7 +173,9 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   // Site verification fetches addresses the owner chose: only through the outbound guard (§24).
   const oidcClients = new OidcClients({ store, clock, limiter, fetch: guardedFetch({ allowLoopback: config.outboundAllowLoopback }), policy: { allowLoopback: config.outboundAllowLoopback } });
   const oidcSecret = await loadOidcSecret(store.serviceSecrets, encryption, clock);
-  const oidc = new OidcProvider({ store, clock, keys, secret: oidcSecret, clients: oidcClients, notifier, activity, limiter, issuer: config.baseUrl });
+  // A client_id that is a URL names its metadata document, fetched through the outbound guard too (§24, §28).
+  const metadataDocuments = new MetadataDocuments({ clock, limiter, fetch: guardedFetch({ allowLoopback: config.outboundAllowLoopback }), policy: { allowLoopback: config.outboundAllowLoopback } });
+  const oidc = new OidcProvider({ store, clock, keys, secret: oidcSecret, clients: oidcClients, metadataDocuments, notifier, activity, limiter, issuer: config.baseUrl });
   // A revoked grant or a stopped agent ends its OIDC sign-ins (and queues back-channel logouts) in
   // the same transaction, and the sites' clients forget its subjects there: CIBA's login_hint no
   // longer finds the agent until it signs in there again.

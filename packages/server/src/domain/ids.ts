@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 
-export type IdPrefix = 'u' | 'ag' | 't' | 'gr' | 'p' | 'op' | 'cn' | 'dev' | 'n' | 'c' | 'tk' | 'pc';
+export type IdPrefix = 'u' | 'ag' | 't' | 'gr' | 'p' | 'op' | 'cn' | 'dev' | 'n' | 'c' | 'rc' | 'tk' | 'pc';
 
 const ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567';
 

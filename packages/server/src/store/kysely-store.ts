@@ -26,6 +26,7 @@ import { notificationsRepo } from './repos/notifications.ts';
 import { notifySettingsRepo } from './repos/notify-settings.ts';
 import { serviceSecretsRepo } from './repos/service-secrets.ts';
 import { oidcClientsRepo } from './repos/oidc-clients.ts';
+import { oidcRegisteredClientsRepo } from './repos/oidc-registered-clients.ts';
 import { oidcSignInsRepo } from './repos/oidc-sign-ins.ts';
 import { oidcSubjectsRepo } from './repos/oidc-subjects.ts';
 import { oidcCibaRepo } from './repos/oidc-ciba.ts';
@@ -72,6 +73,7 @@ function repos(db: Db, dialect: Dialect): Repos {
     notifySettings: notifySettingsRepo(db),
     serviceSecrets: serviceSecretsRepo(db),
     oidcClients: oidcClientsRepo(db),
+    oidcRegisteredClients: oidcRegisteredClientsRepo(db),
     oidcSignIns: oidcSignInsRepo(db),
     oidcSubjects: oidcSubjectsRepo(db),
     oidcCiba: oidcCibaRepo(db),

@@ -27,6 +27,7 @@ export interface Database {
   notify_settings: NotifySettingsTable;
   service_secrets: ServiceSecretsTable;
   oidc_clients: OidcClientsTable;
+  oidc_registered_clients: OidcRegisteredClientsTable;
   approval_modes: ApprovalModesTable;
   approval_pause_scopes: ApprovalPauseScopesTable;
   oidc_sign_ins: OidcSignInsTable;
@@ -313,6 +314,16 @@ export interface OidcClientsTable {
   verified_at: number | null;
   created_at: number;
   updated_at: number;
+}
+
+/** Self-registered public clients (migration 031); `redirect_uris` a JSON array as text. */
+export interface OidcRegisteredClientsTable {
+  id: string;
+  name: string;
+  redirect_uris: string;
+  client_uri: string | null;
+  logo_uri: string | null;
+  created_at: number;
 }
 
 /** OIDC sign-ins (migration 009); `scopes` and `amr` JSON arrays as text. */

@@ -7,6 +7,7 @@ import { keyRevokeContract } from './contract-key-revoke.ts';
 import { loginThrottleContract } from './contract-login-throttle.ts';
 import { metricsContract } from './contract-metrics.ts';
 import { oidcContract } from './contract-oidc.ts';
+import { oidcRegisteredClientsContract } from './contract-oidc-registered-clients.ts';
 import { quotasContract } from './contract-quotas.ts';
 import { takeoverContract } from './contract-takeover.ts';
 import { erasureContract } from './contract-erasure.ts';
@@ -27,6 +28,7 @@ const CONTRACTS: readonly ((name: string, open: OpenStore) => void)[] = [
   storeContract,
   deliveryContract,
   oidcContract,
+  oidcRegisteredClientsContract,
   quotasContract,
   emailContract,
   loginThrottleContract,

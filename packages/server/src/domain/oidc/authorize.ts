@@ -5,9 +5,8 @@
  * site covers the scopes, or file an access request the owner approves with a passkey and send the
  * agent to the wait address.
  */
-import type { AgentRecord, AuthzRequestRecord, OidcClientRecord } from '../../store/ports/index.ts';
+import type { AgentRecord, AuthzRequestRecord } from '../../store/ports/index.ts';
 import { badRequest, conflict } from '../errors.ts';
-import { looksLikeId } from '../ids.ts';
 import { seconds } from '../../clock.ts';
 import { liveGrant, usableGrant } from '../grants/usable.ts';
 import { newPendingRequest } from '../approvals/request-rules.ts';
@@ -19,6 +18,9 @@ import { mintCode, newCodeId } from './codes.ts';
 import { JKT } from './dpop.ts';
 import { allowedScopes, askedWithGrant, requestableScopes } from './scopes.ts';
 import { isRedirectVerified } from './site-origins.ts';
+import type { KnownClient } from './known-client.ts';
+import { OAuthError } from './oauth-error.ts';
+import { resolveClient } from './resolve-client.ts';
 import { S256_CHALLENGE } from '../../crypto/pkce.ts';
 
 /** What a wait address's `k` carries: the authorize call, sealed, bound to its txn. */
@@ -87,14 +89,18 @@ export async function authorize(d: OidcDeps, input: AuthorizeInput): Promise<str
   }
 }
 
-async function findClient(d: OidcDeps, clientId: string | undefined): Promise<OidcClientRecord> {
-  const client = clientId !== undefined && looksLikeId('c', clientId) ? await d.store.oidcClients.byId(clientId) : undefined;
-  if (!client) throw badRequest('unknown client_id: the site must register its OIDC client first (POST /api/oidc/clients)');
-  return client;
+/** The client, or 400 without a redirect (RFC 6749 §4.1.2.1: its redirect URIs are not known to be its own). */
+async function findClient(d: OidcDeps, clientId: string | undefined): Promise<KnownClient> {
+  try {
+    return await resolveClient(d, clientId);
+  } catch (e) {
+    if (e instanceof OAuthError) throw badRequest(e.detail, { error: e.error });
+    throw e;
+  }
 }
 
 /** The redirect URI, exactly as registered (compared as strings); otherwise 400 and no redirect. */
-function registeredRedirect(client: OidcClientRecord, uri: string | undefined): string {
+function registeredRedirect(client: KnownClient, uri: string | undefined): string {
   // Required (OpenID Connect Core §3.1.2.1), so the token request can be matched against it.
   if (uri === undefined) throw badRequest('redirect_uri is missing: send one of the client\'s registered redirect URIs');
   if (!client.redirectUris.includes(uri)) throw badRequest('redirect_uri is not registered for this client (it is compared exactly, as a string)');
@@ -146,7 +152,7 @@ function checkRequest(input: AuthorizeInput): CheckedRequest {
   };
 }
 
-async function decide(d: OidcDeps, client: OidcClientRecord, redirectUri: string, state: string | null, req: CheckedRequest, agent: AgentRecord, ip: string | null): Promise<string> {
+async function decide(d: OidcDeps, client: KnownClient, redirectUri: string, state: string | null, req: CheckedRequest, agent: AgentRecord, ip: string | null): Promise<string> {
   await d.limiter.check(`oidc-authorize:${agent.id}`, TOKEN_LIMITS.authorizePerAgentPerMinute, 60);
   const site = new URL(redirectUri).host;
   const now = d.clock.now();
@@ -174,7 +180,7 @@ async function decide(d: OidcDeps, client: OidcClientRecord, redirectUri: string
  * creates the grant), announced to the owner as a card of kind `oidc`. A request of this agent for
  * this site already waiting is reused when it asks for at least these scopes.
  */
-async function pendingRequest(d: OidcDeps, client: OidcClientRecord, redirectUri: string, agent: AgentRecord, site: string, scopes: string[], ip: string | null): Promise<AuthzRequestRecord> {
+async function pendingRequest(d: OidcDeps, client: KnownClient, redirectUri: string, agent: AgentRecord, site: string, scopes: string[], ip: string | null): Promise<AuthzRequestRecord> {
   const now = d.clock.now();
   await countAccessRequest(d, agent.id);
   await expireStaleRequests(d, now, { agentId: agent.id, site });

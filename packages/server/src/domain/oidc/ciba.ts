@@ -17,7 +17,7 @@
  * all checked before anything is written: a refused request leaves no card, push or record.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type { OidcClientRecord } from '../../store/ports/index.ts';
+import type { KnownClient } from './known-client.ts';
 import { seconds } from '../../clock.ts';
 import { newPendingRequest } from '../approvals/request-rules.ts';
 import { expireStaleRequests } from '../approvals/expiry.ts';
@@ -72,7 +72,7 @@ function requestedExpiry(raw: string | undefined): number {
 }
 
 /** The client's sites (redirect URI hosts), each with the first redirect URI there. */
-function sitesOf(client: OidcClientRecord): Map<string, string> {
+function sitesOf(client: KnownClient): Map<string, string> {
   const out = new Map<string, string>();
   for (const uri of client.redirectUris) {
     const host = new URL(uri).host;
@@ -134,7 +134,7 @@ export async function bcAuthorize(d: OidcDeps, authorization: string | undefined
   return { auth_req_id: id, expires_in: expirySec, interval: CIBA_INTERVAL_SEC };
 }
 
-export async function redeemCiba(d: OidcDeps, client: OidcClientRecord, form: Map<string, string>, jkt: string | null): Promise<TokenResponse> {
+export async function redeemCiba(d: OidcDeps, client: KnownClient, form: Map<string, string>, jkt: string | null): Promise<TokenResponse> {
   const id = form.get('auth_req_id');
   if (id === undefined || id === '' || id.length > 200) throw invalidRequest('auth_req_id is missing');
   const idHash = hashId(id);

@@ -4,10 +4,10 @@
  * a public client (PKCE is its proof). Exactly one method per request; every failure is the same
  * `invalid_client` (401, WWW-Authenticate).
  */
-import type { OidcClientRecord } from '../../store/ports/index.ts';
-import { looksLikeId } from '../ids.ts';
 import type { OidcDeps } from './deps.ts';
+import { type KnownClient, ownerClient } from './known-client.ts';
 import { invalidClient, invalidRequest } from './oauth-error.ts';
+import { resolveClient } from './resolve-client.ts';
 
 function formDecode(s: string): string {
   try {
@@ -26,7 +26,7 @@ function basicCredentials(header: string): { id: string; secret: string } {
   return { id: formDecode(text.slice(0, colon)), secret: formDecode(text.slice(colon + 1)) };
 }
 
-export async function authenticateTokenClient(d: OidcDeps, authorization: string | undefined, form: Map<string, string>): Promise<OidcClientRecord> {
+export async function authenticateTokenClient(d: OidcDeps, authorization: string | undefined, form: Map<string, string>): Promise<KnownClient> {
   const postedId = form.get('client_id');
   const postedSecret = form.get('client_secret');
   if (authorization !== undefined && authorization !== '') {
@@ -35,15 +35,16 @@ export async function authenticateTokenClient(d: OidcDeps, authorization: string
     if (postedId !== undefined && postedId !== id) throw invalidRequest('client_id in the body differs from the Basic credentials');
     const client = await d.clients.authenticateClient(id, secret);
     if (!client) throw invalidClient('client authentication failed');
-    return client;
+    return ownerClient(client);
   }
   if (postedId === undefined) throw invalidClient('client authentication is required (client_secret_basic, client_secret_post, or client_id alone for a public client)');
   if (postedSecret !== undefined) {
     const client = await d.clients.authenticateClient(postedId, postedSecret);
     if (!client) throw invalidClient('client authentication failed');
-    return client;
+    return ownerClient(client);
   }
-  const client = looksLikeId('c', postedId) ? await d.store.oidcClients.byId(postedId) : undefined;
-  if (!client || !client.isPublic) throw invalidClient('client authentication failed (a confidential client must send its secret)');
+  // A self-registered client or a metadata document URL is public; an owner's client may be either.
+  const client = await resolveClient(d, postedId);
+  if (!client.isPublic) throw invalidClient('client authentication failed (a confidential client must send its secret)');
   return client;
 }

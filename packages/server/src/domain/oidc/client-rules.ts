@@ -27,16 +27,22 @@ const PRINTABLE_ASCII = /^[\x21-\x7e]+$/;
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /**
- * The display name, trimmed: 1 to 100 characters, no control characters, no format characters (the
- * owner's card shows it: a bidi override or zero-width character could disguise one site as another).
+ * Why `raw` cannot be a client's display name, or null. The name, trimmed: 1 to 100 characters, no
+ * control characters, no format characters (the owner's card shows it: a bidi override or
+ * zero-width character could disguise one site as another).
  */
-export function clientName(raw: string): string {
+export function clientNameProblem(raw: string, field = 'name'): string | null {
   const name = raw.trim();
-  if (name.length === 0 || name.length > MAX_NAME_LENGTH) throw badRequest(`name must be 1 to ${MAX_NAME_LENGTH} characters long (it is what people see when their agent signs in there)`);
-  if (CONTROL.test(name)) throw badRequest('name must not contain control characters');
-  const hidden = unreadableProblem('name', name);
-  if (hidden !== null) throw badRequest(hidden);
-  return name;
+  if (name.length === 0 || name.length > MAX_NAME_LENGTH) return `${field} must be 1 to ${MAX_NAME_LENGTH} characters long (it is what people see when their agent signs in there)`;
+  if (CONTROL.test(name)) return `${field} must not contain control characters`;
+  return unreadableProblem(field, name);
+}
+
+/** The display name, trimmed; 400 when it cannot be one. */
+export function clientName(raw: string): string {
+  const problem = clientNameProblem(raw);
+  if (problem !== null) throw badRequest(problem);
+  return raw.trim();
 }
 
 /** A development redirect: `http:` to a loopback host. It cannot be verified from outside. */
@@ -61,15 +67,21 @@ function redirectUriProblem(uri: string): string | null {
   return null;
 }
 
-/** 1 to 10 distinct redirect URIs, each absolute https: (or loopback http:), no fragment, no wildcard. */
-export function checkRedirectUris(uris: readonly string[]): void {
-  if (uris.length < 1 || uris.length > MAX_REDIRECT_URIS) throw badRequest(`redirect_uris must hold 1 to ${MAX_REDIRECT_URIS} URIs (it holds ${uris.length})`);
-  uris.forEach((uri, i) => {
+/** Why these cannot be a client's redirect URIs, or null: 1 to 10 distinct absolute https: (or loopback http:) URIs, no fragment, no wildcard. */
+export function redirectUrisProblem(uris: readonly string[]): string | null {
+  if (uris.length < 1 || uris.length > MAX_REDIRECT_URIS) return `redirect_uris must hold 1 to ${MAX_REDIRECT_URIS} URIs (it holds ${uris.length})`;
+  for (const [i, uri] of uris.entries()) {
     const problem = redirectUriProblem(uri);
-    if (problem !== null) throw badRequest(`redirect_uris[${i}] ${problem}`);
+    if (problem !== null) return `redirect_uris[${i}] ${problem}`;
     const first = uris.indexOf(uri);
-    if (first !== i) throw badRequest(`redirect_uris[${i}] repeats redirect_uris[${first}]: list each URI once`);
-  });
+    if (first !== i) return `redirect_uris[${i}] repeats redirect_uris[${first}]: list each URI once`;
+  }
+  return null;
+}
+
+export function checkRedirectUris(uris: readonly string[]): void {
+  const problem = redirectUrisProblem(uris);
+  if (problem !== null) throw badRequest(problem);
 }
 
 /** The back-channel logout URI is fetched by the service: the outbound guard's rules (§24) apply. */

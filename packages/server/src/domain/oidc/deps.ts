@@ -6,6 +6,7 @@ import type { Clock } from '../../clock.ts';
 import type { Notifier } from '../notifications/notifier.ts';
 import type { RateLimiter } from '../rate-limit.ts';
 import type { OidcClients } from './clients.ts';
+import type { MetadataDocuments } from './metadata-documents.ts';
 
 /** What the provider's steps need; one object so each step stays a few plain functions. */
 export interface OidcDeps {
@@ -14,6 +15,8 @@ export interface OidcDeps {
   keys: SigningKeys;
   secret: OidcSecret;
   clients: OidcClients;
+  /** Clients known by the URL of their Client ID Metadata Document (decisions §28). */
+  metadataDocuments: MetadataDocuments;
   notifier: Notifier;
   activity: Activity;
   limiter: RateLimiter;

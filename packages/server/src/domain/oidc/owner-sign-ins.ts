@@ -3,6 +3,7 @@
  * at its site (standing.ts), so they are keyed by agent and site.
  */
 import type { Store } from '../../store/ports/index.ts';
+import { storedClientName } from './client-names.ts';
 
 export interface OwnerSignIn {
   clientId: string;
@@ -16,7 +17,7 @@ export const signInKey = (agentId: string, site: string): string => `${agentId} 
 export async function liveSignInsByGrant(store: Store, userId: string, now: number): Promise<Map<string, OwnerSignIn[]>> {
   const live = await store.oidcSignIns.listLiveForUser(userId, now);
   const names = new Map<string, string>();
-  for (const id of new Set(live.map((s) => s.clientId))) names.set(id, (await store.oidcClients.byId(id))?.name ?? 'a site (client removed)');
+  for (const id of new Set(live.map((s) => s.clientId))) names.set(id, await storedClientName(store, id));
   const out = new Map<string, OwnerSignIn[]>();
   for (const s of live) {
     const key = signInKey(s.agentId, s.site);

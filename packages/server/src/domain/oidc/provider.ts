@@ -6,6 +6,7 @@ import type { Identity, TokenResponse } from './tokens.ts';
 import { type UserinfoRequest, userinfo } from './userinfo.ts';
 import { type WaitStatus, waitStatus } from './wait.ts';
 import { type Introspection, introspect, revoke } from './revoke-introspect.ts';
+import { type RegisteredClient, registerClient } from './registration.ts';
 
 /** The OIDC provider's endpoints as domain calls (decisions §12, §18); no HTTP here. */
 export class OidcProvider {
@@ -38,6 +39,11 @@ export class OidcProvider {
 
   introspect(authorization: string | undefined, form: Map<string, string>, repeated: string[]): Promise<Introspection> {
     return introspect(this.deps, authorization, form, repeated);
+  }
+
+  /** RFC 7591 registration of a public client (decisions §28). */
+  register(body: unknown, ip: string): Promise<RegisteredClient> {
+    return registerClient(this.deps, body, ip);
   }
 
   userinfo(req: UserinfoRequest): Promise<Omit<Identity, 'scopes'>> {

@@ -6,7 +6,8 @@
  * not live, not ours or issued to another client is `{active: false}`.
  */
 import { verifyAccessToken } from '../../crypto/oidc-access-token.ts';
-import type { OidcClientRecord, OidcSignInRecord } from '../../store/ports/index.ts';
+import type { OidcSignInRecord } from '../../store/ports/index.ts';
+import type { KnownClient } from './known-client.ts';
 import { AppError } from '../errors.ts';
 import { seconds } from '../../clock.ts';
 import { authenticateTokenClient } from './client-auth.ts';
@@ -25,7 +26,7 @@ interface Found {
 }
 
 /** The live sign-in of `client` a token belongs to, or undefined. */
-async function find(d: OidcDeps, client: OidcClientRecord, token: string): Promise<Found | undefined> {
+async function find(d: OidcDeps, client: KnownClient, token: string): Promise<Found | undefined> {
   const now = d.clock.now();
   const sid = sidOfRefreshToken(token);
   let found: Found | undefined;
@@ -49,7 +50,7 @@ const tokenOf = (form: Map<string, string>): string => {
 };
 
 export async function revoke(d: OidcDeps, authorization: string | undefined, form: Map<string, string>, repeated: string[]): Promise<void> {
-  let client: OidcClientRecord;
+  let client: KnownClient;
   try {
     if (repeated.length > 0) return;
     client = await authenticateTokenClient(d, authorization, form);

@@ -33,6 +33,6 @@ export function isClientVerified(client: OidcClientRecord, policy: OutboundPolic
 }
 
 /** Whether a sign-in redirecting to `redirectUri` goes to a verified site (for the consent card). */
-export function isRedirectVerified(client: OidcClientRecord, redirectUri: string): boolean {
+export function isRedirectVerified(client: { verifiedOrigins: readonly string[] }, redirectUri: string): boolean {
   return client.verifiedOrigins.includes(new URL(redirectUri).origin);
 }

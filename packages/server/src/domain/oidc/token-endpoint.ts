@@ -9,7 +9,7 @@
  * goes through the one hook that tells the client (sign-in-end.ts).
  */
 import { CODE_VERIFIER, s256Matches } from '../../crypto/pkce.ts';
-import type { OidcClientRecord } from '../../store/ports/index.ts';
+import type { KnownClient } from './known-client.ts';
 import { authenticateTokenClient } from './client-auth.ts';
 import { CIBA_GRANT_TYPE, redeemCiba } from './ciba.ts';
 import { CODE_NAMESPACE, openCode, sidOfCode } from './codes.ts';
@@ -52,7 +52,7 @@ async function endBroken(d: OidcDeps, sid: string): Promise<void> {
   if (await endSignIn(d.store, d.secret, sid, d.clock.now())) d.notifier.wake();
 }
 
-async function redeemCode(d: OidcDeps, client: OidcClientRecord, form: Map<string, string>, jkt: string | null): Promise<TokenResponse> {
+async function redeemCode(d: OidcDeps, client: KnownClient, form: Map<string, string>, jkt: string | null): Promise<TokenResponse> {
   const raw = form.get('code');
   if (raw === undefined || raw === '') throw invalidRequest('code is missing');
   const code = openCode(d.secret, raw);
@@ -76,7 +76,7 @@ async function redeemCode(d: OidcDeps, client: OidcClientRecord, form: Map<strin
   }, code.nonce, 'the code was used already');
 }
 
-async function refresh(d: OidcDeps, client: OidcClientRecord, form: Map<string, string>, jkt: string | null): Promise<TokenResponse> {
+async function refresh(d: OidcDeps, client: KnownClient, form: Map<string, string>, jkt: string | null): Promise<TokenResponse> {
   const token = form.get('refresh_token');
   if (token === undefined || token === '') throw invalidRequest('refresh_token is missing');
   const sid = sidOfRefreshToken(token);

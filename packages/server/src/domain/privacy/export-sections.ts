@@ -4,6 +4,7 @@
  * secret (push subscription keys, FCM tokens, push endpoints, link tokens), nothing of another person.
  */
 import { type ExportContext, type ExportSection, iso, paged } from './export.ts';
+import { storedClientName } from '../oidc/client-names.ts';
 
 const PAGE = 200;
 /**
@@ -148,7 +149,7 @@ export const activitySection = list('activity', async function* ({ user, store }
 export const oidcSignInsSection = list('oidc_sign_ins', async function* ({ user, store, now }) {
   const names = new Map<string, string>();
   for (const s of await store.oidcSignIns.listLiveForUser(user.id, now)) {
-    if (!names.has(s.clientId)) names.set(s.clientId, (await store.oidcClients.byId(s.clientId))?.name ?? 'a site (client removed)');
+    if (!names.has(s.clientId)) names.set(s.clientId, await storedClientName(store, s.clientId));
     yield {
       client_id: s.clientId, client_name: names.get(s.clientId), agent_id: s.agentId, grant_id: s.grantId, site: s.site, scopes: s.scopes, amr: s.amr,
       auth_time: iso(s.authTime * 1000), dpop_bound: s.dpopJkt !== null, created_at: iso(s.createdAt), expires_at: iso(s.expiresAt),

@@ -59,6 +59,28 @@ export interface OidcClientsRepo {
 }
 
 /**
+ * A public client that registered itself (RFC 7591, decisions §28): an MCP client with no owner.
+ * It has no secret (PKCE is its proof) and nothing to verify; only the authorization endpoint and
+ * the token endpoint read it.
+ */
+export interface OidcRegisteredClientRecord {
+  /** `rc_` + 128 random bits: the `client_id`. */
+  id: string;
+  name: string;
+  /** Exactly as registered (compared as strings at the authorization endpoint), in order. */
+  redirectUris: string[];
+  /** Shown to the owner, never fetched by the service. */
+  clientUri: string | null;
+  logoUri: string | null;
+  createdAt: number;
+}
+
+export interface OidcRegisteredClientsRepo {
+  create(client: OidcRegisteredClientRecord): Promise<void>;
+  byId(id: string): Promise<OidcRegisteredClientRecord | undefined>;
+}
+
+/**
  * One OIDC sign-in (`sid`) of an agent at a client (decisions §18): what its refresh tokens renew.
  * Only the SHA-256 of the current refresh token is kept; a sign-in lives at most 30 days.
  */

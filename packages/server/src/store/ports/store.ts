@@ -11,7 +11,7 @@ import type { ReportsRepo, AgentStatusesRepo } from './reputation.ts';
 import type { ActivityRepo } from './activity.ts';
 import type { LeasesRepo } from './leases.ts';
 import type { NotificationsRepo, NotifySettingsRepo, OutboxRepo, PushDevicesRepo, ServiceSecretsRepo } from './delivery.ts';
-import type { OidcCibaRepo, OidcClientsRepo, OidcSignInsRepo, OidcSubjectsRepo } from './oidc.ts';
+import type { OidcCibaRepo, OidcClientsRepo, OidcRegisteredClientsRepo, OidcSignInsRepo, OidcSubjectsRepo } from './oidc.ts';
 import type { QuotasRepo } from './quotas.ts';
 import type { EmailTokensRepo } from './email.ts';
 import type { EmailClaimsRepo } from './claims.ts';
@@ -55,6 +55,7 @@ export interface Repos {
   notifySettings: NotifySettingsRepo;
   serviceSecrets: ServiceSecretsRepo;
   oidcClients: OidcClientsRepo;
+  oidcRegisteredClients: OidcRegisteredClientsRepo;
   oidcSignIns: OidcSignInsRepo;
   oidcSubjects: OidcSubjectsRepo;
   oidcCiba: OidcCibaRepo;

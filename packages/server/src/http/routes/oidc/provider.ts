@@ -1,8 +1,9 @@
 /**
  * The OIDC provider's endpoints (decisions §12, §18; interface "OIDC-style endpoints"): discovery,
- * keys, authorize (with the agent header), the wait address, token, revoke, introspect, userinfo. Registered in their
- * own scope: form bodies are parsed here only, and token/userinfo errors are RFC 6749 JSON
- * (`{error, error_description}`, `Cache-Control: no-store`), with the house's `detail` beside them.
+ * keys, authorize (with the agent header), the wait address, token, revoke, introspect, userinfo,
+ * registration (registration.ts). Registered in their own scope: form bodies are parsed here only,
+ * and token/userinfo/registration errors are RFC 6749 JSON (`{error, error_description}`,
+ * `Cache-Control: no-store`), with the house's `detail` beside them.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
@@ -13,6 +14,7 @@ import { SUPPORTED_SCOPES } from '../../../domain/oidc/deps.ts';
 import { CIBA_GRANT_TYPE } from '../../../domain/oidc/ciba.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { JwksOut } from '../site-api/jwks.ts';
+import { REGISTRATION_PATH, registrationRoute } from './registration.ts';
 
 const FORM = 'application/x-www-form-urlencoded';
 
@@ -77,6 +79,10 @@ export async function oidcProviderRoutes(base: FastifyInstance, s: Services): Pr
       id_token_signing_alg_values_supported: ['ES256'],
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       code_challenge_methods_supported: ['S256'],
+      // MCP clients (decisions §28): a client_id may be the https URL of the client's metadata
+      // document, or a public client registers itself (RFC 7591).
+      client_id_metadata_document_supported: true,
+      registration_endpoint: `${issuer}${REGISTRATION_PATH}`,
       claims_supported: ['iss', 'aud', 'sub', 'exp', 'iat', 'auth_time', 'nonce', 'amr', 'sid', 'act', 'name', 'email', 'email_verified', 'phone_number', 'phone_number_verified'],
       dpop_signing_alg_values_supported: ['ES256'],
       prompt_values_supported: ['none', 'login', 'consent'],
@@ -89,11 +95,13 @@ export async function oidcProviderRoutes(base: FastifyInstance, s: Services): Pr
       backchannel_logout_session_supported: true,
     });
     for (const path of ['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server']) {
-      app.get(path, { schema: { summary: 'OIDC discovery', tags: ['oidc'] } }, async (_request, reply) => {
+      app.get(path, { schema: { summary: path.endsWith('openid-configuration') ? 'OIDC discovery' : 'Authorization server metadata (RFC 8414), the same document', tags: ['oidc'] } }, async (_request, reply) => {
         reply.header('cache-control', 'public, max-age=300');
         return discovery();
       });
     }
+
+    registrationRoute(scope, s);
 
     app.get('/oidc/jwks', {
       schema: { summary: 'Keys that sign ID tokens and access tokens (the same as /api/v1/jwks)', tags: ['oidc'], response: { 200: JwksOut } },
@@ -102,7 +110,7 @@ export async function oidcProviderRoutes(base: FastifyInstance, s: Services): Pr
       return s.keys.jwks();
     });
 
-    const authorizeDescription = 'Code flow with PKCE S256. The agent proves itself with header `X-Service-Agent` (or `X-AuthYourAgent-Agent`): an agent JWT with `htu` = this URL as requested, a one-time `jti`, at most 60 s of life. 302 to the client with `code` when a live grant covers the sign-in, else to `/oidc/authorize/wait/{txn}?k=...` while the owner decides. 400 (no redirect) for an unknown client or an unregistered redirect_uri; other request errors redirect with `error`; 401 for a missing or refused agent header.';
+    const authorizeDescription = 'Code flow with PKCE S256. The agent proves itself with header `X-Service-Agent` (or `X-AuthYourAgent-Agent`): an agent JWT with `htu` = this URL as requested, a one-time `jti`, at most 60 s of life. 302 to the client with `code` when a live grant covers the sign-in, else to `/oidc/authorize/wait/{txn}?k=...` while the owner decides. `client_id`: an owner\'s client (`c_…`), a self-registered one (`rc_…`, POST /oidc/register), or the https URL of the client\'s metadata document (fetched through the outbound guard, a JSON object naming itself with `client_name` and `redirect_uris`, for a public client; kept per its Cache-Control, 60 s to 24 h). 400 (no redirect) for an unknown client or a refused metadata document (with `error` `invalid_client`) and for an unregistered redirect_uri; other request errors redirect with `error`; 401 for a missing or refused agent header.';
     const agentHeader = (request: FastifyRequest) => header(request, 'x-service-agent') ?? header(request, 'x-authyouragent-agent');
 
     app.get('/oidc/authorize', { schema: { summary: 'Authorization endpoint', description: authorizeDescription, tags: ['oidc'] } }, async (request, reply) => {
@@ -148,7 +156,7 @@ export async function oidcProviderRoutes(base: FastifyInstance, s: Services): Pr
     });
 
     app.post('/oidc/token', {
-      schema: { summary: 'Token endpoint', description: 'authorization_code (with PKCE), refresh_token (rotating; a rotated token presented again ends the sign-in) and the CIBA grant (`urn:openid:params:grant-type:ciba`). Client authentication: client_secret_basic, client_secret_post, or none for a public client. With a `DPoP` proof (RFC 9449: `htm` POST, `htu` this endpoint, no `ath`) the access token is bound to its key (`cnf.jkt`, `token_type: DPoP`), and so is the sign-in: its refreshes need a proof of the same key. A code asked for with `dpop_jkt` needs a proof of that key. Errors are RFC 6749 JSON; 429 `rate_limited` past 60 refreshes a minute of one sign-in.', tags: ['oidc'] },
+      schema: { summary: 'Token endpoint', description: 'authorization_code (with PKCE), refresh_token (rotating; a rotated token presented again ends the sign-in) and the CIBA grant (`urn:openid:params:grant-type:ciba`). Client authentication: client_secret_basic, client_secret_post, or none for a public client (an owner\'s public client, a self-registered client, or a metadata document URL as client_id). With a `DPoP` proof (RFC 9449: `htm` POST, `htu` this endpoint, no `ath`) the access token is bound to its key (`cnf.jkt`, `token_type: DPoP`), and so is the sign-in: its refreshes need a proof of the same key. A code asked for with `dpop_jkt` needs a proof of that key. Errors are RFC 6749 JSON; 429 `rate_limited` past 60 refreshes a minute of one sign-in.', tags: ['oidc'] },
     }, async (request, reply) => {
       const { map, repeated } = params(formOf(request.body));
       const answer = await s.oidc.token({ authorization: header(request, 'authorization'), form: map, repeated, dpop: header(request, 'dpop') });
