@@ -30,6 +30,7 @@ import * as connectionLimits from './027-connection-limits.ts';
 import * as wbaKeys from './028-wba-keys.ts';
 import * as readiness from './029-readiness.ts';
 import * as approvalReceipts from './030-approval-receipts.ts';
+import * as siteStepups from './032-site-stepups.ts';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -65,6 +66,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '028-wba-keys': wbaKeys,
   '029-readiness': readiness,
   '030-approval-receipts': approvalReceipts,
+  '032-site-stepups': siteStepups,
 };
 
 /**
