@@ -57,7 +57,7 @@ export interface RemoteOwner {
 }
 
 /** An open request of the owner's agents, as `GET /api/me` lists it in `pending`. */
-export type PendingRequest = { id: string; kind: string; agent_id: string; site: string; scopes: string[]; action?: string; details?: { summary: string; digest: string } };
+export type PendingRequest = { id: string; kind: string; agent_id: string; site: string; scopes: string[]; action?: string; filed_by?: 'site'; details?: { summary: string; digest: string } };
 
 /** A live grant, as `GET /api/me` lists it in `grants`. */
 export type Grant = { id: string; agent_id: string; site: string; scopes: string[] };
