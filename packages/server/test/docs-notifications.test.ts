@@ -110,6 +110,7 @@ describe(`${REFERENCE}`, () => {
     const expected: Record<string, PushPayload> = {
       'approval-access': pushPayload(N, approvalMessage(ACCESS), false),
       'approval-stepup-quiet': pushPayload(N, approvalMessage(STEPUP), true),
+      'approval-site-stepup': pushPayload(N, approvalMessage({ ...STEPUP, filedBy: 'site' }), false),
       dismiss: dismissPayload(N, T),
       note: pushPayload(N, noteMessage(AGENT, NOTE), false),
       'note-untitled': pushPayload(N, noteMessage(AGENT, { title: '', text: NOTE.text }), false),
