@@ -2,8 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { badRequest, conflict, forbidden, notFound } from '../errors.ts';
 import { looksLikeId } from '../ids.ts';
 import { boundDetailsActivity, boundDetailsOf } from '../receipts/bound-details.ts';
-import { type PassBearer, bearerFiled, passBearer } from '../verification/pass-bearer.ts';
-import { checkPassRevocation } from '../verification/revocation-check.ts';
+import type { AuthzRequestRecord } from '../../store/ports/index.ts';
+import { type PassBearer, assertPassStanding, bearerFiled, passBearer } from '../verification/pass-bearer.ts';
 import type { CreatedRequest } from './access-requests.ts';
 import type { ApprovalDeps } from './deps.ts';
 import { type PollView, collectStepup, requestView } from './polling.ts';
@@ -101,10 +101,8 @@ export async function pollSiteStepup(d: ApprovalDeps, input: SitePollInput): Pro
 }
 
 /** Revocation is read again at collection: the pass was checked when the wait began. */
-async function collectForSite(d: ApprovalDeps, bearer: PassBearer, request: Parameters<typeof collectStepup>[1], agentName: string, now: number, ip: string | null): Promise<PollView> {
-  const { verdict } = await checkPassRevocation(d.store, bearer.pass);
-  if (verdict === 'agent_revoked') throw forbidden('agent revoked by its owner');
-  if (verdict === 'grant_revoked') throw forbidden('the access this pass was issued for was revoked by its owner');
+async function collectForSite(d: ApprovalDeps, bearer: PassBearer, request: AuthzRequestRecord, agentName: string, now: number, ip: string | null): Promise<PollView> {
+  await assertPassStanding(d.store, bearer.pass);
   return collectStepup(d, request, agentName, bearer.agent, now, ip);
 }
 

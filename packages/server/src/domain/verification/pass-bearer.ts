@@ -18,6 +18,7 @@ export interface PassBearer {
   agent: AgentRecord;
 }
 
+const AGENT_REVOKED = 'agent revoked by its owner';
 const SEND_PASS = 'send the pass the agent presented to you: Authorization: Bearer <pass> (or access_token in the body)';
 
 /**
@@ -39,11 +40,17 @@ export async function passBearer(d: PassBearerDeps, token: unknown): Promise<Pas
     if (e instanceof ProtocolError) throw unauthorized(e.code === 'token_expired' ? 'the pass has expired: ask the agent for a fresh one' : `invalid pass: ${e.code}`);
     throw e;
   }
-  const { verdict } = await checkPassRevocation(d.store, pass);
-  if (verdict === 'grant_revoked') throw forbidden('the access this pass was issued for was revoked by its owner');
-  const agent = verdict === null ? await d.store.agents.byId(pass.sub) : undefined;
-  if (agent === undefined) throw forbidden('agent revoked by its owner');
+  await assertPassStanding(d.store, pass);
+  const agent = await d.store.agents.byId(pass.sub);
+  if (agent === undefined) throw forbidden(AGENT_REVOKED);
   return { pass, agent };
+}
+
+/** 403 unless the pass's agent and grant stand now (cloud verify's rule, read from the shared store). */
+export async function assertPassStanding(store: Store, pass: PassClaims): Promise<void> {
+  const { verdict } = await checkPassRevocation(store, pass);
+  if (verdict === 'agent_revoked') throw forbidden(AGENT_REVOKED);
+  if (verdict === 'grant_revoked') throw forbidden('the access this pass was issued for was revoked by its owner');
 }
 
 /**
