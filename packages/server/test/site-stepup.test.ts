@@ -216,6 +216,16 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       expectStatus(await receiptRaw(txn, fresh), 403);
     });
 
+    it('the OpenAPI description has both routes and the receipt route\'s pass variant', async () => {
+      const spec = json<{ paths: Record<string, Record<string, { description?: string; parameters?: { in: string; name: string }[] }>> }>(await t.app.inject({ url: '/openapi.json' }));
+      assert.ok(spec.paths['/api/v1/stepup/site']?.['post']);
+      const poll = spec.paths['/api/v1/stepup/site/{txn_id}']?.['get'];
+      assert.ok(poll?.parameters?.some((p) => p.in === 'query' && p.name === 'wait'));
+      const receipts = spec.paths['/api/v1/receipts/{txn_id}']?.['get']?.description ?? '';
+      assert.match(receipts, /Authorization: Bearer <pass>/);
+      assert.doesNotMatch(receipts, /not offered yet/);
+    });
+
     it('bad input of many shapes: a clear 4xx, never 5xx', async () => {
       const pass = await passOf();
       const expired = await mintPass(t, agent, 'shop.example', { iat: seconds(t.clock.now()) - 700, exp: seconds(t.clock.now()) - 100 });
