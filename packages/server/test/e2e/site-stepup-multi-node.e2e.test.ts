@@ -65,4 +65,20 @@ describe('site step-up across two nodes', () => {
     const receipt = await call<{ txn: string }>(node(0), 'GET', `/api/v1/receipts/${txn}`, undefined, { authorization: `Bearer ${pass}` });
     assert.equal(expectStatus(receipt, 200, 'receipt').body.txn, txn);
   });
+
+  it('a poll whose site hung up collects nothing: the token waits for the next poll', async () => {
+    const pass = expectStatus(await remoteToken(node(0), agent, 'shop.example'), 200, 'pass').body.access_token;
+    const txn = expectStatus(await call<{ txn_id: string }>(node(0), 'POST', '/api/v1/stepup/site', { access_token: pass, action: 'transfer' }), 200, 'file').body.txn_id;
+    const hangUp = new AbortController();
+    const abandoned = fetch(`${node(0).url}/api/v1/stepup/site/${txn}?wait=20`, { headers: { authorization: `Bearer ${pass}` }, signal: hangUp.signal }).catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 400));
+    hangUp.abort();
+    assert.ok((await abandoned) instanceof Error, 'the site hung up');
+    expectStatus(await remoteDecide(node(1), owner, txn), 200, 'approve');
+    // Had the abandoned wait gone on, it would have collected the token within 250 ms.
+    await new Promise((r) => setTimeout(r, 1000));
+    const next = expectStatus(await call<Answer>(node(1), 'GET', `/api/v1/stepup/site/${txn}`, undefined, { authorization: `Bearer ${pass}` }), 200, 'next poll').body;
+    assert.equal(next.status, 'approved', JSON.stringify(next));
+    assert.ok(next.stepup_token, 'the next poll gets the token');
+  });
 });
