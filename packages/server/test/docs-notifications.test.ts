@@ -111,6 +111,7 @@ describe(`${REFERENCE}`, () => {
       'approval-access': pushPayload(N, approvalMessage(ACCESS), false),
       'approval-stepup-quiet': pushPayload(N, approvalMessage(STEPUP), true),
       'approval-stepup-details': pushPayload(N, approvalMessage({ ...STEPUP, details: { summary: 'Pay 42.00 EUR to shop.example\nOrder 1234: 2 items', digest: 'p4S9sS3L3hZ0hJ0tqv3Z8bYQy2a4rM7pN1eW6kD5cXg' } }), false),
+      'approval-site-stepup': pushPayload(N, approvalMessage({ ...STEPUP, filedBy: 'site' }), false),
       dismiss: dismissPayload(N, T),
       note: pushPayload(N, noteMessage(AGENT, NOTE), false),
       'note-untitled': pushPayload(N, noteMessage(AGENT, { title: '', text: NOTE.text }), false),

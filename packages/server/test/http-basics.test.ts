@@ -157,8 +157,10 @@ async function walkEveryRoute(t: TestApp, auth: Record<string, string>): Promise
       const withKnownProvider = path.includes('{provider}')
         ? [...new Set(badIds.map((id) => path.replace('{provider}', PROVIDER).replace(/\{[^}]+\}/g, id)))].flatMap((u) => knownQueries.map((q) => u + q))
         : [];
+      // The site step-up's long poll also gets bad `wait` values (a valid one would only wait).
+      const waits = path === '/api/v1/stepup/site/{txn_id}' ? ['?wait=-1', '?wait=26', '?wait=1e300', '?wait=%00', '?wait=0&wait=1', '?wait=%E0%A4%A'].map((q) => path.replace('{txn_id}', 't_aaaaaaaaaaaaaaaaaaaaaaaaaa') + q) : [];
       const urls = path.includes('{')
-      ? [...badIds.map((id) => path.replace(/\{[^}]+\}/g, id)), ...withKnownProvider]
+      ? [...badIds.map((id) => path.replace(/\{[^}]+\}/g, id)), ...withKnownProvider, ...waits]
       : [path, `${path}?email=&limit=abc&before=-1`, `${path}?email=a%00b&agent=%00&site=%00&agent_id=ag_%00&before=9223372036854775807`, `${path}?before=1e300&limit=1e300`];
       for (const url of urls) {
         for (const body of method === 'get' || method === 'delete' ? [undefined] : badBodies) {
@@ -190,6 +192,9 @@ async function walkEveryRoute(t: TestApp, auth: Record<string, string>): Promise
   assert.ok(checked.length > 200);
   for (const route of ['get /api/oauth/google/start', 'get /api/oauth/google/callback?code=%00&state=%00', 'delete /api/oauth/google', 'post /api/txn/x/oauth/google']) {
     assert.ok(checked.includes(route), `${route} was walked with the configured provider`);
+  }
+  for (const route of ['post /api/v1/stepup/site', 'get /api/v1/stepup/site/x', 'get /api/v1/stepup/site/t_aaaaaaaaaaaaaaaaaaaaaaaaaa?wait=26', 'get /api/v1/receipts/x']) {
+    assert.ok(checked.includes(route), `${route} was walked`);
   }
 }
 

@@ -9,9 +9,9 @@ import { buildApp } from '../src/app.ts';
 import { parseConfig } from '../src/config/config.ts';
 import { newId } from '../src/domain/ids.ts';
 import { openSqliteStore } from '../src/store/sqlite/open.ts';
-import { remoteAddress, signUp as signUpOwner, testApp } from './helpers/app.ts';
+import { expectStatus, json, remoteAddress, signUp as signUpOwner, testApp } from './helpers/app.ts';
 import { agentJwt, createAgent } from './helpers/agents.ts';
-import { ownerWithPasskey } from './helpers/approvals.ts';
+import { accessRequest, approve, ownerWithPasskey } from './helpers/approvals.ts';
 import { basic, pkce } from './helpers/operators.ts';
 import { publishKey } from './helpers/wba.ts';
 
@@ -161,5 +161,32 @@ describe('logs', () => {
       await t.close();
     }
     log.assertClean(secrets, ['/api/v1/check-agent', '/tools/check-agent', '/api/v1/wba/key', '/api/v1/wba/proof']);
+  });
+
+  it('never carry the pass a site files a site step-up with, nor the step-up token its poll collects', async () => {
+    const log = memoryLog();
+    const t = await testApp({ env: { LOG_LEVEL: 'trace' }, logStream: log.stream });
+    const secrets: string[] = [];
+    let txn = '';
+    try {
+      const owner = await ownerWithPasskey(t);
+      const agent = await createAgent(t, owner);
+      expectStatus(await approve(t, owner, await accessRequest(t, agent)), 200);
+      const pass = json<{ access_token: string }>(await t.app.inject({ method: 'POST', url: '/api/v1/token', payload: { agent_id: agent.id, site: 'shop.example', agent_jwt: await agent.jwt() } })).access_token;
+      secrets.push(pass);
+      const filed = await t.app.inject({ method: 'POST', url: '/api/v1/stepup/site', payload: { access_token: pass, action: 'transfer' } });
+      expectStatus(filed, 200);
+      txn = json<{ txn_id: string }>(filed).txn_id;
+      expectStatus(await approve(t, owner, txn), 200);
+      const answer = json<{ stepup_token?: string }>(await t.app.inject({ url: `/api/v1/stepup/site/${txn}?wait=1`, headers: { authorization: `Bearer ${pass}` } }));
+      assert.ok(answer.stepup_token);
+      secrets.push(answer.stepup_token);
+      expectStatus(await t.app.inject({ url: `/api/v1/receipts/${txn}`, headers: { authorization: `Bearer ${pass}` } }), 200);
+      // Refused passes too: 401 for a broken one, 404 for a pass polling what it may not.
+      expectStatus(await t.app.inject({ url: `/api/v1/stepup/site/${txn}`, headers: { authorization: `Bearer ${pass}x` } }), 401);
+    } finally {
+      await t.close();
+    }
+    log.assertClean(secrets, ['/api/v1/stepup/site', `/api/v1/stepup/site/${txn}`, `/api/v1/receipts/${txn}`]);
   });
 });

@@ -234,6 +234,26 @@ test('a step-up bound to details shows the summary as written (lines kept, marku
   assert.equal(clientData.challenge, approvalChallenge({ txn, aud: SITE, action, detailsDigest: digest, user: receipt.user_id, nonce: receipt.nonce }));
 });
 
+test('a site step-up card says the site asks, for the agent; approved with the passkey, the site\'s long poll gets the token', { timeout: 60_000 }, async () => {
+  const { page } = phone;
+  const pass = await call<{ access_token: string }>(server, 'POST', '/api/v1/token', { agent_id: agentId, site: SITE, agent_jwt: await createAgentJwt(key.privateKey, agentId) });
+  expectStatus(pass, 200, 'a pass');
+  const bearer = { authorization: `Bearer ${pass.body.access_token}` };
+  const filed = await call<{ txn_id: string }>(server, 'POST', '/api/v1/stepup/site', { access_token: pass.body.access_token, action: 'transfer 250.00 EUR' });
+  expectStatus(filed, 200, 'site step-up');
+  const txn = filed.body.txn_id;
+  const waiting = call<{ status: string; stepup_token?: string }>(server, 'GET', `/api/v1/stepup/site/${txn}?wait=25`, undefined, bearer);
+  await goTo(page, 'requests');
+  const card = await requestCard(page, txn);
+  assert.match((await card.textContent()) ?? '', /shop\.example asks you to confirm an action for shopper/);
+  assert.equal(await card.locator('blockquote.action').textContent(), 'transfer 250.00 EUR');
+  await card.getByRole('button', { name: 'Approve' }).click();
+  await card.locator('.outcome.ok').waitFor();
+  const answer = await waiting;
+  assert.equal(answer.body.status, 'approved', JSON.stringify(answer.body));
+  assert.ok(answer.body.stepup_token, 'the site collects the one-time step-up token');
+});
+
 test('the owner denies a request with one tap; the agent process is told, and the card leaves the desktop', { timeout: 90_000 }, async () => {
   const { page } = phone;
   const second = startAgent(OTHER_SITE, ['list']);

@@ -103,6 +103,12 @@ describe('activity lines', () => {
     assert.equal(activityText(item('stepup.approved', { action: 'checkout' }))[1], '');
   });
 
+  test('a site step-up: the site asked and collected, for the agent', () => {
+    assert.deepEqual(activityText(item('stepup.requested', { action: 'transfer', filed_by: 'site' })), ['shop.example asked you to confirm "transfer" for shopper', '']);
+    assert.deepEqual(activityText(item('stepup.requested', { action: 'transfer' })), ['shopper asked you to confirm "transfer" at shop.example', '']);
+    assert.deepEqual(activityText(item('stepup.delivered', { action: 'transfer', filed_by: 'site' })), ['shop.example collected your confirmation of "transfer" for shopper', '']);
+  });
+
   test('operator connections: who added or removed an agent, the limit and how a connection ended', () => {
     assert.deepEqual(activityText(item('agent.created', { name: 'shopper', operator: 'Acme agents', connection_id: 'cn_1' }, null)), ['"Acme agents" added the agent shopper', 'an operator you connected']);
     assert.deepEqual(activityText(item('agent.created', { name: 'shopper' }, null)), ['You added the agent shopper', '']);

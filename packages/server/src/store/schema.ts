@@ -242,6 +242,8 @@ export interface AuthzRequestsTable {
   /** Migration 030: the details a step-up or agent approval is bound to (decisions §29); both or neither. */
   details_summary: string | null;
   details_digest: string | null;
+  /** Migration 032: `site` for a step-up the site filed (POST /api/v1/stepup/site); null: the agent. */
+  filed_by: string | null;
 }
 
 export interface GrantsTable {

@@ -48,6 +48,8 @@ export interface Genuine {
   provider?: string;
   /** A pending access request of the owner, for {txn_id}. */
   txnId?: string;
+  /** A live pass of the agent: the site step-up routes take it as `access_token` and `Authorization: Bearer`. */
+  pass?: string;
 }
 
 export interface FuzzRequest {
@@ -117,7 +119,7 @@ const credential = (g: Genuine): fc.Arbitrary<string> => fc.oneof(fc.constant(g.
 const headersArb = (g: Genuine): fc.Arbitrary<Record<string, string>> =>
   fc.record(
     {
-      authorization: fc.oneof(fc.constant(`Bearer ${g.sessionToken}`), headerText.map((t) => `Bearer ${t}`), headerText, credential(g).map((t) => `DPoP ${t}`)),
+      authorization: fc.oneof(fc.constant(`Bearer ${g.sessionToken}`), fc.constant(`Bearer ${g.pass ?? g.sessionToken}`), headerText.map((t) => `Bearer ${t}`), headerText, credential(g).map((t) => `DPoP ${t}`)),
       cookie: fc.oneof(fc.constant(`session=${g.sessionToken}`), headerText.map((t) => `session=${t}`), headerText),
       'x-agent-jwt': credential(g),
       dpop: credential(g),
@@ -154,7 +156,7 @@ const detailsLike: fc.Arbitrary<unknown> = fc.oneof(
 
 /** A value for a body property: a genuine one, one of the right kind but wrong, or any wrong shape. */
 const propValue = (g: Genuine, name: string): fc.Arbitrary<unknown> => {
-  const genuine: Record<string, unknown> = { agent_id: g.agentId, agent_jwt: g.agentJwt, site: g.site, user_id: g.userId, access_token: g.agentJwt, stepup_token: g.agentJwt, dpop: g.agentJwt, scopes: ['list'], user_info: [], method: 'GET', url: `https://${g.site}/x`, approve: true, action: 'pay' };
+  const genuine: Record<string, unknown> = { agent_id: g.agentId, agent_jwt: g.agentJwt, site: g.site, user_id: g.userId, access_token: g.pass ?? g.agentJwt, stepup_token: g.agentJwt, dpop: g.agentJwt, scopes: ['list'], user_info: [], method: 'GET', url: `https://${g.site}/x`, approve: true, action: 'pay' };
   if (name === 'details') return fc.oneof({ weight: 3, arbitrary: detailsLike }, { weight: 1, arbitrary: nastyValue });
   if (name === 'details_digest') return digestLike;
   return fc.oneof({ weight: 1, arbitrary: fc.constant(genuine[name] ?? 'x') }, { weight: 3, arbitrary: nastyValue });

@@ -58,9 +58,10 @@ export interface RemoteOwner {
 
 /**
  * An open request of the owner's agents, as `GET /api/me` lists it in `pending`; `details`: what an
- * agent approval says, and the details a step-up or agent approval is bound to (decisions §29).
+ * agent approval says, and the details a step-up or agent approval is bound to (decisions §29);
+ * `filed_by: "site"` for a site step-up (decisions §28).
  */
-export type PendingRequest = { id: string; kind: string; agent_id: string; site: string; scopes: string[]; action?: string; details?: { summary?: string; digest?: string; [field: string]: unknown } };
+export type PendingRequest = { id: string; kind: string; agent_id: string; site: string; scopes: string[]; action?: string; filed_by?: 'site'; details?: { summary?: string; digest?: string; [field: string]: unknown } };
 
 /** A live grant, as `GET /api/me` lists it in `grants`. */
 export type Grant = { id: string; agent_id: string; site: string; scopes: string[] };

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { freshPostgresDatabase } from '../helpers/postgres.ts';
 import { startServer, type ServerProcess } from '../helpers/server-process.ts';
-import { call, expectStatus, HttpOwner, remoteAccessRequest, remoteAgent, remoteGrant } from '../helpers/over-http.ts';
+import { call, expectStatus, HttpOwner, remoteAccessRequest, remoteAgent, remoteGrant, remoteToken } from '../helpers/over-http.ts';
 import { startIdentityProviderStandIn, type IdentityProviderStandIn } from '../helpers/stand-ins/identity-provider.ts';
 import { requestArb, routesOf, sendRaw, type FuzzRequest, type Genuine, type OpenApi } from '../helpers/fuzz-requests.ts';
 
@@ -61,7 +61,8 @@ function fuzzSuite(backend: 'sqlite' | 'postgres', runs: number): void {
       const agent = await remoteAgent(node, owner, 'Fuzzed');
       await remoteGrant(node, owner, agent, 'shop.example');
       const pending = expectStatus(await remoteAccessRequest(node, agent, 'books.example'), 200, 'a pending request').body.txn_id;
-      genuine = { sessionToken: owner.auth.authorization?.slice('Bearer '.length) ?? '', agentId: agent.id, agentJwt: await agent.jwt(), userId: owner.id, site: 'shop.example', provider: 'google', txnId: pending };
+      const pass = expectStatus(await remoteToken(node, agent, 'shop.example'), 200, 'a pass').body.access_token;
+      genuine = { sessionToken: owner.auth.authorization?.slice('Bearer '.length) ?? '', agentId: agent.id, agentJwt: await agent.jwt(), userId: owner.id, site: 'shop.example', provider: 'google', txnId: pending, pass };
     });
 
     after(async () => {

@@ -63,6 +63,14 @@ export function receiptsContract(name: string, open: OpenStore): void {
       assert.equal('boundDetails' in (await store.authzRequests.byId(plain.id))!, false);
       const read = await store.authzRequests.byId(approval.id);
       assert.deepEqual([read?.details, read?.boundDetails], [{ label: 'Pay' }, { summary: 'Pay', digest: DIGEST }]);
+
+      // Migration 032: a step-up the site filed says so; an agent's carries no field.
+      const bySite = base({ filedBy: 'site', boundDetails: { summary: 'Pay', digest: DIGEST } });
+      assert.equal(await store.authzRequests.create(bySite), true);
+      assert.deepEqual(await store.authzRequests.byId(bySite.id), bySite);
+      assert.equal('filedBy' in (await store.authzRequests.byId(plain.id))!, false);
+      const moved = await store.authzRequests.transition(bySite.id, ['pending'], 'approved', 2_000);
+      assert.equal(moved?.filedBy, 'site', 'kept through a transition');
     });
 
     it('keeps the nonce of an approval challenge; other challenges have none', async () => {

@@ -6,6 +6,7 @@ import { type PendingItem, pendingForOwner } from './pending.ts';
 import { type PollView, pollRequest } from './polling.ts';
 import { type AgentApprovalInput, type CreatedAgentApproval, requestAgentApproval } from './agent-approvals.ts';
 import { type StepupRequestInput, requestStepup } from './stepup-requests.ts';
+import { type SitePollInput, type SiteStepupInput, pollSiteStepup, requestSiteStepup } from './site-stepups.ts';
 
 /**
  * Access and step-up requests and the owner's answers: one entry point (`s.approvals`) over the
@@ -22,6 +23,16 @@ export class Approvals {
   /** POST /api/v1/stepup. */
   requestStepup(input: StepupRequestInput): Promise<CreatedRequest> {
     return requestStepup(this.d, input);
+  }
+
+  /** POST /api/v1/stepup/site: the site asks, authenticated by the agent's pass. */
+  requestSiteStepup(input: SiteStepupInput): Promise<CreatedRequest> {
+    return requestSiteStepup(this.d, input);
+  }
+
+  /** GET /api/v1/stepup/site/{txn_id}: the site's long poll. */
+  pollSiteStepup(input: SitePollInput): Promise<PollView> {
+    return pollSiteStepup(this.d, input);
   }
 
   /** POST /api/v1/agent-approval. */

@@ -16,6 +16,7 @@ export interface PollView {
 }
 
 export const ALREADY_DELIVERED = 'step-up token already delivered';
+const FILED_BY_SITE = 'the site filed this step-up: the site collects its token (GET /api/v1/stepup/site/{txn_id})';
 const SEND_HEADER = 'send the header X-Agent-JWT (a fresh agent JWT of the agent that asked) to collect the step-up token';
 
 /**
@@ -26,8 +27,20 @@ const SEND_HEADER = 'send the header X-Agent-JWT (a fresh agent JWT of the agent
  * every later poll reads `consumed`. A poll that fails to collect leaves the request approved.
  */
 export async function pollRequest(d: ApprovalDeps, txnId: string, agentJwt: string | undefined, ip: string | null = null): Promise<PollView> {
-  let request = looksLikeId('t', txnId) ? await d.store.authzRequests.byId(txnId) : undefined;
+  const request = looksLikeId('t', txnId) ? await d.store.authzRequests.byId(txnId) : undefined;
   if (!request) throw notFound('request not found');
+  return requestView(d, request, (approved, agentName, now) => deliverStepup(d, approved, agentName, agentJwt, now, ip));
+}
+
+/** Hands an approved step-up, still within its collection window, to whoever may collect it. */
+export type StepupCollector = (request: AuthzRequestRecord, agentName: string, now: number) => Promise<PollView>;
+
+/**
+ * A request as a poll sees it (the agent's, and the site's for a step-up it filed): a pending
+ * request past its expiry is marked and reads `expired`; an approved step-up not collected within
+ * STEPUP_COLLECT_WINDOW_MS reads `expired`; one still collectable goes to `collect`.
+ */
+export async function requestView(d: ApprovalDeps, request: AuthzRequestRecord, collect: StepupCollector): Promise<PollView> {
   const agentName = (await d.store.agents.byId(request.agentId))?.name ?? '';
   const now = d.clock.now();
 
@@ -40,10 +53,10 @@ export async function pollRequest(d: ApprovalDeps, txnId: string, agentJwt: stri
   if (request.status !== 'approved') return { request, agentName };
 
   if ((request.decidedAt ?? request.createdAt) + STEPUP_COLLECT_WINDOW_MS <= now) {
-    request = (await d.store.authzRequests.transition(request.id, ['approved'], 'expired', now)) ?? (await d.store.authzRequests.byId(request.id)) ?? request;
-    return { request, agentName };
+    const expired = (await d.store.authzRequests.transition(request.id, ['approved'], 'expired', now)) ?? (await d.store.authzRequests.byId(request.id)) ?? request;
+    return { request: expired, agentName };
   }
-  return deliverStepup(d, request, agentName, agentJwt, now, ip);
+  return collect(request, agentName, now);
 }
 
 /**
@@ -57,6 +70,8 @@ async function asGranted(d: ApprovalDeps, request: AuthzRequestRecord): Promise<
 }
 
 async function deliverStepup(d: ApprovalDeps, request: AuthzRequestRecord, agentName: string, agentJwt: string | undefined, now: number, ip: string | null): Promise<PollView> {
+  // The site that filed a step-up is the one waiting for its token (GET /api/v1/stepup/site/{txn_id}).
+  if (request.filedBy === 'site') return { request, agentName, stepupTokenError: FILED_BY_SITE };
   if (agentJwt === undefined || agentJwt === '') return { request, agentName, stepupTokenError: SEND_HEADER };
   let agent: AgentRecord;
   try {
@@ -65,6 +80,15 @@ async function deliverStepup(d: ApprovalDeps, request: AuthzRequestRecord, agent
     if (e instanceof AppError && e.status < 500) return { request, agentName, stepupTokenError: `X-Agent-JWT refused (it must be a valid agent JWT of the agent that asked): ${e.detail}` };
     throw e;
   }
+  return collectStepup(d, request, agentName, agent, now, ip);
+}
+
+/**
+ * Mints the step-up token of an approved request and delivers it at most once: a compare-and-set
+ * approved -> consumed decides, so of any number of concurrent collectors (on any node) exactly one
+ * gets the token; the others read `consumed`. `agent` is the requesting agent, already authenticated.
+ */
+export async function collectStepup(d: ApprovalDeps, request: AuthzRequestRecord, agentName: string, agent: AgentRecord, now: number, ip: string | null): Promise<PollView> {
   // No step-up for access that was revoked in the meantime (decisions §6).
   if (!(await liveGrant(d.store.grants, agent.id, request.site, now))) {
     return { request, agentName, stepupTokenError: 'no approved access to this site any more; the step-up cannot be delivered' };
@@ -76,6 +100,6 @@ async function deliverStepup(d: ApprovalDeps, request: AuthzRequestRecord, agent
     const current = (await d.store.authzRequests.byId(request.id)) ?? request;
     return { request: current, agentName, ...(current.status === 'consumed' ? { stepupTokenError: ALREADY_DELIVERED } : {}) };
   }
-  await d.activity.record({ userId: request.userId, action: 'stepup.delivered', agentId: agent.id, site: request.site, detail: { txn_id: request.id, action: request.action, jti: claims.jti, exp: claims.exp }, ip });
+  await d.activity.record({ userId: request.userId, action: 'stepup.delivered', agentId: agent.id, site: request.site, detail: { txn_id: request.id, action: request.action, jti: claims.jti, exp: claims.exp, ...(request.filedBy === 'site' ? { filed_by: 'site' } : {}) }, ip });
   return { request: { ...won, status: 'approved' }, agentName, stepupToken: token };
 }

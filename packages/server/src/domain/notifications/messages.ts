@@ -40,6 +40,8 @@ export interface ApprovalEvent {
   txnId: string;
   /** `access` (an access request) or `stepup`; later `oidc`, `plan`, `takeover`, `approval`. */
   kind: string;
+  /** `site` for a step-up the site filed (decisions §28): the card says the site asks. */
+  filedBy?: 'site';
   agentName: string;
   site: string;
   scopes?: readonly string[];
@@ -56,6 +58,9 @@ const FIELD_NAMES: Record<string, string> = { 'user:name': 'your name', 'user:em
 
 export function approvalMessage(e: ApprovalEvent): OwnerMessage {
   const base = { type: 'approval' as const, push: 'approval' as const, url: requestUrl(e.txnId), txnId: e.txnId, kind: e.kind, expiresAt: e.expiresAt, ...(e.details && { details: e.details }) };
+  if (e.kind === 'stepup' && e.filedBy === 'site') {
+    return { ...base, title: clip(`${e.site} asks you to approve an action for ${e.agentName}`, TITLE_MAX), body: clip(`${e.action ?? 'a sensitive action'} · approve with your passkey`, BODY_MAX) };
+  }
   if (e.kind === 'stepup') {
     return { ...base, title: clip(`${e.agentName} asks to act on ${e.site}`, TITLE_MAX), body: clip(`${e.action ?? 'a sensitive action'} · approve with your passkey`, BODY_MAX) };
   }

@@ -1,22 +1,24 @@
-import { RECEIPT_KEY_TYP, type Receipt, type ReceiptKeyClaims } from '@mandate/protocol';
+import { type KeyResolver, RECEIPT_KEY_TYP, type Receipt, type ReceiptKeyClaims } from '@mandate/protocol';
 import type { Clock } from '../../clock.ts';
 import { seconds } from '../../clock.ts';
 import { credentialKeyJwk } from '../../crypto/webauthn.ts';
-import type { AgentRecord, ReceiptRecord, Store } from '../../store/ports/index.ts';
+import type { AgentRecord, AuthzRequestRecord, ReceiptRecord, Store } from '../../store/ports/index.ts';
 import { badRequest, conflict, notFound, unauthorized } from '../errors.ts';
 import { looksLikeId } from '../ids.ts';
+import { bearerFiled, passBearer } from '../verification/pass-bearer.ts';
 
 export interface ReceiptsDeps {
   store: Store;
   clock: Clock;
-  /** The service's signing keys: the attestation is signed like every service token. */
-  keys: { sign(payload: Record<string, unknown>, typ: string): Promise<string> };
+  /** The service's signing keys: the attestation is signed like every service token; a site's pass is checked with them. */
+  keys: { sign(payload: Record<string, unknown>, typ: string): Promise<string>; resolver: KeyResolver };
   agents: { verifyJwt(token: unknown, agentId: string): Promise<AgentRecord> };
   /** The service's base URL: the attestation's `iss`. */
   issuer: string;
 }
 
 const NOT_FOUND = 'no receipt for this txn_id: unknown, or filed by another agent';
+const SITE_NOT_FOUND = 'no receipt for this txn_id and pass: unknown, no longer held, or not a step-up filed with a pass of this agent, access and site';
 
 /**
  * Receipts for the agent that filed the request (decisions §29): the stored assertion with the values
@@ -35,6 +37,25 @@ export class Receipts {
     if (stored !== undefined && stored.agentId === agent.id) return this.receiptOf(stored);
     const request = stored === undefined ? await this.d.store.authzRequests.byId(txnId) : undefined;
     if (request === undefined || request.agentId !== agent.id) throw notFound(NOT_FOUND);
+    return this.noReceipt(request);
+  }
+
+  /**
+   * GET /api/v1/receipts/{txn_id} with `Authorization: Bearer <pass>`: the site that filed a site
+   * step-up, by the rule of its poll (a live pass of the same agent, grant and site). The request
+   * must still be held (a week after it ended): a site fetches its receipt when the owner approves.
+   */
+  async forSite(txnId: string, pass: string | undefined): Promise<Receipt> {
+    if (!looksLikeId('t', txnId)) throw badRequest('txn_id must be a request id (t_…)');
+    const bearer = await passBearer(this.d, pass);
+    const request = await this.d.store.authzRequests.byId(txnId);
+    if (request === undefined || !bearerFiled(bearer, request)) throw notFound(SITE_NOT_FOUND);
+    const stored = await this.d.store.receipts.get(txnId);
+    return stored !== undefined ? this.receiptOf(stored) : this.noReceipt(request);
+  }
+
+  /** Why a request the caller may read has no receipt: always a 409. */
+  private noReceipt(request: AuthzRequestRecord): never {
     if (request.kind !== 'stepup' && request.kind !== 'agent_approval') throw conflict('no receipt: only step-ups and agent approvals leave one');
     if (request.status === 'pending') throw conflict('no receipt yet: the owner has not answered; poll the request and ask again once it is approved');
     if (request.status === 'denied' || request.status === 'expired') throw conflict(`no receipt: the request was ${request.status}`);

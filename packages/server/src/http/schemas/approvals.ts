@@ -26,6 +26,7 @@ export const PendingOut = Type.Object({
   scopes: Type.Array(Type.String(), { description: 'empty for a step-up' }),
   user_info: Type.Array(Type.String()),
   action: Type.Optional(Type.String({ description: 'step-ups and agent approvals only: the action to approve, as the agent wrote it' })),
+  filed_by: Type.Optional(Type.Literal('site', { description: 'present when the site asks (a site step-up, POST /api/v1/stepup/site) rather than the agent' })),
   details: Type.Optional(Type.Composite([AgentApprovalDetailsOut], { description: 'agent approvals: what the agent read on the page; step-ups and agent approvals bound to details (decisions §29): `summary` (shown as written) and `digest`' })),
   category: Type.Optional(CategoryOut),
   sign_in: Type.Optional(Type.Object({
@@ -70,6 +71,7 @@ export function pendingOut({ request: r, agentName }: PendingItem) {
     scopes: r.scopes,
     user_info: r.userInfo,
     ...stepupAction(r),
+    ...(r.filedBy === 'site' ? { filed_by: 'site' as const } : {}),
     ...agentApprovalOut(r),
     ...(r.oidc ? { sign_in: { client_id: r.oidc.clientId, client_name: r.oidc.clientName, verified: r.oidc.verified, flow: r.oidc.flow, binding_message: r.oidc.bindingMessage } } : {}),
     created_at: iso(r.createdAt),

@@ -31,6 +31,7 @@ import * as wbaKeys from './028-wba-keys.ts';
 import * as readiness from './029-readiness.ts';
 import * as approvalReceipts from './030-approval-receipts.ts';
 import * as registeredClients from './031-registered-clients.ts';
+import * as siteStepups from './032-site-stepups.ts';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -67,6 +68,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '029-readiness': readiness,
   '030-approval-receipts': approvalReceipts,
   '031-registered-clients': registeredClients,
+  '032-site-stepups': siteStepups,
 };
 
 /**

@@ -35,6 +35,12 @@ export interface AuthzRequestRecord {
    * the passkey challenge and the step-up token carry the digest. Absent: not bound to details.
    */
   boundDetails?: ApprovalDetails | null;
+  /**
+   * `site` for a step-up the site filed with the agent's pass (POST /api/v1/stepup/site, decisions
+   * §28, migration 032): only that site polls it and reads its receipt, and the card says the site
+   * asks. Absent: the agent filed it.
+   */
+  filedBy?: 'site';
 }
 
 export interface AuthzRequestsRepo {

@@ -22,6 +22,8 @@ const toRecord = (r: Selectable<AuthzRequestsTable>): AuthzRequestRecord => ({
   ...(r.details === null ? {} : { details: JSON.parse(r.details) as AgentApprovalDetails }),
   // Step-ups and agent approvals bound to details (migration 030); both columns or neither.
   ...(r.details_summary === null || r.details_digest === null ? {} : { boundDetails: { summary: r.details_summary, digest: r.details_digest } }),
+  // Step-ups the site filed (migration 032); agents' requests carry no field.
+  ...(r.filed_by === 'site' ? { filedBy: 'site' as const } : {}),
 });
 
 /** `purgeChunk`: rows deleted per statement at most (SQLITE_PURGE_CHUNK); all at once when absent. */
@@ -50,6 +52,7 @@ export function authzRequestsRepo(db: Db, purgeChunk?: number): AuthzRequestsRep
           details: r.details === undefined || r.details === null ? null : JSON.stringify(r.details),
           details_summary: r.boundDetails?.summary ?? null,
           details_digest: r.boundDetails?.digest ?? null,
+          filed_by: r.filedBy === 'site' ? 'site' : null,
         })
         .onConflict((oc) => oc.columns(['agent_id', 'site']).where('status', '=', sql.lit('pending')).where('kind', '=', sql.lit('initial')).doNothing())
         .returning('id')

@@ -30,6 +30,8 @@ export interface PendingRequest {
   scopes: string[];
   user_info: string[];
   action?: string;
+  /** `site` when the site asks (a site step-up) rather than the agent. */
+  filed_by?: 'site';
   /** Only for an OIDC sign-in (kind `initial`; `scopes` are the OIDC scopes). */
   sign_in?: SignInRequest;
   /**

@@ -4,6 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
 import { withErrors } from '../../schemas/common.ts';
 import { TxnParams } from '../../schemas/approvals.ts';
+import { bearerToken } from '../../bearer.ts';
 
 const B64u = (description: string) => Type.String({ description: `${description} (base64url)` });
 
@@ -39,12 +40,17 @@ made, whose challenge is \`base64url(SHA-256(JCS({v: 1, txn, aud, action, detail
 public key, and an attestation by the service binding that key to the person. Check it with \`verifyReceipt\` from
 \`@mandate/protocol\` or \`@mandate/site\`, offline, with the service's JWKS and origin (docs/sites/receipts.md).
 
-For the agent that filed the request, authenticated by header \`X-Agent-JWT\`. (The site variant, \`Authorization: Bearer
-<pass>\` for a site-initiated step-up, comes with the site step-up route and is not offered yet.)
+Two callers:
+- the agent that filed the request, with header \`X-Agent-JWT\`;
+- the site that filed a site step-up (POST /api/v1/stepup/site), with \`Authorization: Bearer <pass>\` (when no
+  \`X-Agent-JWT\` is sent): as for its poll, a live pass of the same agent, access (grant) and site. Fetch it once the
+  owner approved and keep it: the service holds the request a week after it ended.
 
 - **400** \`txn_id\` is not a request id.
-- **401** missing or invalid \`X-Agent-JWT\`. **403** the agent was revoked or removed by its owner.
-- **404** unknown \`txn_id\`, or a request another agent filed.
+- **401** neither header, an invalid \`X-Agent-JWT\`, or a pass that does not verify or has expired. **403** the agent was
+  revoked or removed by its owner (or, for a pass, its access was revoked).
+- **404** unknown \`txn_id\`, a request another agent filed, or, with a pass, a request that is not a site step-up filed
+  with a pass of that agent, access and site (or no longer held).
 - **409** no receipt for this request: not answered yet (ask again once approved), denied or expired, an access request
   or plan (only step-ups and agent approvals leave one), or the passkey that approved has since been removed (its key
   can no longer be attested).`;
@@ -58,11 +64,15 @@ export async function receiptRoutes(base: FastifyInstance, s: Services): Promise
       description: DESCRIPTION,
       tags: ['agent'],
       params: TxnParams,
-      headers: Type.Object({ 'x-agent-jwt': Type.Optional(Type.String({ description: 'an agent JWT of the agent that filed the request' })) }),
+      headers: Type.Object({
+        'x-agent-jwt': Type.Optional(Type.String({ description: 'an agent JWT of the agent that filed the request' })),
+        authorization: Type.Optional(Type.String({ description: '`Bearer <pass>`: the site that filed a site step-up' })),
+      }),
       response: withErrors({ 200: ReceiptOut }, 400, 401, 403, 404, 409),
     },
   }, async (request) => {
     const header = request.headers['x-agent-jwt'];
+    if (header === undefined && request.headers.authorization !== undefined) return s.receipts.forSite(request.params.txn_id, bearerToken(request));
     return s.receipts.forAgent(request.params.txn_id, Array.isArray(header) ? header[0] : header);
   });
 }

@@ -128,10 +128,15 @@ export function activityText(a: ActivityItem): [title: string, extra: string] {
     case 'request.expired': return d.kind === 'stepup'
       ? [`${who}'s request to confirm ${quoted(d.action)}${at} expired unanswered`, '']
       : [`${who}'s request for access${at} expired unanswered`, listText(d.scopes)];
-    case 'stepup.requested': return [`${who} asked you to confirm ${quoted(d.action)}${at}`, ''];
+    // A site step-up (decisions §28): the site asked, for the agent acting there.
+    case 'stepup.requested': return d.filed_by === 'site'
+      ? [`${a.site ?? 'A site'} asked you to confirm ${quoted(d.action)} for ${who}`, '']
+      : [`${who} asked you to confirm ${quoted(d.action)}${at}`, ''];
     case 'stepup.approved': return [`You approved ${quoted(d.action)} for ${who}${at}`, receiptNote(d)];
     case 'stepup.denied': return [`You denied ${quoted(d.action)} for ${who}${at}`, ''];
-    case 'stepup.delivered': return [`${who} collected your confirmation of ${quoted(d.action)}`, a.site ?? ''];
+    case 'stepup.delivered': return d.filed_by === 'site'
+      ? [`${a.site ?? 'The site'} collected your confirmation of ${quoted(d.action)} for ${who}`, '']
+      : [`${who} collected your confirmation of ${quoted(d.action)}`, a.site ?? ''];
     case 'stepup.used': return [`${a.site ?? 'A site'} accepted your confirmation for ${who}`, listText(d.actions)];
     case 'pass.issued': return [`${who} got a pass${at}`, typeof d.uses_left === 'number' ? `${d.uses_left} passes left` : ''];
     case 'grant.revoked': return [`You revoked ${who}'s access${at}`, ''];

@@ -37,6 +37,8 @@ function heading(p: PendingRequest): HTMLHeadingElement {
   if (p.sign_in) return signInHeading(p, p.sign_in);
   const agent = el('strong', { text: p.agent });
   const site = el('span', { className: 'site', text: p.site });
+  // A site step-up (decisions §28): the site asks, for the agent that acts there.
+  if (p.kind === 'stepup' && p.filed_by === 'site') return el('h3', {}, site, ' asks you to confirm an action for ', agent);
   if (p.kind === 'stepup') return el('h3', {}, agent, ' asks you to confirm an action at ', site);
   if (isAgentApproval(p)) return agentApprovalHeading(p);
   if (p.kind === 'initial') return el('h3', {}, agent, ' asks for access to ', site);
