@@ -3,6 +3,7 @@ import type {
   AgentJwtClaims,
   Confirmation,
   PassClaims,
+  ResourcePassClaims,
   RevocationClaims,
   RevokedAgent,
   RevokedGrant,
@@ -41,8 +42,9 @@ function confirmation(value: unknown, code: VerifyErrorCode): Confirmation {
   return { dpop, jkt };
 }
 
-export function parsePassClaims(p: JsonObject, code: VerifyErrorCode = 'invalid_token'): PassClaims {
-  const { iss, sub, aud, user, scope, user_info, cnf, type, iat, exp, jti, grant, rev_seq } = p;
+/** The claims every pass carries, whatever it is bound to. */
+function passCore(p: JsonObject, code: VerifyErrorCode): Omit<PassClaims, 'cnf'> {
+  const { iss, sub, aud, user, scope, user_info, type, iat, exp, jti, grant, rev_seq } = p;
   if (type !== 'access') fail(code, 'type');
   if (!isNonEmptyString(iss)) fail(code, 'iss');
   if (!isNonEmptyString(sub)) fail(code, 'sub');
@@ -55,21 +57,25 @@ export function parsePassClaims(p: JsonObject, code: VerifyErrorCode = 'invalid_
   if (!isNonEmptyString(jti)) fail(code, 'jti');
   if (!isNonEmptyString(grant)) fail(code, 'grant');
   if (!isNonNegativeInt(rev_seq)) fail(code, 'rev_seq');
-  const claims: PassClaims = {
-    iss,
-    sub,
-    aud,
-    user,
-    scope: [...scope],
-    cnf: confirmation(cnf, code),
-    type,
-    iat,
-    exp,
-    jti,
-    grant,
-    rev_seq,
-  };
+  const claims: Omit<PassClaims, 'cnf'> = { iss, sub, aud, user, scope: [...scope], type, iat, exp, jti, grant, rev_seq };
   if (user_info !== undefined) claims.user_info = { ...user_info };
+  return claims;
+}
+
+/** A pass of an agent: always bound to the agent's key (`cnf`). */
+export function parsePassClaims(p: JsonObject, code: VerifyErrorCode = 'invalid_token'): PassClaims {
+  return { ...passCore(p, code), cnf: confirmation(p.cnf, code) };
+}
+
+/**
+ * A pass for a protected resource (decisions §28): `client_id` names the app, and `cnf` is there only
+ * when the app proved a DPoP key at the token endpoint (absent: a bearer pass).
+ */
+export function parseResourcePassClaims(p: JsonObject, code: VerifyErrorCode = 'invalid_token'): ResourcePassClaims {
+  const core = passCore(p, code);
+  if (!isNonEmptyString(p.client_id)) fail(code, 'client_id');
+  const claims: ResourcePassClaims = { ...core, client_id: p.client_id };
+  if (p.cnf !== undefined) claims.cnf = confirmation(p.cnf, code);
   return claims;
 }
 

@@ -40,6 +40,17 @@ export type PassClaims = {
   rev_seq: number;
 };
 
+/**
+ * A pass for a protected resource such as an MCP server (decisions §28), header typ `at+jwt` as every
+ * pass: `aud` is the resource URL exactly, `sub` the app's agent id, `client_id` the OAuth client. `cnf`
+ * only when the token request carried a DPoP proof; without it the pass is a bearer token, accepted only
+ * by resource servers (never by a site's agent verifier, which requires `cnf`).
+ */
+export type ResourcePassClaims = Omit<PassClaims, 'cnf'> & {
+  client_id: string;
+  cnf?: Confirmation;
+};
+
 /** Step-up token, header typ `stepup+jwt`; single use, 60 s. */
 export type StepupClaims = {
   iss: string;

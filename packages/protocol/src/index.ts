@@ -9,6 +9,7 @@ export type { EcP256PublicJwk } from './jwk.ts';
 export { PASS_TYP, STEPUP_TYP, REVOCATION_TYP, DPOP_TYP } from './claims.ts';
 export type {
   PassClaims,
+  ResourcePassClaims,
   StepupClaims,
   RevocationClaims,
   RevokedAgent,
@@ -24,6 +25,8 @@ export type { DpopExpectation, VerifiedDpopProof, VerifiedDpopSignature } from '
 export { verifyServiceToken } from './service-token.ts';
 export type { ServiceTokenOptions } from './service-token.ts';
 export { verifyPass, verifyPassAndProof } from './verify-pass.ts';
+export { verifyResourcePass, verifyResourceRequest } from './resource-pass.ts';
+export type { ResourceTokenScheme, VerifiedResourceRequest, VerifyResourcePassOptions, VerifyResourceRequestInput } from './resource-pass.ts';
 export { VerifiedPassCache } from './verified-pass-cache.ts';
 export type { VerifiedPassCacheOptions } from './verified-pass-cache.ts';
 export type { VerifyPassOptions, VerifyPassAndProofInput, VerifiedRequest } from './verify-pass.ts';
@@ -36,7 +39,7 @@ export { verifyAgentJwt } from './agent-jwt.ts';
 export type { VerifyAgentJwtOptions } from './agent-jwt.ts';
 export { createDpopProof, createAgentJwt, generateAgentKeyPair } from './sign.ts';
 export type { DpopProofInput, AgentJwtInput, PrivateKey } from './sign.ts';
-export { signServiceToken, signPass, signStepupToken, signRevocationSnapshot, signReceiptKeyAttestation } from './service-sign.ts';
+export { signServiceToken, signPass, signResourcePass, signStepupToken, signRevocationSnapshot, signReceiptKeyAttestation } from './service-sign.ts';
 export type { SignatureCheck, SignatureChecker } from './es256.ts';
 export type { PushPayload, PushType } from './push.ts';
 export type { AgentApprovalDetails } from './agent-approval.ts';

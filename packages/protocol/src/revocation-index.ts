@@ -29,7 +29,7 @@ export class RevocationIndex {
   }
 
   /** `revocationVerdict(claims, snapshot)` of the snapshot this index was built from. */
-  verdict(claims: PassClaims): 'agent_revoked' | 'grant_revoked' | null {
+  verdict(claims: Pick<PassClaims, 'sub' | 'aud' | 'rev_seq'>): 'agent_revoked' | 'grant_revoked' | null {
     const agentSeq = this.agents.get(claims.sub);
     if (agentSeq !== undefined && claims.rev_seq <= agentSeq) return 'agent_revoked';
     const grantSeq = this.grants.get(claims.sub)?.get(claims.aud);

@@ -49,7 +49,7 @@ export async function verifyRevocationSnapshot(
  * minted after a re-approval or unblock that this (older) snapshot does not know about yet.
  */
 export function revocationVerdict(
-  claims: PassClaims,
+  claims: Pick<PassClaims, 'sub' | 'aud' | 'rev_seq'>,
   snapshot: RevocationClaims,
 ): 'agent_revoked' | 'grant_revoked' | null {
   for (const a of snapshot.revoked_agents) {

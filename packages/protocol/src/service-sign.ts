@@ -1,6 +1,6 @@
 import { SignJWT } from 'jose';
 import type { JWTPayload } from 'jose';
-import type { PassClaims, RevocationClaims, StepupClaims } from './claims.ts';
+import type { PassClaims, ResourcePassClaims, RevocationClaims, StepupClaims } from './claims.ts';
 import { PASS_TYP, REVOCATION_TYP, STEPUP_TYP } from './claims.ts';
 import type { ReceiptKeyClaims } from './receipt.ts';
 import { RECEIPT_KEY_TYP } from './receipt.ts';
@@ -19,6 +19,11 @@ export async function signServiceToken(
 }
 
 export function signPass(privateKey: PrivateKey, kid: string, claims: PassClaims): Promise<string> {
+  return signServiceToken(privateKey, { kid, typ: PASS_TYP }, { ...claims });
+}
+
+/** A pass for a protected resource (decisions §28): the same header as every pass. */
+export function signResourcePass(privateKey: PrivateKey, kid: string, claims: ResourcePassClaims): Promise<string> {
   return signServiceToken(privateKey, { kid, typ: PASS_TYP }, { ...claims });
 }
 
