@@ -163,7 +163,7 @@ async function decide(d: OidcDeps, client: KnownClient, redirectUri: string, sta
     const code = mintCode(d.secret, {
       jti: newCodeId(), clientId: client.id, redirectUri, codeChallenge: req.codeChallenge, nonce: req.nonce,
       agentId: agent.id, userId: agent.userId, grantId: grant.id, site, scopes,
-      authTime: seconds(now), amr: ['agent', 'grant'], expiresAt: now + CODE_LIFETIME_MS, dpopJkt: req.dpopJkt,
+      authTime: seconds(now), amr: ['agent', 'grant'], expiresAt: now + CODE_LIFETIME_MS, dpopJkt: req.dpopJkt, resource: null,
     });
     await d.activity.record({ userId: agent.userId, action: 'oidc.sign_in', agentId: agent.id, site, detail: { client_id: client.id, amr: ['agent', 'grant'], scopes }, ip });
     return redirectTo(d.issuer, redirectUri, { code, state });

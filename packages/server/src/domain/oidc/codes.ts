@@ -30,6 +30,11 @@ export interface CodeData {
   expiresAt: number;
   /** `dpop_jkt` of the authorize request: the token request must carry a proof of that key. */
   dpopJkt: string | null;
+  /**
+   * The protected resource (RFC 8707) a person's browser asked for (decisions §28): the token endpoint
+   * then issues a resource pass whose `aud` is exactly this URL. Null for agents' OIDC sign-ins.
+   */
+  resource: string | null;
 }
 
 export const newCodeId = (): string => randomBytes(16).toString('base64url');
@@ -45,6 +50,9 @@ export function openCode(secret: OidcSecret, code: string): CodeData | undefined
   if (!strings.every((s) => typeof s === 'string') || !isStrings(v.scopes) || !isStrings(v.amr)) return undefined;
   if (typeof v.authTime !== 'number' || typeof v.expiresAt !== 'number' || (v.nonce !== null && typeof v.nonce !== 'string')) return undefined;
   if (v.dpopJkt !== null && typeof v.dpopJkt !== 'string') return undefined;
+  // Codes sealed before the field existed carry none: they are for agents' sign-ins.
+  if (v.resource === undefined) v.resource = null;
+  if (v.resource !== null && typeof v.resource !== 'string') return undefined;
   return v as CodeData;
 }
 

@@ -46,7 +46,7 @@ export async function waitStatus(d: OidcDeps, txn: string, k: string): Promise<W
     jti: `w.${txn}`, clientId: p.clientId, redirectUri: p.redirectUri, codeChallenge: p.codeChallenge, nonce: p.nonce,
     agentId: request.agentId, userId: request.userId, grantId: grant.id, site: grant.site, scopes,
     authTime: seconds(decidedAt), amr: ['agent', 'passkey'], expiresAt: Math.min(now + CODE_LIFETIME_MS, decidedAt + 300_000 + CODE_LIFETIME_MS),
-    dpopJkt: p.dpopJkt ?? null,
+    dpopJkt: p.dpopJkt ?? null, resource: null,
   });
   return { redirect: redirectTo(d.issuer, p.redirectUri, { code, state: p.state }) };
 }
