@@ -200,7 +200,7 @@ async function markAllRead(page: Page): Promise<void> {
   await page.locator('#unread-count').waitFor({ state: 'hidden', timeout: 15_000 });
 }
 
-test('an agent note: the bell counts it, the Notifications view lists it, "Mark all read" clears the count', { timeout: 30_000 }, async () => {
+test('an agent note: the bell counts it, the Notifications view lists it, "Mark all read" clears the count', { timeout: 60_000 }, async () => {
   const { page } = phone;
   const bell = page.locator('#bell');
   const count = page.locator('#unread-count');
@@ -233,6 +233,49 @@ test('an agent note: the bell counts it, the Notifications view lists it, "Mark 
   await count.waitFor({ state: 'hidden' });
   await page.locator('#inbox li.unread').first().waitFor({ state: 'detached' });
   assert.equal(await bell.getAttribute('aria-label'), 'Notifications');
+  await expectNoError(page);
+});
+
+test('a count the service gave before "Mark all read" (a slow poll) never brings the badge back', { timeout: 60_000 }, async () => {
+  const { page } = phone;
+  await markAllRead(page);
+  const note = await call(server, 'POST', '/api/v1/agent-notify', { agent_id: agentId, agent_jwt: await createAgentJwt(key.privateKey, agentId), text: 'slow poll' });
+  expectStatus(note, 200, 'agent note');
+  await page.locator('#unread-count', { hasText: /^1$/ }).waitFor({ timeout: 15_000 });
+  // The next poll is held after the service answered it (unread 1), as on a slow network.
+  let release: (() => void) | undefined;
+  let holding = true;
+  const held = new Promise<void>((heldNow) => {
+    void page.route('**/api/me', async (route) => {
+      if (!holding) return route.continue();
+      holding = false;
+      const response = await route.fetch();
+      await new Promise<void>((r) => {
+        release = r;
+        heldNow();
+      });
+      await route.fulfill({ response });
+    });
+  });
+  await held;
+  await openNotifications(page);
+  await page.getByRole('button', { name: 'Mark all read' }).click();
+  await page.locator('#unread-count').waitFor({ state: 'hidden' });
+  // Every state the badge takes from now on.
+  await page.evaluate(() => {
+    const badge = document.getElementById('unread-count') as HTMLElement;
+    const seen: string[] = [];
+    (window as unknown as { badgeSeen: string[] }).badgeSeen = seen;
+    new MutationObserver(() => seen.push(badge.hidden ? 'hidden' : badge.textContent ?? '')).observe(badge, { attributes: true, childList: true, characterData: true, subtree: true });
+  });
+  // The stale answer arrives; the app asks again at once, and that answer (0) is what counts.
+  const fresh = page.waitForResponse((r) => new URL(r.url()).pathname === '/api/me');
+  release?.();
+  await fresh;
+  await page.waitForFunction(() => document.getElementById('bell')?.getAttribute('aria-label') === 'Notifications');
+  const seen = await page.evaluate(() => (window as unknown as { badgeSeen: string[] }).badgeSeen);
+  assert.deepEqual(seen.filter((s) => s !== 'hidden'), [], `the badge came back: ${seen.join(', ')}`);
+  await page.unrouteAll({ behavior: 'wait' });
   await expectNoError(page);
 });
 

@@ -18,7 +18,7 @@ import { loadActivity, resetActivity, setActivityHasAgents, setAgentChoices, set
 import { resetAgentForm, setAgentFormEmail, setUpAgentForm } from './views/agent-form.ts';
 import { loadAgents, onAgentsLoaded, resetAgents } from './views/agents.ts';
 import { loadConnections, resetConnections, setUpConnections } from './views/connections.ts';
-import { showUnread } from './views/bell.ts';
+import { showUnread, unreadGeneration } from './views/bell.ts';
 import { resetEmailAccount, setUpEmailAccount } from './views/email-account.ts';
 import { resetAccountDelete, setUpAccountDelete } from './views/account-delete.ts';
 import { resetEmailBanner, setUpEmailBanner } from './views/email-banner.ts';
@@ -50,9 +50,12 @@ let lastUnread: number | undefined;
 
 /** GET /api/me: the owner, open requests, grants and the unread count. One call at a time. */
 function loadMe(): Promise<void> {
-  loadingMe ??= (async () => {
+  if (loadingMe) return loadingMe;
+  let stale = false;
+  loadingMe = (async () => {
     try {
       const fetchedAt = Date.now();
+      const askedAt = unreadGeneration();
       const me = await api<Me>('GET', '/api/me');
       if (session.email !== me.email) setAgentFormEmail(me.email);
       session.email = me.email;
@@ -70,7 +73,10 @@ function loadMe(): Promise<void> {
       renderPending(me.pending, fetchedAt);
       renderGrants(me.grants);
       setSiteSuggestions(me.grants.map((g) => g.site));
-      showUnread(me.unread_notifications);
+      // Counted before this app marked something read: asked again below rather than shown.
+      stale = askedAt !== unreadGeneration();
+      if (stale) return;
+      showUnread(me.unread_notifications, askedAt);
       // Something new arrived while the inbox is on screen: show it. (Fewer unread is the owner
       // reading, here or elsewhere: the list on screen stays as it is.)
       const unread = me.unread_notifications ?? 0;
@@ -80,7 +86,7 @@ function loadMe(): Promise<void> {
       loadingMe = null;
     }
   })();
-  return loadingMe;
+  return loadingMe.then(() => (stale ? loadMe() : undefined));
 }
 
 function setOnline(online: boolean): void {

@@ -7,7 +7,7 @@ import { byId, el } from '../dom.ts';
 import { when } from '../format.ts';
 import { reload } from '../loaders.ts';
 import type { InboxItem, InboxPage } from '../types.ts';
-import { showUnread } from './bell.ts';
+import { showUnread, unreadGeneration, unreadMarked } from './bell.ts';
 import { verifyPrompt } from './email-link.ts';
 import { isPending } from './requests.ts';
 
@@ -27,6 +27,7 @@ let nextBefore: number | null = null;
 async function markRead(item: InboxItem, node: HTMLElement): Promise<void> {
   if (item.read_at) return;
   await api('POST', '/api/notifications/read', { ids: [item.id] });
+  unreadMarked();
   item.read_at = new Date().toISOString();
   node.classList.remove('unread');
   node.querySelector('.unread-mark')?.remove();
@@ -101,7 +102,7 @@ function inboxItem(item: InboxItem): HTMLElement {
   return node;
 }
 
-function render(page: InboxPage, append: boolean): void {
+function render(page: InboxPage, append: boolean, askedAt: number): void {
   const list = byId('inbox', HTMLElement);
   const nodes = page.items.map(inboxItem);
   if (append) list.append(...nodes);
@@ -110,19 +111,22 @@ function render(page: InboxPage, append: boolean): void {
   byId('inbox-more', HTMLButtonElement).hidden = nextBefore === null;
   byId('inbox-empty', HTMLElement).hidden = list.children.length > 0;
   byId('inbox-mark-all', HTMLButtonElement).hidden = page.unread === 0;
-  showUnread(page.unread);
+  showUnread(page.unread, askedAt);
 }
 
 /** The first page again (on opening the view, and after marking all read). */
 export async function loadInbox(): Promise<void> {
-  render(await api<InboxPage>('GET', `/api/notifications?limit=${PAGE}`), false);
+  const askedAt = unreadGeneration();
+  render(await api<InboxPage>('GET', `/api/notifications?limit=${PAGE}`), false, askedAt);
 }
 
 /** Opening a request from its notification reads every notification about it. A convenience: failures stay quiet. */
 export async function markRequestRead(txn: string): Promise<void> {
   try {
     const { marked } = await api<{ marked: number }>('POST', '/api/notifications/read', { txn_ids: [txn] });
-    if (marked) await reload('me');
+    if (!marked) return;
+    unreadMarked();
+    await reload('me');
   } catch {
     // The bell keeps counting it; the owner can still mark it in the inbox.
   }
@@ -132,11 +136,13 @@ export function setUpInbox(): void {
   const more = byId('inbox-more', HTMLButtonElement);
   more.addEventListener('click', () => void run(more, 'Loading…', async () => {
     if (nextBefore === null) return;
-    render(await api<InboxPage>('GET', `/api/notifications?limit=${PAGE}&before=${nextBefore}`), true);
+    const askedAt = unreadGeneration();
+    render(await api<InboxPage>('GET', `/api/notifications?limit=${PAGE}&before=${nextBefore}`), true, askedAt);
   }));
   const all = byId('inbox-mark-all', HTMLButtonElement);
   all.addEventListener('click', () => void run(all, 'Marking…', async () => {
     await api('POST', '/api/notifications/read', {});
+    unreadMarked();
     await loadInbox();
     // The button goes away with the last unread item: keep the keyboard in the view.
     byId('notifications-title', HTMLElement).focus();
