@@ -72,7 +72,7 @@ async function redeemCode(d: OidcDeps, client: KnownClient, form: Map<string, st
   }
   return startSignIn(d, {
     sid, clientId: client.id, userId: code.userId, agentId: code.agentId, grantId: code.grantId, site: code.site,
-    scopes: code.scopes, amr: code.amr, authTime: code.authTime, dpopJkt: jkt,
+    scopes: code.scopes, amr: code.amr, authTime: code.authTime, dpopJkt: jkt, resource: code.resource,
   }, code.nonce, 'the code was used already');
 }
 
