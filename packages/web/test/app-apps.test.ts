@@ -29,7 +29,7 @@ let cookie = '';
 before(async () => {
   rig = await startOwnerAppRig('owner app (connected apps)');
   ({ tab: phone } = await ownerWithAgent(rig, { email: `apps.${Date.now()}@example.com`, agentName: 'shopper' }));
-  cookie = await sessionCookie(phone.context, rig.server.url);
+  cookie = await sessionCookie(phone.context, rig.server.baseUrl);
   const me = await call<{ id: string }>(rig.server, 'GET', '/api/me', undefined, { cookie });
   userId = expectStatus(me, 200, 'me').body.id;
   db = await AppDatabase.open(rig.dataDir);
@@ -49,6 +49,8 @@ const grantOf = (resource: string) => {
 
 test('the Agents view lists the app under "Connected apps", apart from the agents: its host, client id, each resource with its scopes; no key', { timeout: 60_000 }, async () => {
   const { page } = phone;
+  // Adding the agent left the Agents view open: coming back to it loads the list again.
+  await goTo(page, 'requests');
   const view = await goTo(page, 'agents');
   const section = view.getByRole('region', { name: 'Connected apps' });
   await section.waitFor();
@@ -129,6 +131,6 @@ test('revoking the whole app: confirmed first; its card and the section go, and 
   assert.ok(!agents.body.some((a) => a.id === app.id));
   const pass = await db.pass(rig.server.baseUrl, userId, app, grantOf(FILES));
   const refused = await call(rig.server, 'POST', '/api/v1/stepup/site', { access_token: pass, action: 'send_file' });
-  assert.equal(refused.status, 403, JSON.stringify(refused.body));
+  assert.deepEqual([refused.status, refused.body['detail']], [403, 'agent revoked by its owner']);
   await expectNoError(page);
 });

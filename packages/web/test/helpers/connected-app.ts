@@ -49,6 +49,7 @@ export class AppDatabase {
 
   /** A 10-minute pass of the app for one of its grants, as the token endpoint mints it for a client that sent a DPoP proof. */
   async pass(issuer: string, userId: string, app: ConnectedApp, grant: GrantRecord): Promise<string> {
+    if (grant.resource === null) throw new Error('an app pass is for a resource');
     const { publicJwk } = await generateAgentKeyPair();
     const jkt = await jwkThumbprint(publicJwk);
     const iat = seconds(Date.now());

@@ -2,8 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { badRequest, conflict, forbidden, notFound } from '../errors.ts';
 import { looksLikeId } from '../ids.ts';
 import { boundDetailsActivity, boundDetailsOf } from '../receipts/bound-details.ts';
-import type { AgentRecord, AuthzRequestRecord } from '../../store/ports/index.ts';
-import { appMark } from '../apps/client-host.ts';
+import type { AuthzRequestRecord } from '../../store/ports/index.ts';
+import { appEvent } from '../apps/client-host.ts';
 import { type PassBearer, assertPassStanding, bearerFiled, passBearer } from '../verification/pass-bearer.ts';
 import type { CreatedRequest } from './access-requests.ts';
 import type { ApprovalDeps } from './deps.ts';
@@ -51,17 +51,11 @@ export async function requestSiteStepup(d: ApprovalDeps, input: SiteStepupInput)
   const request = { ...newPendingRequest(agent, pass.aud, now, { kind: 'stepup', scopes: [], userInfo: [], action, grantId: grant.id }), filedBy: 'site' as const, ...(boundDetails && { boundDetails }) };
   await d.store.transaction(async (repos) => {
     if (!(await fileRequest(repos, request, now))) throw conflict('the step-up request could not be stored; retry');
-    await d.notifier.approvalRequested(agent.userId, { txnId: request.id, kind: 'stepup', filedBy: 'site', agentName: agent.name, site: pass.aud, action, expiresAt: request.expiresAt, ...(boundDetails && { details: boundDetails }), ...appOf(agent, grant.resource ?? pass.aud) }, repos);
+    await d.notifier.approvalRequested(agent.userId, { txnId: request.id, kind: 'stepup', filedBy: 'site', agentName: agent.name, site: pass.aud, action, expiresAt: request.expiresAt, ...(boundDetails && { details: boundDetails }), ...appEvent(agent, grant.resource ?? pass.aud) }, repos);
     await d.activity.record({ userId: agent.userId, action: 'stepup.requested', agentId: agent.id, site: pass.aud, detail: { txn_id: request.id, action, filed_by: 'site', ...boundDetailsActivity(boundDetails) }, ip: input.ip ?? null }, repos.activity);
   });
   d.notifier.wake();
   return { txnId: request.id, expiresIn: REQUEST_LIFETIME_SEC };
-}
-
-/** A connected app's step-up is one call of a tool at its grant's resource: the notification says so. */
-function appOf(agent: AgentRecord, resource: string): { app?: { clientHost: string | null; resource: string } } {
-  const mark = appMark(agent);
-  return mark ? { app: { clientHost: mark.clientHost, resource } } : {};
 }
 
 export interface SitePollInput {

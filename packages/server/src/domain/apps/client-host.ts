@@ -21,3 +21,12 @@ export interface AppMark {
 /** The mark of an agent of kind `app`; null for every other agent (and an app without client id). */
 export const appMark = (a: { kind: string; clientId: string | null }): AppMark | null =>
   (a.kind === 'app' && a.clientId !== null ? { clientId: a.clientId, clientHost: clientHost(a.clientId) } : null);
+
+/**
+ * What an approval event (notifications/messages.ts) carries of an app: a connected app's site
+ * step-up is one call of a tool at `resource`. Empty for every other agent.
+ */
+export function appEvent(agent: { kind: string; clientId: string | null }, resource: string): { app?: { clientHost: string | null; resource: string } } {
+  const mark = appMark(agent);
+  return mark ? { app: { clientHost: mark.clientHost, resource } } : {};
+}
