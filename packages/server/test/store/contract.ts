@@ -19,13 +19,13 @@ export function storeContract(name: string, open: OpenStore): void {
 
     /** An active agent record of `u` (not stored). */
     const agentOf = (u: { id: string }): AgentRecord => ({
-      id: uniq('ag_'), userId: u.id, name: 'Bot', publicJwk: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' }, jkt: 'j',
+      id: uniq('ag_'), userId: u.id, name: 'Bot', kind: 'agent', clientId: null, publicJwk: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' }, jkt: 'j',
       status: 'active', flag: 'ok', flagRevSeq: null, createdAt: 5, removedAt: null, unblockedAt: null, unblockedRevSeq: null,
     });
     /** An active grant of `agent` for shop.example (not stored). */
     const grantOf = (agent: AgentRecord): GrantRecord => ({
       id: uniq('gr_'), userId: agent.userId, agentId: agent.id, site: 'shop.example', scopes: ['list'], userInfo: [], status: 'active',
-      createdAt: 1, expiresAt: null, usesLeft: null, refreshHash: null, passesIssued: 0, revokedAt: null, revSeq: null, supersededAt: null,
+      createdAt: 1, expiresAt: null, usesLeft: null, refreshHash: null, passesIssued: 0, revokedAt: null, revSeq: null, supersededAt: null, resource: null,
     });
 
     it('pings', async () => {
@@ -290,7 +290,7 @@ export function storeContract(name: string, open: OpenStore): void {
     });
     const grant = (over: Partial<GrantRecord> = {}): GrantRecord => ({
       id: uniq('gr_'), userId: 'u_1', agentId: uniq('ag_'), site: 'shop.example', scopes: ['list'], userInfo: ['user:email'], status: 'active',
-      createdAt: 1000, expiresAt: null, usesLeft: null, refreshHash: null, passesIssued: 0, revokedAt: null, revSeq: null, supersededAt: null, ...over,
+      createdAt: 1000, expiresAt: null, usesLeft: null, refreshHash: null, passesIssued: 0, revokedAt: null, revSeq: null, supersededAt: null, resource: null, ...over,
     });
 
     it('keeps the sign-in context of a request filed by the OIDC provider', async () => {

@@ -1,4 +1,5 @@
 import { storeContract } from './contract.ts';
+import { appsContract } from './contract-apps.ts';
 import { accountDataContract } from './contract-account-data.ts';
 import { deliveryContract } from './contract-delivery.ts';
 import { emailContract } from './contract-email.ts';
@@ -48,6 +49,7 @@ const CONTRACTS: readonly ((name: string, open: OpenStore) => void)[] = [
   readinessContract,
   wbaKeysContract,
   receiptsContract,
+  appsContract,
 ];
 
 export function storeContracts(name: string, open: OpenStore): void {

@@ -22,6 +22,7 @@ export const grantFromRow = (r: Selectable<GrantsTable>): GrantRecord => ({
   revokedAt: numOrNull(r.revoked_at),
   revSeq: numOrNull(r.rev_seq),
   supersededAt: numOrNull(r.superseded_at),
+  resource: r.resource ?? null,
 });
 
 /** What revoking writes, for one grant or all of an agent's: the refresh token dies with the grant. */
@@ -58,6 +59,7 @@ export function grantsRepo(db: Db): GrantsRepo {
           revoked_at: g.revokedAt,
           rev_seq: g.revSeq,
           superseded_at: g.supersededAt,
+          resource: g.resource,
         })
         .execute();
     },
@@ -68,6 +70,21 @@ export function grantsRepo(db: Db): GrantsRepo {
     async activeFor(agentId, site) {
       const [r] = await activeFor({ agentId, site });
       return r && grantFromRow(r);
+    },
+    async activeForResource(agentId, resource) {
+      const r = await db.selectFrom('grants').selectAll().where('agent_id', '=', agentId).where('resource', '=', resource).where('status', '=', 'active')
+        .orderBy('created_at', 'desc').limit(1).executeTakeFirst();
+      return r && grantFromRow(r);
+    },
+    async supersedeResource(agentId, resource, now) {
+      const r = await db
+        .updateTable('grants')
+        .set({ status: 'superseded', refresh_hash: null, superseded_at: now })
+        .where('agent_id', '=', agentId)
+        .where('resource', '=', resource)
+        .where('status', 'in', ['active', 'revoked'])
+        .executeTakeFirst();
+      return affected(r);
     },
     async listActiveForUser(userId) {
       const rows = await db.selectFrom('grants').selectAll().where('user_id', '=', userId).where('status', '=', 'active').orderBy('created_at', 'desc').execute();
