@@ -25,6 +25,8 @@ const OTHER_RESOURCE = 'https://mcp.example.com/other';
 const HOST = 'mcp.example.com';
 const SCOPES = ['tools:read', 'tools:call'];
 
+type FetchFn = (url: string | URL, init?: RequestInit) => Promise<Response>;
+
 interface Verified { valid: boolean; error?: string; agent_id?: string; user_id?: string; site?: string; scopes?: string[]; client_id?: string; resource?: string; scope?: string; stepup?: boolean }
 
 function suite(backend: 'sqlite' | 'postgres'): void {
@@ -99,9 +101,9 @@ function suite(backend: 'sqlite' | 'postgres'): void {
       return { jkt, fetchFn, callProof };
     };
 
-    const redeem = (c: { code: string; verifier: string; clientId: string }, o: { resource?: string; fetchFn?: typeof fetch } = {}): Promise<OAuthTokens> =>
+    const redeem = (c: { code: string; verifier: string; clientId: string }, o: { resource?: string; fetchFn?: FetchFn } = {}): Promise<OAuthTokens> =>
       exchangeAuthorization(base, { metadata, clientInformation: { client_id: c.clientId }, authorizationCode: c.code, codeVerifier: c.verifier, redirectUri, ...(o.resource !== undefined ? { resource: new URL(o.resource) } : {}), ...(o.fetchFn ? { fetchFn: o.fetchFn } : {}) });
-    const refresh = (clientId: string, refreshToken: string, o: { resource?: string; fetchFn?: typeof fetch } = {}): Promise<OAuthTokens> =>
+    const refresh = (clientId: string, refreshToken: string, o: { resource?: string; fetchFn?: FetchFn } = {}): Promise<OAuthTokens> =>
       refreshAuthorization(base, { metadata, clientInformation: { client_id: clientId }, refreshToken, ...(o.resource !== undefined ? { resource: new URL(o.resource) } : {}), ...(o.fetchFn ? { fetchFn: o.fetchFn } : {}) });
     /** The token endpoint's refusal, as the SDK reports it (its error class carries the OAuth code). */
     const refusedWith = (code: string) => (e: unknown) => {

@@ -1,4 +1,5 @@
-import type { GrantRecord } from '../../store/ports/index.ts';
+import type { GrantRecord, GrantsRepo } from '../../store/ports/index.ts';
+import { isGrantLive, liveGrant } from './usable.ts';
 
 /**
  * The `aud` of the passes a grant issues: the resource URL of an app's grant for a protected
@@ -10,3 +11,21 @@ export const grantAudience = (grant: Pick<GrantRecord, 'site' | 'resource'>): st
 
 /** Whether an `aud` (or a `site` a caller names) is a resource URL rather than a site id (a host). */
 export const isResourceAudience = (aud: string): boolean => aud.includes('/');
+
+/**
+ * The live grant an agent holds for an audience: a site's (by site) or, for a resource URL, an app's
+ * grant for exactly that resource (GrantsRepo.activeForResource).
+ */
+export async function liveGrantFor(grants: GrantsRepo, agentId: string, aud: string, now: number): Promise<GrantRecord | undefined> {
+  if (!isResourceAudience(aud)) return liveGrant(grants, agentId, aud, now);
+  const grant = await activeGrantFor(grants, agentId, aud);
+  return grant && isGrantLive(grant, now) ? grant : undefined;
+}
+
+/** The newest active grant of an agent for an audience (it may have expired or run out of uses). */
+export function activeGrantFor(grants: GrantsRepo, agentId: string, aud: string): Promise<GrantRecord | undefined> {
+  return isResourceAudience(aud) ? grants.activeForResource(agentId, aud) : grants.activeFor(agentId, aud);
+}
+
+/** A `site` as a caller names it: host names are case-insensitive (grants keep them lower-cased); a resource URL is compared exactly. */
+export const audienceOfSite = (site: string): string => (isResourceAudience(site) ? site : site.toLowerCase());
