@@ -181,6 +181,18 @@ function suite(backend: 'sqlite' | 'postgres'): void {
       assert.equal((await t.services.store.grants.byId(grant.id))?.passesIssued, 2);
     });
 
+    it('an ID token only when openid is among the scopes; a resource pass is no access token of userinfo', async () => {
+      const a = await newApp({ scopes: ['openid', 'tools:read'] });
+      const tokens = await redeem(codeFor(a));
+      assert.ok(tokens.id_token);
+      const id = decodeJwt(tokens.id_token);
+      assert.deepEqual([id.aud, id.iss, typeof id.sub], [a.clientId, base, 'string']);
+      assert.equal(tokens.scope, 'openid tools:read');
+      assert.equal(decodeJwt(tokens.access_token).aud, RESOURCE);
+      const info = await fetch(`${base}/oidc/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+      assert.equal(info.status, 401);
+    });
+
     it('resource sent again must be the one of the code (invalid_target); a code without one takes none', async () => {
       const a = await newApp();
       const { app, grant, clientId } = a;
