@@ -8,11 +8,12 @@ import { agentJkt } from '../agents/agent-key.ts';
 /**
  * Mints the step-up token of an approved step-up request (decisions §5): ES256, header typ
  * `stepup+jwt`, 60 s, bound to the agent key by `cnf`. Its `jti` (128 random bits) is what the
- * site-side consumption marks used, once.
+ * site-side consumption marks used, once. `binding`: what the token is bound to instead of the agent's
+ * key, for an app (no key) whose site step-up was filed with its resource pass (stepup-binding.ts).
  */
-export async function mintStepupToken(keys: SigningKeys, issuer: string, request: AuthzRequestRecord, agent: AgentRecord, nowMs: number): Promise<{ token: string; claims: StepupClaims }> {
+export async function mintStepupToken(keys: SigningKeys, issuer: string, request: AuthzRequestRecord, agent: AgentRecord, nowMs: number, binding?: string): Promise<{ token: string; claims: StepupClaims }> {
   const iat = seconds(nowMs);
-  const jkt = agentJkt(agent);
+  const jkt = binding ?? agentJkt(agent);
   const claims: StepupClaims = {
     iss: issuer,
     sub: agent.id,

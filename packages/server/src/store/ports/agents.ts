@@ -122,5 +122,5 @@ export type AgentWithGrant = { agent: AgentStanding; grant: GrantStanding | unde
  */
 export type AgentStanding = Pick<AgentRecord, 'id' | 'name' | 'status' | 'flag' | 'unblockedRevSeq'>;
 
-/** What cloud verify needs to know about a pass's grant. */
-export type GrantStanding = Pick<GrantRecord, 'id' | 'agentId' | 'site' | 'status'>;
+/** What cloud verify needs to know about a pass's grant (`resource`: the audience of an app's passes). */
+export type GrantStanding = Pick<GrantRecord, 'id' | 'agentId' | 'site' | 'resource' | 'status'>;

@@ -28,7 +28,7 @@ export interface GrantRecord {
 }
 
 /** A revoked grant as the revocation list reads it (GrantsRepo.listRevoked). */
-export type RevokedGrantRow = Pick<GrantRecord, 'id' | 'agentId' | 'site' | 'revSeq'> & { revokedAt: number };
+export type RevokedGrantRow = Pick<GrantRecord, 'id' | 'agentId' | 'site' | 'resource' | 'revSeq'> & { revokedAt: number };
 
 /** One page of GrantsRepo.listRevoked: at most `limit` rows after the key `after` (revokedAt, id). */
 export interface RevokedGrantPage {

@@ -53,7 +53,7 @@ export function agentsRepo(db: Db): AgentsRepo {
       db
         .selectFrom('agents')
         .leftJoin('grants', (join) => join.onRef('grants.agent_id', '=', 'agents.id').on('grants.id', 'in', range(grants, 'g').map((g) => p(g))))
-        .select(['agents.id', 'agents.name', 'agents.status', 'agents.flag', 'agents.unblocked_rev_seq', 'grants.id as grant_id', 'grants.agent_id as grant_agent_id', 'grants.site as grant_site', 'grants.status as grant_status'])
+        .select(['agents.id', 'agents.name', 'agents.status', 'agents.flag', 'agents.unblocked_rev_seq', 'grants.id as grant_id', 'grants.agent_id as grant_agent_id', 'grants.site as grant_site', 'grants.resource as grant_resource', 'grants.status as grant_status'])
         .where('agents.id', 'in', range(agents, 'a').map((a) => p(a))));
   const compiled = new Map<string, ReturnType<typeof withGrantsQuery>>();
   const withGrants: AgentsRepo['withGrants'] = async (pairs) => {
@@ -202,6 +202,7 @@ export interface StandingRow {
   grant_id: string | null;
   grant_agent_id: string | null;
   grant_site: string | null;
+  grant_resource: string | null;
   grant_status: string | null;
 }
 
@@ -210,10 +211,10 @@ export function standingsFor(rows: readonly StandingRow[], pairs: readonly { age
   const agents = new Map<string, AgentStanding>();
   const grants = new Map<string, GrantStanding>();
   for (const r of rows) {
-    const { grant_id, grant_agent_id, grant_site, grant_status } = r;
+    const { grant_id, grant_agent_id, grant_site, grant_resource, grant_status } = r;
     if (!agents.has(r.id)) agents.set(r.id, { id: r.id, name: r.name, status: r.status as AgentStatus, flag: r.flag as AgentFlag, unblockedRevSeq: r.unblocked_rev_seq === null ? null : Number(r.unblocked_rev_seq) });
     if (grant_id !== null && grant_agent_id !== null && grant_site !== null && grant_status !== null) {
-      grants.set(grant_id, { id: grant_id, agentId: grant_agent_id, site: grant_site, status: grant_status as GrantStatus });
+      grants.set(grant_id, { id: grant_id, agentId: grant_agent_id, site: grant_site, resource: grant_resource ?? null, status: grant_status as GrantStatus });
     }
   }
   return pairs.map(({ agentId, grantId }) => {

@@ -156,14 +156,14 @@ export function grantsRepo(db: Db): GrantsRepo {
       // bound on revoked_at is that key's time (later than the window's start), so each page is a
       // range from the key on, not from the window's start (a plain comparison beside the row value,
       // which is what lets SQLite use the partial index and start the range there).
-      let q = db.selectFrom('grants').select(['id', 'agent_id', 'site', 'rev_seq', 'revoked_at']);
+      let q = db.selectFrom('grants').select(['id', 'agent_id', 'site', 'resource', 'rev_seq', 'revoked_at']);
       const after = page?.after;
       if (after === undefined) q = q.where('revoked_at', '>', listedSince(now));
       else q = q.where('revoked_at', '>=', Math.max(after.revokedAt, listedSince(now) + 1)).where((eb) => eb(eb.refTuple('revoked_at', 'id'), '>', eb.tuple(after.revokedAt, after.id)));
       q = q.orderBy('revoked_at').orderBy('id');
       if (page !== undefined) q = q.limit(page.limit);
       const rows = await q.execute();
-      return rows.map((r) => ({ id: r.id, agentId: r.agent_id, site: r.site, revSeq: numOrNull(r.rev_seq), revokedAt: Number(r.revoked_at) }));
+      return rows.map((r) => ({ id: r.id, agentId: r.agent_id, site: r.site, resource: r.resource ?? null, revSeq: numOrNull(r.rev_seq), revokedAt: Number(r.revoked_at) }));
     },
   };
 }
