@@ -102,9 +102,14 @@ export function appsContract(name: string, open: OpenStore): void {
       assert.equal(await store.grants.revoke(b.id, 40, 9), true);
       assert.equal(await store.grants.activeForResource(app.id, 'https://mcp.example/b'), undefined, 'a revoked grant is not active');
       assert.equal(await store.grants.supersedeResource(app.id, 'https://mcp.example/b', 50), 1, 'a revoked grant is superseded by a fresh approval');
-      const plain = grantOf(app, null);
+      const plain = grantOf(app, null, { site: 'mcp.example' });
       await store.grants.create(plain);
       assert.equal((await store.grants.byId(plain.id))?.resource, null);
+      const other = grantOf(app, 'https://mcp.example/c');
+      await store.grants.create(other);
+      assert.equal(await store.grants.supersede(app.id, 'mcp.example', 60), 1, 'a plain sign-in\'s approval replaces the plain grant at the host only');
+      assert.equal((await store.grants.byId(plain.id))?.status, 'superseded');
+      assert.equal((await store.grants.byId(other.id))?.status, 'active');
     });
   });
 }

@@ -149,7 +149,7 @@ export function storeContract(name: string, open: OpenStore): void {
       const grant = grantOf(agent);
       await store.grants.create(grant);
       const standing = (a: AgentRecord) => ({ id: a.id, name: a.name, status: a.status, flag: a.flag, unblockedRevSeq: a.unblockedRevSeq });
-      assert.deepEqual(await store.agents.withGrant(agent.id, grant.id), { agent: standing(agent), grant: { id: grant.id, agentId: agent.id, site: 'shop.example', status: 'active' } });
+      assert.deepEqual(await store.agents.withGrant(agent.id, grant.id), { agent: standing(agent), grant: { id: grant.id, agentId: agent.id, site: 'shop.example', resource: null, status: 'active' } });
       assert.deepEqual(await store.agents.withGrant(other.id, grant.id), { agent: standing(other), grant: undefined }, "another agent's grant is not read");
       assert.deepEqual(await store.agents.withGrant(agent.id, 'gr_missing'), { agent: standing(agent), grant: undefined });
       assert.equal(await store.agents.withGrant('ag_missing', grant.id), undefined);
@@ -162,7 +162,7 @@ export function storeContract(name: string, open: OpenStore): void {
         { agentId: agent.id, grantId: grant.id },
         { agentId: agent.id, grantId: 'gr_missing' },
       ]);
-      assert.deepEqual(many, [{ agent: standing(other), grant: undefined }, undefined, { agent: standing(agent), grant: { id: grant.id, agentId: agent.id, site: 'shop.example', status: 'revoked' } }, { agent: standing(agent), grant: undefined }]);
+      assert.deepEqual(many, [{ agent: standing(other), grant: undefined }, undefined, { agent: standing(agent), grant: { id: grant.id, agentId: agent.id, site: 'shop.example', resource: null, status: 'revoked' } }, { agent: standing(agent), grant: undefined }]);
       const concurrent = await Promise.all([store.agents.withGrant(agent.id, grant.id), store.agents.withGrant(other.id, grant.id), store.agents.withGrant('ag_missing', 'gr_missing')]);
       assert.deepEqual(concurrent.map((r) => r && [r.agent.id, r.grant?.id]), [[agent.id, grant.id], [other.id, undefined], undefined]);
     });
@@ -174,7 +174,7 @@ export function storeContract(name: string, open: OpenStore): void {
       const grant = grantOf(agent);
       await store.grants.create(grant);
       const lookup = (key: string, agentId = agent.id, grantId = grant.id, now = 1000) => store.verifyLookup({ agentId, grantId, jti: { namespace: 'dpop', key, expiresAt: 5000 }, now });
-      const standing = { agent: { id: agent.id, name: 'Bot', status: 'active', flag: 'ok', unblockedRevSeq: null }, grant: { id: grant.id, agentId: agent.id, site: 'shop.example', status: 'active' } };
+      const standing = { agent: { id: agent.id, name: 'Bot', status: 'active', flag: 'ok', unblockedRevSeq: null }, grant: { id: grant.id, agentId: agent.id, site: 'shop.example', resource: null, status: 'active' } };
       const jti = uniq('jti');
       assert.deepEqual(await lookup(jti), { standing, fresh: true });
       assert.deepEqual(await lookup(jti), { standing, fresh: false });

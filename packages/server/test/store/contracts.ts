@@ -22,6 +22,7 @@ import { connectionsContract } from './contract-connections.ts';
 import { readinessContract } from './contract-readiness.ts';
 import { wbaKeysContract } from './contract-wba-keys.ts';
 import { receiptsContract } from './contract-receipts.ts';
+import { resourceStandingContract } from './contract-resource-standing.ts';
 import type { OpenStore } from './use-store.ts';
 
 /** Every contract suite each store must pass (sqlite.test.ts and postgres.test.ts run them all). */
@@ -50,6 +51,7 @@ const CONTRACTS: readonly ((name: string, open: OpenStore) => void)[] = [
   wbaKeysContract,
   receiptsContract,
   appsContract,
+  resourceStandingContract,
 ];
 
 export function storeContracts(name: string, open: OpenStore): void {

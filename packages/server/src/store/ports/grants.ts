@@ -50,7 +50,11 @@ export interface GrantsRepo {
   /** Active -> revoked at `revSeq`; false when it was not active. */
   revoke(id: string, now: number, revSeq: number): Promise<boolean>;
   revokeAllForAgent(agentId: string, now: number, revSeq: number): Promise<number>;
-  /** Active or revoked grants of an agent at a site -> superseded at `now` (a fresh approval replaces them). */
+  /**
+   * Active or revoked grants of an agent at a site, not for a resource (`resource` null), ->
+   * superseded at `now` (a fresh approval replaces them). An app's grants for resources on that
+   * host are left alone (supersedeResource replaces those).
+   */
   supersede(agentId: string, site: string, now: number): Promise<number>;
   /**
    * Issues one pass in one atomic statement: the grant must be active, unexpired at `now`, with uses

@@ -118,6 +118,7 @@ export function grantsRepo(db: Db): GrantsRepo {
         .set({ status: 'superseded', refresh_hash: null, superseded_at: now })
         .where('agent_id', '=', agentId)
         .where('site', '=', site)
+        .where('resource', 'is', null)
         .where('status', 'in', ['active', 'revoked'])
         .executeTakeFirst();
       return affected(r);
