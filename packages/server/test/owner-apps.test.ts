@@ -76,7 +76,8 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     });
 
     it("a site step-up with an app's pass is one call of a tool: pending names the app, its host and the resource; the notification says the same", async () => {
-      const { app, grant } = await connectApp('https://caller.example/client', 'Caller', 'https://pay.example/mcp', ['pay']);
+      // Named as the browser approval names an app: the client's name and its host (shown once, not twice).
+      const { app, grant } = await connectApp('https://caller.example/client', 'Caller (caller.example)', 'https://pay.example/mcp', ['pay']);
       // The app's pass as the token endpoint mints it for a DPoP-bound client: aud = the resource exactly.
       const { publicJwk } = await generateAgentKeyPair();
       const jkt = await jwkThumbprint(publicJwk);
@@ -87,7 +88,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
 
       const me = json<{ pending: PendingBody[] }>(await t.app.inject({ url: '/api/me', headers: owner.auth }));
       const card = me.pending.find((p) => p.id === txn);
-      assert.deepEqual([card?.kind, card?.filed_by, card?.action, card?.agent, card?.details], ['stepup', 'site', 'send_payment', 'Caller', DETAILS]);
+      assert.deepEqual([card?.kind, card?.filed_by, card?.action, card?.agent, card?.details], ['stepup', 'site', 'send_payment', 'Caller (caller.example)', DETAILS]);
       assert.deepEqual(card?.app, { client_id: 'https://caller.example/client', client_host: 'caller.example', resource: 'https://pay.example/mcp' });
       // An agent's requests carry no `app`.
       assert.ok(me.pending.filter((p) => p.id !== txn).every((p) => p.app === undefined));

@@ -30,3 +30,13 @@ export function appEvent(agent: { kind: string; clientId: string | null }, resou
   const mark = appMark(agent);
   return mark ? { app: { clientHost: mark.clientHost, resource } } : {};
 }
+
+/**
+ * "<app name> (<client host>)" as the owner reads it. The browser approval names an app
+ * `<client name> (<mark>)` already (oidc/app-agents.ts appName), so a name that carries the host is
+ * shown as it is; without a host (a registered client id) the name alone.
+ */
+export function appLabel(name: string, host: string | null): string {
+  if (host === null || name.endsWith(`(${host})`)) return name;
+  return `${name} (${host})`;
+}

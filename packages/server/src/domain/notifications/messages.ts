@@ -1,6 +1,7 @@
 import type { ApprovalDetails } from '@mandate/protocol';
 import type { NotificationType } from '../../store/ports/index.ts';
 import type { PushPayload, PushType } from '../../delivery/push-port.ts';
+import { appLabel } from '../apps/client-host.ts';
 
 /**
  * What the owner reads on a lock screen and in the inbox, built from an event. Text an agent wrote
@@ -64,7 +65,7 @@ const FIELD_NAMES: Record<string, string> = { 'user:name': 'your name', 'user:em
 export function approvalMessage(e: ApprovalEvent): OwnerMessage {
   const base = { type: 'approval' as const, push: 'approval' as const, url: requestUrl(e.txnId), txnId: e.txnId, kind: e.kind, expiresAt: e.expiresAt, ...(e.details && { details: e.details }) };
   if (e.kind === 'stepup' && e.filedBy === 'site' && e.app) {
-    const who = e.app.clientHost ? `${e.agentName} (${e.app.clientHost})` : e.agentName;
+    const who = appLabel(e.agentName, e.app.clientHost);
     const args = e.details ? `${e.details.summary} · bound to exactly these arguments` : 'no summary of the arguments';
     return { ...base, title: clip(`${who} asks to run ${e.action ?? 'a tool'} at ${e.app.resource}`, TITLE_MAX), body: clip(`${args} · approve with your passkey`, BODY_MAX) };
   }

@@ -11,8 +11,11 @@ import { show } from '../message.ts';
 import type { Agent, Grant } from '../types.ts';
 import { copyButton } from './agent-card.ts';
 
-/** "Claude (claude.ai)", or the bare name for a registered client id (no host to show). */
-export const appLabel = (name: string, host: string | null | undefined): string => (host ? `${name} (${host})` : name);
+/** Does the app's name carry its host already? The browser approval names an app "<client name> (<host>)". */
+const namesHost = (name: string, host: string | null | undefined): boolean => Boolean(host && name.endsWith(`(${host})`));
+
+/** "Claude (claude.ai)": the name with the host of its client id, once; the bare name when there is no host. */
+export const appLabel = (name: string, host: string | null | undefined): string => (!host || namesHost(name, host) ? name : `${name} (${host})`);
 
 /** Where a grant lets the app act: its resource URL, or the site for a grant without one (a plain sign-in). */
 export const grantPlace = (g: Grant): string => g.resource ?? g.site;
@@ -63,12 +66,14 @@ export function appCard(a: Agent, grants: Grant[]): HTMLElement {
   const titleId = `app-title-${a.id}`;
   return el('article', { className: `card agent app flag-${a.flag} status-${a.status}`, 'data-agent': a.id, 'aria-labelledby': titleId },
     el('div', { className: 'card-top' },
-      el('div', { className: 'agent-title' }, el('h3', { id: titleId, text: a.name }),
-        a.client_host ? el('span', { className: 'via client-host', title: 'The host of its client id', text: a.client_host }) : null),
+      el('div', { className: 'agent-title' }, el('h3', { id: titleId, text: a.name })),
       el('span', { className: `flag ${blocked ? 'revoked' : 'ok'}`, text: blocked ? 'Revoked' : 'Connected' })),
     blocked ? el('p', { className: 'notice', role: 'note', text: 'Revoked everywhere: every server refuses its passes.' }) : null,
     el('p', { className: 'meta' }, 'Client id ', el('span', { className: 'code client-id', text: a.client_id ?? '' }), ' ', copyButton(a.client_id ?? '', `the client id of ${a.name}`)),
-    el('dl', { className: 'facts' }, el('dt', { text: 'Connected' }), el('dd', { text: day(a.created_at) })),
+    el('dl', { className: 'facts' },
+      // The client id's host is the site that published the app; a registered client id names none.
+      el('dt', { text: 'From' }), el('dd', { className: 'client-host', text: a.client_host ?? 'a client registered by id (no site of its own)' }),
+      el('dt', { text: 'Connected' }), el('dd', { text: day(a.created_at) })),
     el('h4', { className: 'resources-title', text: 'May act at' }),
     grants.length
       ? el('ul', { className: 'app-resources', 'aria-label': `Where ${a.name} may act` }, ...grants.map((g) => resourceRow(a, g, errorNode)))
