@@ -12,7 +12,7 @@ import { startServer, type ServerProcess } from '../../server/test/helpers/serve
 import { MetadataDocumentSite } from '../../server/test/helpers/stand-ins/metadata-documents.ts';
 import { type AgentKey, agentKey } from './helpers/agent-runner.ts';
 import {
-  type OwnerTab, PHONE, createAgent, expectNoError, expectNoSidewaysScroll, goTo, openOwnerTab, requestCard, sessionCookie, signUp,
+  type OwnerTab, PHONE, createAgent, expectNoError, expectNoSidewaysScroll, goTo, openOwnerTab, requestCard, screenshot, sessionCookie, signUp,
 } from './helpers/owner-app.ts';
 
 // Connected apps in the owner app (decisions §28), on a phone in Chromium, with real processes: the
@@ -131,6 +131,8 @@ test('the Agents view lists the app under "Connected apps", apart from the agent
   assert.equal(await view.locator('#agents article[data-agent]', { hasText: 'shopper' }).count(), 1);
   assert.equal(await section.locator('article', { hasText: 'shopper' }).count(), 0);
   await expectNoSidewaysScroll(page, 'Agents with a connected app');
+  await section.scrollIntoViewIfNeeded();
+  await screenshot(page, 'connected-apps');
   await expectNoError(page);
 });
 
@@ -172,6 +174,7 @@ test("a call of the app's tool that its server asks about: the card names the ap
   await card.getByText('This approval is bound to exactly these arguments.').waitFor();
   assert.ok(((await card.locator('.meta').textContent()) ?? '').startsWith(`App ${clientId} · asked `));
   await expectNoSidewaysScroll(page, 'the card of an app\'s tool call');
+  await screenshot(page, 'app-tool-call');
 
   await card.getByRole('button', { name: 'Approve' }).click();
   await card.locator('.outcome.ok').waitFor();
