@@ -146,6 +146,10 @@ test('revoking one resource: confirmed first; the app stays with the other one, 
   await card.getByRole('listitem', { name: FILES }).waitFor();
   const grants = await call<{ id: string; resource: string | null }[]>(server, 'GET', '/api/grants', undefined, { cookie });
   assert.deepEqual(grants.body.filter((g) => g.resource !== null).map((g) => g.resource), [FILES]);
+  // Access names the app's grant by its resource, not only the host.
+  const access = await goTo(page, 'access');
+  await access.getByRole('article', { name: `${appName} at ${FILES}` }).waitFor();
+  assert.equal(await access.getByRole('article', { name: `${appName} at ${TOOLS}` }).count(), 0);
   await expectNoError(page);
 });
 
@@ -182,6 +186,22 @@ test("a call of the app's tool that its server asks about: the card names the ap
   const answer = await call<{ status: string; stepup_token?: string }>(server, 'GET', `/api/v1/stepup/site/${txn}`, undefined, { authorization: `Bearer ${pass}` });
   assert.equal(answer.body.status, 'approved', JSON.stringify(answer.body));
   assert.ok(answer.body.stepup_token, 'the server collects the one-time step-up token');
+  await expectNoError(page);
+});
+
+test('an app blocked through its flag says so and offers Unblock; unblocked, it may act nowhere until approved again', { timeout: 60_000 }, async () => {
+  const { page } = phone;
+  expectStatus(await call(server, 'POST', `/api/agents/${appId}/flag`, { flag: 'revoked' }, { cookie }), 200, 'block the app');
+  await goTo(page, 'requests');
+  const view = await goTo(page, 'agents');
+  const card = view.getByRole('region', { name: 'Connected apps' }).getByRole('article', { name: appName });
+  await card.locator('.flag.revoked', { hasText: 'Revoked' }).waitFor();
+  await card.getByText('Revoked everywhere: every server refuses its passes.').waitFor();
+  await card.getByRole('button', { name: `Unblock ${appName}` }).click();
+  await card.locator('.flag.ok', { hasText: 'Connected' }).waitFor();
+  // Blocking ended its access everywhere; unblocking does not bring it back.
+  await card.locator('.no-resources', { hasText: 'Nowhere now.' }).waitFor();
+  assert.equal(await card.getByRole('button', { name: `Unblock ${appName}` }).count(), 0);
   await expectNoError(page);
 });
 

@@ -49,8 +49,17 @@ function resourceRow(app: Agent, g: Grant, errorNode: HTMLElement): HTMLElement 
 export function appCard(a: Agent, grants: Grant[]): HTMLElement {
   const errorNode = el('p', { className: 'card-error', role: 'alert', hidden: true });
   const remove = button('Revoke app', 'danger revoke-app', { 'aria-label': `Revoke ${a.name}` });
-  const actions = el('div', { className: 'row actions' }, remove);
   const blocked = a.flag === 'revoked';
+  // Blocked through the agent flag (POST /api/agents/{id}/flag): the browser approval refuses a
+  // blocked app, so the card offers the way back as for every agent.
+  const unblock = blocked ? button('Unblock', 'secondary unblock', { 'aria-label': `Unblock ${a.name}` }) : null;
+  const actions = el('div', { className: 'row actions' }, unblock, remove);
+
+  unblock?.addEventListener('click', () => void run(unblock, 'Unblocking…', async () => {
+    await api('POST', `/api/agents/${seg(a.id)}/flag`, { flag: 'ok' });
+    show(`${a.name} is unblocked. It has to be approved again in your browser for each server.`, 'ok');
+    await reload('agents', 'me', 'activity');
+  }, { errorNode }));
 
   remove.addEventListener('click', async () => {
     if (!(await confirmInline(actions, `Revoke ${a.name}? It may no longer act for you anywhere: ${REFUSED_WHEN}. To use it again, you approve it again when it asks in your browser.`, 'Revoke app'))) return;
