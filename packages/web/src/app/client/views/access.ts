@@ -8,6 +8,7 @@ import { plural, userInfoLabel, when } from '../format.ts';
 import { reload } from '../loaders.ts';
 import { show } from '../message.ts';
 import type { ActivityPage, Grant, GrantSignIn } from '../types.ts';
+import { grantPlace } from './app-card.ts';
 
 let shownKey = '';
 /** Has the owner ever given access (a grant seen, or an approval in Activity)? null until known. */
@@ -64,7 +65,7 @@ function siteNames(signIns: GrantSignIn[]): string {
 function grantCard(g: Grant): HTMLElement {
   const agent = g.agent_name;
   // A connected app's grant is for one resource URL (decisions §28): named by it, not only its host.
-  const site = g.resource ?? g.site;
+  const site = grantPlace(g);
   const errorNode = el('p', { className: 'card-error', role: 'alert', hidden: true });
   const revoke = button('Revoke access', 'danger revoke', { 'aria-label': `Revoke ${agent} at ${site}` });
   const actions = el('div', { className: 'row actions' }, revoke);
