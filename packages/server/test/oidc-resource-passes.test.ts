@@ -156,6 +156,38 @@ function suite(backend: 'sqlite' | 'postgres'): void {
       assert.equal((await verify({ access_token: tokens.access_token, method: 'POST', url: callUrl, resource: RESOURCE, token_type: 'DPoP' })).error, 'invalid_token');
     });
 
+    it('end to end through the browser flow: consent with the passkey, the code, the SDK\'s exchange, the pass verified at its resource', async () => {
+      const reg = await t.app.inject({ method: 'POST', url: '/oidc/register', remoteAddress: remoteAddress(), payload: { client_name: 'Browser MCP client', redirect_uris: [redirectUri], token_endpoint_auth_method: 'none' } });
+      expectStatus(reg, 201);
+      const clientId = json<{ client_id: string }>(reg).client_id;
+      const verifier = randomBytes(32).toString('base64url');
+      const q = new URLSearchParams({
+        response_type: 'code', client_id: clientId, redirect_uri: redirectUri, resource: RESOURCE, scope: 'tools:read tools:call',
+        code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256', state: 'st-e2e',
+      }).toString();
+      const started = await t.app.inject({ method: 'POST', url: '/api/oidc/consent/start', headers: owner.auth, payload: { authorize: q } });
+      expectStatus(started, 200);
+      const s = json<{ consent_id: string; options: { challenge: string } }>(started);
+      const approved = await t.app.inject({ method: 'POST', url: '/api/oidc/consent/approve', headers: owner.auth, payload: { consent_id: s.consent_id, assertion: owner.authenticator.assert(s.options) } });
+      expectStatus(approved, 200);
+      const redirect = new URL(json<{ redirect: string }>(approved).redirect);
+      assert.equal(redirect.searchParams.get('state'), 'st-e2e');
+      const client = await dpopClient();
+      const tokens = await redeem({ code: redirect.searchParams.get('code') ?? '', verifier, clientId }, { resource: RESOURCE, fetchFn: client.fetchFn });
+      assert.equal(tokens.token_type, 'DPoP');
+      const claims = decodeJwt(tokens.access_token);
+      assert.deepEqual([claims.aud, claims['client_id'], claims['scope']], [RESOURCE, clientId, ['tools:read', 'tools:call']]);
+      const app = await t.services.store.agents.byId(String(claims.sub));
+      assert.deepEqual([app?.kind, app?.clientId, app?.jkt], ['app', clientId, null]);
+      const ok = await verify({ access_token: tokens.access_token, method: 'POST', url: callUrl, resource: RESOURCE, dpop: await client.callProof(tokens.access_token, 'POST', callUrl) });
+      assert.deepEqual([ok.valid, ok.agent_id, ok.client_id, ok.resource, ok.site], [true, app?.id, clientId, RESOURCE, HOST], JSON.stringify(ok));
+      // The owner revokes the app: its next call and its next refresh are refused.
+      expectStatus(await t.app.inject({ method: 'DELETE', url: `/api/agents/${app?.id}`, headers: owner.auth }), 200);
+      const refused = await verify({ access_token: tokens.access_token, method: 'POST', url: callUrl, resource: RESOURCE, dpop: await client.callProof(tokens.access_token, 'POST', callUrl) });
+      assert.equal(refused.error, 'agent_revoked');
+      await assert.rejects(refresh(clientId, tokens.refresh_token ?? '', { fetchFn: client.fetchFn }), refusedWith('invalid_grant'));
+    });
+
     it('a DPoP-bound pass: cnf, token_type DPoP; cloud verify wants the proof, once; a refresh keeps the binding and the resource', async () => {
       const a = await newApp();
       const { app, grant, clientId } = a;
