@@ -83,6 +83,9 @@ function suite(backend: 'sqlite' | 'postgres'): void {
       expectStatus(res, 200);
       assert.match(String(res.headers['content-type']), /^text\/html/);
       assert.equal(res.headers['cache-control'], 'no-store');
+      // An approval page must not be framed by the app that asks (clickjacking the Approve button).
+      assert.match(String(res.headers['content-security-policy']), /frame-ancestors 'none'/);
+      assert.equal(res.headers['x-frame-options'], 'DENY');
       assert.ok(res.body.includes('Allow Claude &lt;b&gt;?'), 'the name, escaped');
       assert.ok(!res.body.includes('Claude <b>'));
       const host = new URL(site.origin).host;
