@@ -203,6 +203,11 @@ function suite(backend: 'sqlite' | 'postgres'): void {
       assert.equal((await verify(body)).error, 'dpop_replay');
       assert.equal((await verify({ access_token: tokens.access_token, method: 'POST', url: callUrl, resource: RESOURCE })).error, 'invalid_token', 'a bound pass as a bearer one');
       assert.equal((await verify({ access_token: tokens.access_token, method: 'POST', url: callUrl, resource: RESOURCE, token_type: 'DPoP' })).error, 'invalid_dpop');
+      // Without resource, a bound resource pass with a good proof is still no site's pass.
+      for (const extra of [{}, { site: RESOURCE }, { site: HOST }]) {
+        const refused = await verify({ access_token: tokens.access_token, method: 'POST', url: callUrl, dpop: await client.callProof(tokens.access_token, 'POST', callUrl), ...extra });
+        assert.equal(refused.error, 'wrong_site', JSON.stringify(extra));
+      }
 
       // Refresh: the same key, the same resource; without a proof, refused (and not spent).
       await assert.rejects(refresh(clientId, tokens.refresh_token ?? ''), refusedWith('invalid_grant'));
