@@ -315,6 +315,21 @@ function suite(backend: 'sqlite' | 'postgres'): void {
       assert.equal(revocationVerdict(decodeJwt(tokens2.access_token) as unknown as { sub: string; aud: string; rev_seq: number }, list2), 'agent_revoked');
     });
 
+    it('revoking an app\'s grant for one resource leaves its sign-in for another resource on the same host', async () => {
+      t.clock.set(Date.now());
+      const a = await newApp();
+      const tokens = await redeem(codeFor(a));
+      const other: GrantRecord = { ...a.grant, id: newId('gr'), resource: OTHER_RESOURCE, passesIssued: 0 };
+      await t.services.store.grants.create(other);
+      const otherTokens = await redeem(codeFor({ ...a, grant: other }));
+      assert.equal(decodeJwt(otherTokens.access_token).aud, OTHER_RESOURCE);
+      expectStatus(await t.app.inject({ method: 'POST', url: `/api/grants/${a.grant.id}/revoke`, headers: owner.auth }), 200);
+      await assert.rejects(refresh(a.clientId, tokens.refresh_token ?? ''), refusedWith('invalid_grant'));
+      assert.equal((await verifyBearer(tokens.access_token)).error, 'grant_revoked');
+      const still = await refresh(a.clientId, otherTokens.refresh_token ?? '');
+      assert.equal((await verifyBearer(still.access_token, OTHER_RESOURCE)).valid, true);
+    });
+
     it('a grant revoked in the store (helper) ends the sign-in at its next refresh', async () => {
       t.clock.set(Date.now());
       const a = await newApp();
