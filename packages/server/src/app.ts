@@ -180,7 +180,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   // A revoked grant or a stopped agent ends its OIDC sign-ins (and queues back-channel logouts) in
   // the same transaction, and the sites' clients forget its subjects there: CIBA's login_hint no
   // longer finds the agent until it signs in there again.
-  grants.onRevoked(async (repos, grant, now) => void (await endOidcStanding(repos, oidcSecret, { agentId: grant.agentId, site: grant.site }, now)));
+  grants.onRevoked(async (repos, grant, now) => void (await endOidcStanding(repos, oidcSecret, { agentId: grant.agentId, site: grant.site, resource: grant.resource }, now)));
   agents.onStopped(async (repos, agent) => void (await endOidcStanding(repos, oidcSecret, { agentId: agent.id }, clock.now())));
   // Domain verification fetches an address the operator chose: only through the outbound guard (§24).
   const operators = new Operators({ store, clock, limiter, activity, fetch: guardedFetch({ allowLoopback: config.outboundAllowLoopback }), policy: { allowLoopback: config.outboundAllowLoopback } });

@@ -148,7 +148,7 @@ async function walkEveryRoute(t: TestApp, auth: Record<string, string>): Promise
     JSON.stringify({ agent_id: 'ag_' + 'a'.repeat(26), site: 'shop.example', action: 'pay', agent_jwt: 'e30.e30.e30', details: 'Pay', stepup_token: 'e30.e30.e30', details_digest: { digest: 42 } }),
     JSON.stringify({ site: 'shop.example', action: 'pay', details: { summary: 'x'.repeat(4001), digest: 'x'.repeat(201), label: 7 }, details_digest: null }),
     // The app consent page's calls (decisions §28): a query that is not one, and sealed ids that are not.
-    JSON.stringify({ authorize: 'client_id=https%3A%2F%2F10.0.0.1%2Fx.json&redirect_uri=%00&resource=%23', consent_id: 'x'.repeat(20_001), assertion: { id: 'x', response: {} } }),
+    JSON.stringify({ authorize: 'client_id=https%3A%2F%2F10.0.0.1%2Fx.json&redirect_uri=%00&resource=%23', consent_id: 'x'.repeat(40_001), assertion: { id: 'x', response: {} } }),
     JSON.stringify({ authorize: 7, consent_id: 'AAAA', assertion: null }),
   ];
   const badIds = ['x', 'ag_' + 'a'.repeat(300), '%00', '..%2F..', 'ag_%F0%9F%92%A9', 'dev_!!', ' ', 'u_', '%E0%A4%A', 't_aaaaaaaaaaaaaaaaaaaaaaaaaa'];

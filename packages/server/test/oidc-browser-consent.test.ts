@@ -208,6 +208,15 @@ function suite(backend: 'sqlite' | 'postgres'): void {
       assert.deepEqual(c.amr, ['app', 'passkey']);
     });
 
+    it('the longest parameters allowed (2048 characters each) go through the page, the consent id and the code', async () => {
+      const long = 's'.repeat(2048);
+      const resource = `https://mcp.example/${'r'.repeat(2020)}`;
+      const redirect = await approved(owner, query(cimd.id, cimd.redirectUri, { state: long, nonce: 'n'.repeat(2048), resource }));
+      assert.equal(redirect.searchParams.get('state'), long);
+      assert.equal(code(redirect).resource, resource);
+      assert.equal(redirectOf(await page(query(cimd.id, cimd.redirectUri, { nonce: 'n'.repeat(2049) }))).searchParams.get('error'), 'invalid_request');
+    });
+
     it('deny: error=access_denied with state and iss; the pending authorization is answered once', async () => {
       const s = await started(owner, query(cimd.id, cimd.redirectUri, { state: 'st-deny' }));
       const res = await post('/api/oidc/consent/deny', owner, { consent_id: s.consent_id });

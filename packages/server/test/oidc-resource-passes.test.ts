@@ -156,6 +156,38 @@ function suite(backend: 'sqlite' | 'postgres'): void {
       assert.equal((await verify({ access_token: tokens.access_token, method: 'POST', url: callUrl, resource: RESOURCE, token_type: 'DPoP' })).error, 'invalid_token');
     });
 
+    it('end to end through the browser flow: consent with the passkey, the code, the SDK\'s exchange, the pass verified at its resource', async () => {
+      const reg = await t.app.inject({ method: 'POST', url: '/oidc/register', remoteAddress: remoteAddress(), payload: { client_name: 'Browser MCP client', redirect_uris: [redirectUri], token_endpoint_auth_method: 'none' } });
+      expectStatus(reg, 201);
+      const clientId = json<{ client_id: string }>(reg).client_id;
+      const verifier = randomBytes(32).toString('base64url');
+      const q = new URLSearchParams({
+        response_type: 'code', client_id: clientId, redirect_uri: redirectUri, resource: RESOURCE, scope: 'tools:read tools:call',
+        code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256', state: 'st-e2e',
+      }).toString();
+      const started = await t.app.inject({ method: 'POST', url: '/api/oidc/consent/start', headers: owner.auth, payload: { authorize: q } });
+      expectStatus(started, 200);
+      const s = json<{ consent_id: string; options: { challenge: string } }>(started);
+      const approved = await t.app.inject({ method: 'POST', url: '/api/oidc/consent/approve', headers: owner.auth, payload: { consent_id: s.consent_id, assertion: owner.authenticator.assert(s.options) } });
+      expectStatus(approved, 200);
+      const redirect = new URL(json<{ redirect: string }>(approved).redirect);
+      assert.equal(redirect.searchParams.get('state'), 'st-e2e');
+      const client = await dpopClient();
+      const tokens = await redeem({ code: redirect.searchParams.get('code') ?? '', verifier, clientId }, { resource: RESOURCE, fetchFn: client.fetchFn });
+      assert.equal(tokens.token_type, 'DPoP');
+      const claims = decodeJwt(tokens.access_token);
+      assert.deepEqual([claims.aud, claims['client_id'], claims['scope']], [RESOURCE, clientId, ['tools:read', 'tools:call']]);
+      const app = await t.services.store.agents.byId(String(claims.sub));
+      assert.deepEqual([app?.kind, app?.clientId, app?.jkt], ['app', clientId, null]);
+      const ok = await verify({ access_token: tokens.access_token, method: 'POST', url: callUrl, resource: RESOURCE, dpop: await client.callProof(tokens.access_token, 'POST', callUrl) });
+      assert.deepEqual([ok.valid, ok.agent_id, ok.client_id, ok.resource, ok.site], [true, app?.id, clientId, RESOURCE, HOST], JSON.stringify(ok));
+      // The owner revokes the app: its next call and its next refresh are refused.
+      expectStatus(await t.app.inject({ method: 'DELETE', url: `/api/agents/${app?.id}`, headers: owner.auth }), 200);
+      const refused = await verify({ access_token: tokens.access_token, method: 'POST', url: callUrl, resource: RESOURCE, dpop: await client.callProof(tokens.access_token, 'POST', callUrl) });
+      assert.equal(refused.error, 'agent_revoked');
+      await assert.rejects(refresh(clientId, tokens.refresh_token ?? '', { fetchFn: client.fetchFn }), refusedWith('invalid_grant'));
+    });
+
     it('a DPoP-bound pass: cnf, token_type DPoP; cloud verify wants the proof, once; a refresh keeps the binding and the resource', async () => {
       const a = await newApp();
       const { app, grant, clientId } = a;
@@ -171,6 +203,11 @@ function suite(backend: 'sqlite' | 'postgres'): void {
       assert.equal((await verify(body)).error, 'dpop_replay');
       assert.equal((await verify({ access_token: tokens.access_token, method: 'POST', url: callUrl, resource: RESOURCE })).error, 'invalid_token', 'a bound pass as a bearer one');
       assert.equal((await verify({ access_token: tokens.access_token, method: 'POST', url: callUrl, resource: RESOURCE, token_type: 'DPoP' })).error, 'invalid_dpop');
+      // Without resource, a bound resource pass with a good proof is still no site's pass.
+      for (const extra of [{}, { site: RESOURCE }, { site: HOST }]) {
+        const refused = await verify({ access_token: tokens.access_token, method: 'POST', url: callUrl, dpop: await client.callProof(tokens.access_token, 'POST', callUrl), ...extra });
+        assert.equal(refused.error, 'wrong_site', JSON.stringify(extra));
+      }
 
       // Refresh: the same key, the same resource; without a proof, refused (and not spent).
       await assert.rejects(refresh(clientId, tokens.refresh_token ?? ''), refusedWith('invalid_grant'));
@@ -276,6 +313,21 @@ function suite(backend: 'sqlite' | 'postgres'): void {
       const list2 = json<RevocationClaims>(await t.app.inject({ url: '/api/v1/revocation' }));
       assert.ok(list2.revoked_agents.some((a) => a.id === other.app.id && a.flag === 'revoked'));
       assert.equal(revocationVerdict(decodeJwt(tokens2.access_token) as unknown as { sub: string; aud: string; rev_seq: number }, list2), 'agent_revoked');
+    });
+
+    it('revoking an app\'s grant for one resource leaves its sign-in for another resource on the same host', async () => {
+      t.clock.set(Date.now());
+      const a = await newApp();
+      const tokens = await redeem(codeFor(a));
+      const other: GrantRecord = { ...a.grant, id: newId('gr'), resource: OTHER_RESOURCE, passesIssued: 0 };
+      await t.services.store.grants.create(other);
+      const otherTokens = await redeem(codeFor({ ...a, grant: other }));
+      assert.equal(decodeJwt(otherTokens.access_token).aud, OTHER_RESOURCE);
+      expectStatus(await t.app.inject({ method: 'POST', url: `/api/grants/${a.grant.id}/revoke`, headers: owner.auth }), 200);
+      await assert.rejects(refresh(a.clientId, tokens.refresh_token ?? ''), refusedWith('invalid_grant'));
+      assert.equal((await verifyBearer(tokens.access_token)).error, 'grant_revoked');
+      const still = await refresh(a.clientId, otherTokens.refresh_token ?? '');
+      assert.equal((await verifyBearer(still.access_token, OTHER_RESOURCE)).valid, true);
     });
 
     it('a grant revoked in the store (helper) ends the sign-in at its next refresh', async () => {

@@ -41,9 +41,10 @@ export interface ResourceIssue {
   /** True for a refresh (recorded in the `pass.issued` detail). */
   refreshed: boolean;
   /**
-   * Runs after the use is spent and before anything is signed: creating the sign-in (the code grant),
-   * so that a use is never spent on a sign-in that could not be created twice, and no token exists
-   * for a sign-in that was not stored.
+   * Runs after the use is spent and before anything is signed: the code grant stores its sign-in
+   * here, so that a grant refused (no use left, expired, revoked) leaves no sign-in behind, and no
+   * token exists for a sign-in that was not stored. (Should it fail, the spent use stays spent: the
+   * safe side.)
    */
   commit?: () => Promise<void>;
 }

@@ -84,6 +84,7 @@ export function oidcSignInsRepo(db: Db): OidcSignInsRepo {
     async endLive(of, now) {
       let q = db.updateTable('oidc_sign_ins').set({ ended_at: now }).where('ended_at', 'is', null).where('expires_at', '>', now).where('agent_id', '=', of.agentId);
       if ('site' in of) q = q.where('site', '=', of.site);
+      if ('site' in of && of.resource !== undefined) q = of.resource === null ? q.where('resource', 'is', null) : q.where('resource', '=', of.resource);
       return (await q.returningAll().execute()).map(toRecord);
     },
     async listLiveForUser(userId, now) {

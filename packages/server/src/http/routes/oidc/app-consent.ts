@@ -34,7 +34,7 @@ export async function browserAuthorizePage(s: Services, reply: FastifyReply, que
   }
 }
 
-const ConsentId = Type.String({ minLength: 1, maxLength: 20_000, description: 'from `/api/oidc/consent/start`' });
+const ConsentId = Type.String({ minLength: 1, maxLength: 40_000, description: 'from `/api/oidc/consent/start`' });
 const Redirect = Type.Object({ redirect: Type.String({ description: 'the app\'s redirect URI with the answer in its query: open it' }) });
 const AUTH = '401 when not signed in, 403 for a cookie request from another origin.';
 
@@ -46,7 +46,7 @@ export async function appConsentRoutes(base: FastifyInstance, s: Services): Prom
       summary: 'Start approving an app (the consent page of /oidc/authorize)',
       description: `\`{authorize}\`: the query of the /oidc/authorize address the page was opened at (without \`?\`), checked again as /oidc/authorize checks it. Answers \`consent_id\` (bound to you, valid ${APP_CONSENT_LIFETIME_MS / 60_000} minutes, answered once) and the passkey options that approve it. 400 for a request /oidc/authorize would refuse (unknown client, unlisted redirect_uri, bad PKCE, resource or scope); 403 when you have no passkey (a password session alone cannot approve an app); at most ${APP_CONSENT_STARTS_PER_MINUTE} starts per person per minute, then 429. ${AUTH}`,
       tags: ['oidc'],
-      body: Type.Object({ authorize: Type.String({ maxLength: 20_000, description: 'the authorize query string' }) }, { additionalProperties: false }),
+      body: Type.Object({ authorize: Type.String({ maxLength: 64_000, description: 'the authorize query string' }) }, { additionalProperties: false }),
       response: withErrors({ 200: Type.Object({ consent_id: Type.String(), options: Type.Unknown({ description: 'PublicKeyCredentialRequestOptionsJSON for navigator.credentials.get' }) }) }, 400, 401, 403, 429),
     },
   }, async (request, reply) => {
