@@ -53,6 +53,7 @@ import { endAgentAccess } from './domain/grants/agent-stopped.ts';
 import { OidcClients } from './domain/oidc/clients.ts';
 import { Pairing } from './domain/agents/pairing.ts';
 import { OidcProvider } from './domain/oidc/provider.ts';
+import { AppConsent } from './domain/oidc/authorize-consent.ts';
 import { MetadataDocuments } from './domain/oidc/metadata-documents.ts';
 import { loadOidcSecret } from './crypto/oidc-secret.ts';
 import { endOidcStanding, endSignIn } from './domain/oidc/sign-in-end.ts';
@@ -179,7 +180,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   // A revoked grant or a stopped agent ends its OIDC sign-ins (and queues back-channel logouts) in
   // the same transaction, and the sites' clients forget its subjects there: CIBA's login_hint no
   // longer finds the agent until it signs in there again.
-  grants.onRevoked(async (repos, grant, now) => void (await endOidcStanding(repos, oidcSecret, { agentId: grant.agentId, site: grant.site }, now)));
+  grants.onRevoked(async (repos, grant, now) => void (await endOidcStanding(repos, oidcSecret, { agentId: grant.agentId, site: grant.site, resource: grant.resource }, now)));
   agents.onStopped(async (repos, agent) => void (await endOidcStanding(repos, oidcSecret, { agentId: agent.id }, clock.now())));
   // Domain verification fetches an address the operator chose: only through the outbound guard (§24).
   const operators = new Operators({ store, clock, limiter, activity, fetch: guardedFetch({ allowLoopback: config.outboundAllowLoopback }), policy: { allowLoopback: config.outboundAllowLoopback } });
@@ -200,6 +201,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   });
   // Ending a connection removes its agents as the owner's removal does (connection-lifecycle.ts).
   const connections = new ConnectionLifecycle({ store, clock, activity, agents });
+  const appConsent = new AppConsent({ ...oidc.deps, passkeys });
   const consent = new Consent({ store, clock, passkeys, activity, limiter, secret: oidcSecret, issuer: config.baseUrl, lifecycle: connections });
   const operatorAgents = new OperatorAgents({ store, activity, agents, lifecycle: connections });
   // The readiness check fetches a site someone named: only through the outbound guard (§24).
@@ -209,7 +211,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   // Web Bot Auth (decisions §22); foreign key directories are fetched only through the outbound guard (§24).
   const wba = new WebBotAuth({ store, clock, limiter, baseUrl: config.baseUrl, agentDomain: config.wbaAgentDomain });
   const agentChecks = new AgentChecks({ wba, clock, limiter, fetch: guardedFetch({ allowLoopback: config.outboundAllowLoopback }), policy: { allowLoopback: config.outboundAllowLoopback } });
-  const services: Services = { operators, consent, connections, operatorAgents, takeovers, relay, accountDeletion, identityProviders, phone, recovery, sdkTarballs: new SdkTarballs(), wordpressZips: new WordpressZips(), metrics, emailVerification, passwordReset, dataExport, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, receipts, plans, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports, challenge, readiness, wba, agentChecks };
+  const services: Services = { operators, consent, appConsent, connections, operatorAgents, takeovers, relay, accountDeletion, identityProviders, phone, recovery, sdkTarballs: new SdkTarballs(), wordpressZips: new WordpressZips(), metrics, emailVerification, passwordReset, dataExport, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, receipts, plans, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports, challenge, readiness, wba, agentChecks };
 
   const app = Fastify({
     logger: opts.logger ?? {

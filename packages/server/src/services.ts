@@ -27,6 +27,7 @@ import type { LocalStepupVerifier } from './domain/verification/local-stepup.ts'
 import type { OidcClients } from './domain/oidc/clients.ts';
 import type { Pairing } from './domain/agents/pairing.ts';
 import type { OidcProvider } from './domain/oidc/provider.ts';
+import type { AppConsent } from './domain/oidc/authorize-consent.ts';
 import type { EmailVerification } from './domain/accounts/email-verification.ts';
 import type { AddressTakeover } from './domain/accounts/address-takeover.ts';
 import type { FirstPasskeyNotice } from './domain/passkeys/first-passkey.ts';
@@ -102,6 +103,8 @@ export interface Services {
   pairing: Pairing;
   /** The OIDC provider: authorize, wait, token, userinfo (domain/oidc/provider.ts). */
   oidc: OidcProvider;
+  /** A person's browser at /oidc/authorize: the consent page and apps as agents (domain/oidc/authorize-consent.ts; decisions §28). */
+  appConsent: AppConsent;
   /** GET /api/push/keys: the VAPID public key browsers subscribe with. */
   vapidPublicKey: string;
   /** The owner's notification settings (quiet hours, what is pushed). */

@@ -263,7 +263,7 @@ describe('owner approval: /api/txn/{txn_id}/...', () => {
     const after = json<{ pending: unknown[]; grants: Record<string, unknown>[] }>(await t.app.inject({ url: '/api/me', headers: owner.auth }));
     assert.deepEqual(after.pending, []);
     assert.deepEqual(after.grants, [{
-      id: grant.id, agent_id: agent.id, agent_name: agent.name, site: 'shop.example', scopes: ['orders:read', 'orders:write'], user_info: ['user:name', 'user:email'],
+      id: grant.id, agent_id: agent.id, agent_name: agent.name, site: 'shop.example', resource: null, scopes: ['orders:read', 'orders:write'], user_info: ['user:name', 'user:email'],
       expires_at: null, uses_left: null, created_at: new Date(t.clock.now()).toISOString(), sign_ins: [],
     }]);
 

@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
+import { detailsDigestOf } from '@mandate/protocol';
 import { loadEnv, parseConfig } from '../src/config/config.ts';
 import { CONFIG_KEYS } from '../src/config/keys.ts';
 import { FixedClock } from '../src/clock.ts';
@@ -57,6 +58,13 @@ const EXPIRES = Date.UTC(2026, 0, 15, 9, 5, 0);
 const AGENT = 'Shopping helper';
 const ACCESS = { txnId: T, kind: 'access', agentName: AGENT, site: 'shop.example', scopes: ['orders:read', 'cart:write'], userInfo: ['user:name', 'user:email'], expiresAt: EXPIRES };
 const STEPUP = { txnId: T, kind: 'stepup', agentName: AGENT, site: 'shop.example', action: 'Pay 42.00 EUR for order 1234', expiresAt: EXPIRES };
+/** A connected app's tool call (decisions §28): a site step-up of an agent of kind `app`. */
+const APP_ARGS = { path: '/reports/2026-q4.pdf', to: 'accountant@example.com' };
+const APP_CALL = {
+  txnId: T, kind: 'stepup', filedBy: 'site' as const, agentName: 'Assistant', site: 'https://tools.example/mcp', action: 'send_file', expiresAt: EXPIRES,
+  app: { clientHost: 'assistant.example', resource: 'https://tools.example/mcp' },
+  details: { summary: 'path: /reports/2026-q4.pdf\nto: accountant@example.com', digest: detailsDigestOf(APP_ARGS) },
+};
 const NOTE = { title: 'Order placed', text: 'Order 1234 arrives on Friday.' };
 
 /** What app.ts passes to the notifier, read from its source so that the examples follow it. */
@@ -112,6 +120,7 @@ describe(`${REFERENCE}`, () => {
       'approval-stepup-quiet': pushPayload(N, approvalMessage(STEPUP), true),
       'approval-stepup-details': pushPayload(N, approvalMessage({ ...STEPUP, details: { summary: 'Pay 42.00 EUR to shop.example\nOrder 1234: 2 items', digest: 'p4S9sS3L3hZ0hJ0tqv3Z8bYQy2a4rM7pN1eW6kD5cXg' } }), false),
       'approval-site-stepup': pushPayload(N, approvalMessage({ ...STEPUP, filedBy: 'site' }), false),
+      'approval-app-call': pushPayload(N, approvalMessage(APP_CALL), false),
       dismiss: dismissPayload(N, T),
       note: pushPayload(N, noteMessage(AGENT, NOTE), false),
       'note-untitled': pushPayload(N, noteMessage(AGENT, { title: '', text: NOTE.text }), false),

@@ -38,7 +38,7 @@ describe('grants', () => {
     assert.deepEqual(list.map((g) => g.site).sort(), ['b.example', 'shop.example']);
     const shop = list.find((g) => g.site === 'shop.example');
     assert.deepEqual(shop, {
-      id: (await grantOf(agent)).id, agent_id: agent.id, agent_name: agent.name, site: 'shop.example', scopes: ['list'], user_info: ['user:email'],
+      id: (await grantOf(agent)).id, agent_id: agent.id, agent_name: agent.name, site: 'shop.example', resource: null, scopes: ['list'], user_info: ['user:email'],
       expires_at: new Date(t.clock.now() + 120_000).toISOString(), uses_left: 3, created_at: new Date(t.clock.now()).toISOString(), sign_ins: [],
     });
     expectStatus(await t.app.inject({ url: '/api/grants' }), 401);

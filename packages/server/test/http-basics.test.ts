@@ -147,6 +147,9 @@ async function walkEveryRoute(t: TestApp, auth: Record<string, string>): Promise
     JSON.stringify({ agent_id: 'ag_' + 'a'.repeat(26), site: 'shop.example', action: 'pay', agent_jwt: 'e30.e30.e30', details: { summary: 'a\u202eb', digest: 'A'.repeat(42) + '=', extra: [] }, stepup_token: 'e30.e30.e30', access_token: 'x', details_digest: 'A'.repeat(44) }),
     JSON.stringify({ agent_id: 'ag_' + 'a'.repeat(26), site: 'shop.example', action: 'pay', agent_jwt: 'e30.e30.e30', details: 'Pay', stepup_token: 'e30.e30.e30', details_digest: { digest: 42 } }),
     JSON.stringify({ site: 'shop.example', action: 'pay', details: { summary: 'x'.repeat(4001), digest: 'x'.repeat(201), label: 7 }, details_digest: null }),
+    // The app consent page's calls (decisions §28): a query that is not one, and sealed ids that are not.
+    JSON.stringify({ authorize: 'client_id=https%3A%2F%2F10.0.0.1%2Fx.json&redirect_uri=%00&resource=%23', consent_id: 'x'.repeat(40_001), assertion: { id: 'x', response: {} } }),
+    JSON.stringify({ authorize: 7, consent_id: 'AAAA', assertion: null }),
   ];
   const badIds = ['x', 'ag_' + 'a'.repeat(300), '%00', '..%2F..', 'ag_%F0%9F%92%A9', 'dev_!!', ' ', 'u_', '%E0%A4%A', 't_aaaaaaaaaaaaaaaaaaaaaaaaaa'];
   const checked: string[] = [];
@@ -159,9 +162,19 @@ async function walkEveryRoute(t: TestApp, auth: Record<string, string>): Promise
         : [];
       // The site step-up's long poll also gets bad `wait` values (a valid one would only wait).
       const waits = path === '/api/v1/stepup/site/{txn_id}' ? ['?wait=-1', '?wait=26', '?wait=1e300', '?wait=%00', '?wait=0&wait=1', '?wait=%E0%A4%A'].map((q) => path.replace('{txn_id}', 't_aaaaaaaaaaaaaaaaaaaaaaaaaa') + q) : [];
+      // A person's browser at /oidc/authorize (no agent header): bad clients, redirect URIs, resources, PKCE.
+      const authorizeQueries = path === '/oidc/authorize' ? [
+        '?client_id=c_unknown&redirect_uri=https%3A%2F%2Fx.example%2Fcb&response_type=code&resource=https%3A%2F%2Fmcp.example%2F%23frag&code_challenge_method=plain',
+        '?client_id=https%3A%2F%2F10.0.0.1%2Fclient.json&redirect_uri=https%3A%2F%2Fx.example%2Fcb',
+        '?client_id=https%3A%2F%2Fclient.example%2F..%2Fx.json&redirect_uri=%00',
+        '?client_id=http%3A%2F%2Fclient.example%2Fx.json#frag',
+        '?client_id=rc_x&client_id=rc_y&resource=a&resource=b',
+        `?client_id=${'x'.repeat(5000)}&state=${'s'.repeat(3000)}`,
+        '?client_id=%E0%A4%A&redirect_uri=%FF&scope=%00',
+      ].map((q) => path + q) : [];
       const urls = path.includes('{')
       ? [...badIds.map((id) => path.replace(/\{[^}]+\}/g, id)), ...withKnownProvider, ...waits]
-      : [path, `${path}?email=&limit=abc&before=-1`, `${path}?email=a%00b&agent=%00&site=%00&agent_id=ag_%00&before=9223372036854775807`, `${path}?before=1e300&limit=1e300`];
+      : [path, `${path}?email=&limit=abc&before=-1`, `${path}?email=a%00b&agent=%00&site=%00&agent_id=ag_%00&before=9223372036854775807`, `${path}?before=1e300&limit=1e300`, ...authorizeQueries];
       for (const url of urls) {
         for (const body of method === 'get' || method === 'delete' ? [undefined] : badBodies) {
           for (const headers of [
@@ -180,7 +193,12 @@ async function walkEveryRoute(t: TestApp, auth: Record<string, string>): Promise
             });
             checked.push(`${method} ${url}`);
             assert.ok(res.statusCode < 500, `${method.toUpperCase()} ${url} ${String(body).slice(0, 40)} -> ${res.statusCode} ${res.body.slice(0, 200)}`);
-            if (res.statusCode >= 400) {
+            if (res.statusCode >= 400 && String(res.headers['content-type']).startsWith('text/html')) {
+              // A person's browser at /oidc/authorize (decisions §28) gets an error page, never a redirect.
+              assert.ok(url.startsWith('/oidc/authorize'), `${method} ${url}: an HTML error outside the authorize page`);
+              assert.match(res.body, /id="cn-error" class="cn-status cn-error">[^<]+</, `${method} ${url}: the error page says what is wrong`);
+              assert.equal(res.headers.location, undefined);
+            } else if (res.statusCode >= 400) {
               const detail = json<{ detail: unknown }>(res).detail;
               assert.ok(typeof detail === 'string' || Array.isArray(detail), `${method} ${url}: no detail`);
             }
@@ -192,6 +210,9 @@ async function walkEveryRoute(t: TestApp, auth: Record<string, string>): Promise
   assert.ok(checked.length > 200);
   for (const route of ['get /api/oauth/google/start', 'get /api/oauth/google/callback?code=%00&state=%00', 'delete /api/oauth/google', 'post /api/txn/x/oauth/google']) {
     assert.ok(checked.includes(route), `${route} was walked with the configured provider`);
+  }
+  for (const route of ['get /oidc/authorize?client_id=https%3A%2F%2F10.0.0.1%2Fclient.json&redirect_uri=https%3A%2F%2Fx.example%2Fcb', 'post /api/oidc/consent/start', 'post /api/oidc/consent/approve', 'post /api/oidc/consent/deny']) {
+    assert.ok(checked.includes(route), `${route} was walked`);
   }
   for (const route of ['post /api/v1/stepup/site', 'get /api/v1/stepup/site/x', 'get /api/v1/stepup/site/t_aaaaaaaaaaaaaaaaaaaaaaaaaa?wait=26', 'get /api/v1/receipts/x']) {
     assert.ok(checked.includes(route), `${route} was walked`);

@@ -416,7 +416,11 @@ function flow(backend: 'sqlite' | 'postgres'): void {
       elsewhere.searchParams.set('state', 'other');
       assert.equal((await fetch(elsewhere, { redirect: 'manual', headers: { 'x-service-agent': await agentHeader(url.href) } })).status, 401);
       assert.equal((await fetch(url, { redirect: 'manual', headers: { 'x-service-agent': await agentHeader(url.href, { lifetimeSec: 300 }) } })).status, 401);
-      assert.equal((await fetch(url, { redirect: 'manual' })).status, 401);
+      // Without a header it is a person's browser (decisions §28): a consent page, never a code.
+      const browser = await fetch(url, { redirect: 'manual' });
+      assert.equal(browser.status, 200);
+      assert.equal(browser.headers.get('location'), null);
+      assert.match(await browser.text(), /Approve with passkey/);
       const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
       const iat = seconds(t.clock.now());
       const none = `${b64({ alg: 'none', typ: 'JWT' })}.${b64({ iss: agent.id, sub: agent.id, type: 'agent', iat, exp: iat + 60, jti: 'abcdefghijk', htu: url.href })}.`;

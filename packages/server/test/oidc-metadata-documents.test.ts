@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FixedClock } from '../src/clock.ts';
 import { RateLimiter } from '../src/domain/rate-limit.ts';
-import { MetadataDocuments, cacheSeconds } from '../src/domain/oidc/metadata-documents.ts';
+import { FETCHES_PER_HOST_PER_MINUTE, MetadataDocuments, REFUSAL_KEPT_SEC, cacheSeconds } from '../src/domain/oidc/metadata-documents.ts';
 import { OAuthError } from '../src/domain/oidc/oauth-error.ts';
 import { guardedFetch } from '../src/outbound/guarded-fetch.ts';
 import type { OutboundPolicy } from '../src/outbound/types.ts';
@@ -176,11 +176,14 @@ describe('client metadata documents through the outbound guard', () => {
     await refusedWith(docs.client(publish({ logo_uri: 'javascript:alert(1)' }).url), /logo_uri must be an https: URL/);
   });
 
-  it('keeps no refusal: a corrected document works at the next look-up', async () => {
+  it('keeps a refusal 60 s: asking again within it fetches nothing; a corrected document works after it', async () => {
     const docs = documents();
     const { url, path } = publish({ redirect_uris: ['ftp://x.example/cb'] });
     await refusedWith(docs.client(url), /redirect_uris/);
     site.serve(path, { body: { client_id: url, client_name: 'Fixed', redirect_uris: ['https://x.example/cb'] } });
+    await refusedWith(docs.client(url, '198.51.100.7'), /redirect_uris/);
+    assert.equal(site.count(path), 1, 'the refusal was kept: nothing fetched');
+    clock.advance(REFUSAL_KEPT_SEC * 1000 + 1);
     assert.equal((await docs.client(url)).name, 'Fixed');
     assert.equal(site.count(path), 2);
   });
@@ -212,22 +215,47 @@ describe('client metadata documents through the outbound guard', () => {
     assert.equal(site.count(path), 0);
   });
 
-  it('limits fetches per host: the 31st within a minute is 429, and is not fetched', async () => {
+  it('limits fetches of new documents per host and caller: the 31st of one caller within a minute is 429, and is not fetched', async () => {
     const docs = documents();
     const paths: string[] = [];
     let refused: unknown;
+    let tries = 0;
     for (let i = 0; i < 40 && refused === undefined; i++) {
       const { url, path } = publish({ redirect_uris: 'not-an-array' });
       paths.push(path);
+      tries++;
       try {
-        await docs.client(url);
+        await docs.client(url, '203.0.113.5');
       } catch (e) {
         if (!(e instanceof OAuthError)) refused = e;
       }
     }
     assert.ok(refused !== undefined, 'rate limited at some point');
+    assert.equal(tries, FETCHES_PER_HOST_PER_MINUTE + 1);
     assert.equal((refused as { status?: number }).status, 429);
     assert.equal(site.count(paths[paths.length - 1] ?? ''), 0);
+    clock.advance(61_000);
+  });
+
+  it('made-up client_id URLs on a host cannot lock out its real clients: other callers, and documents accepted before, are still fetched', async () => {
+    const docs = documents();
+    const real = publish({}, { 'cache-control': 'max-age=60' });
+    assert.equal((await docs.client(real.url, '192.0.2.10')).name, 'Claude');
+    // An attacker (one address, then a /64 whose addresses all count as one) exhausts its allowance on the host.
+    for (const attacker of ['203.0.113.9', '2001:db8:1:2::1', '2001:db8:1:2::2']) {
+      for (let i = 0; i < FETCHES_PER_HOST_PER_MINUTE + 5; i++) {
+        await docs.client(`${site.origin}/made-up/${attacker}/${i}.json`, attacker).catch(() => undefined);
+      }
+    }
+    const attackerFetches = [...site.fetches.entries()].filter(([p]) => p.startsWith('/made-up/')).reduce((a, [, c]) => a + c, 0);
+    assert.equal(attackerFetches, FETCHES_PER_HOST_PER_MINUTE * 2, 'an IPv4 address and an IPv6 /64 each got their allowance, no more');
+    await assert.rejects(docs.client(`${site.origin}/made-up/one-more.json`, '2001:db8:1:2::ffff'), (e: unknown) => (e as { status?: number }).status === 429);
+    // Another caller fetches a document new to the service; the real client's expired copy is fetched again.
+    const other = publish();
+    assert.equal((await docs.client(other.url, '192.0.2.11')).name, 'Claude');
+    clock.advance(61_000);
+    assert.equal((await docs.client(real.url, '203.0.113.9')).name, 'Claude', 'known good: not counted against the host');
+    assert.equal(site.count(real.path), 2);
     clock.advance(61_000);
   });
 });

@@ -90,11 +90,14 @@ function build(): ReadonlyMap<string, StaticAsset> {
 
   // The consent page (/connect): its shell is filled per request (connect-page.ts).
   const cnScript = bundle('./connect/connect.ts');
+  // The consent page of a person's browser at /oidc/authorize (app-consent-page.ts) shares the shell.
+  const acScript = bundle('./connect/app-consent.ts');
   const cnCss = text('./connect/connect.css');
-  connect = { html: text('./connect/connect.html'), version: hash(cnScript, cnCss).slice(0, 12) };
+  connect = { html: text('./connect/connect.html'), version: hash(cnScript, acScript, cnCss).slice(0, 12) };
 
   return new Map([
     ['/assets/app/connect.js', asset(cnScript, JS)],
+    ['/assets/app/app-consent.js', asset(acScript, JS)],
     ['/assets/app/connect.css', asset(cnCss, 'text/css; charset=utf-8')],
     ['/assets/app/takeover.js', asset(tkScript, JS)],
     ['/assets/app/takeover.css', asset(tkCss, 'text/css; charset=utf-8')],

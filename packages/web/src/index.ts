@@ -4,3 +4,4 @@ export type { CheckReport, CheckView } from './public/pages/check.ts';
 export type { CheckAgentView } from './public/pages/check-agent.ts';
 export { appAssets, appVersion, isFresh, shellVersion, takeoverPage, type StaticAsset } from './app-assets.ts';
 export { connectPage, connectErrorPage, type ConnectPage, type ConnectPageView } from './connect-page.ts';
+export { appConsentPage, appConsentErrorPage, type AppConsentPageView } from './app-consent-page.ts';

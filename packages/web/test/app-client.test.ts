@@ -144,10 +144,13 @@ describe('back to the consent page after signing in', () => {
     const link = signInLink(consent);
     assert.ok(link.startsWith('/app?next='));
     assert.equal(returnTarget(new URL(link, 'https://mandate.example').search), consent);
+    // An app's consent page (decisions §28): /oidc/authorize with its query, as the app opened it.
+    const authorize = '/oidc/authorize?response_type=code&client_id=https%3A%2F%2Fclaude.example%2Fmeta.json&redirect_uri=http%3A%2F%2F127.0.0.1%3A3000%2Fcb&resource=https%3A%2F%2Fmcp.example%2Fmcp&scope=tools%3Aread&state=s%2Bt&code_challenge=c&code_challenge_method=S256';
+    assert.equal(returnTarget(new URL(signInLink(authorize), 'https://mandate.example').search), authorize);
   });
 
   test('anything but a consent path on this origin is ignored: no open redirect', () => {
-    for (const next of ['https://evil.example/connect?x', '//evil.example/connect?x', '/\\evil.example', '/connect', '/app#agents', 'javascript:alert(1)', '/connect?x\\y', '/connect? x', '']) {
+    for (const next of ['https://evil.example/connect?x', '//evil.example/connect?x', '/\\evil.example', '/connect', '/app#agents', 'javascript:alert(1)', '/connect?x\\y', '/connect? x', '', '/oidc/authorize', '/oidc/token?x', '/oidc/authorize/wait/t_x?k=1', '//evil.example/oidc/authorize?x', '/oidc/authorize?x y']) {
       assert.equal(returnTarget(`?${new URLSearchParams({ next }).toString()}`), null, next);
     }
     assert.equal(returnTarget(''), null);

@@ -41,9 +41,13 @@ export class OidcSecret {
     return Buffer.concat([iv, body, c.getAuthTag()]).toString('base64url');
   }
 
-  /** The value sealed under `label`, or undefined for anything else (tampered, another label, junk). */
+  /**
+   * The value sealed under `label`, or undefined for anything else (tampered, another label, junk).
+   * Up to 40,000 characters: a browser's authorization (decisions §28) seals up to six parameters of
+   * 2048 characters each (client_id, redirect_uri, resource, state, nonce, scope), and its code five.
+   */
   open(label: string, blob: string): unknown {
-    if (blob.length < 40 || blob.length > 4000 || !/^[A-Za-z0-9_-]+$/.test(blob)) return undefined;
+    if (blob.length < 40 || blob.length > SEALED_MAX || !/^[A-Za-z0-9_-]+$/.test(blob)) return undefined;
     try {
       const raw = Buffer.from(blob, 'base64url');
       const d = createDecipheriv('aes-256-gcm', this.sealKey, raw.subarray(0, 12));
@@ -56,6 +60,8 @@ export class OidcSecret {
     }
   }
 }
+
+const SEALED_MAX = 40_000;
 
 /** Reads the secret, creating it on the first start (the first writer wins when nodes race). */
 export async function loadOidcSecret(repo: ServiceSecretsRepo, encryption: KeyEncryption | null, clock: Clock): Promise<OidcSecret> {

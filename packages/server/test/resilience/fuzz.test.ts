@@ -33,7 +33,8 @@ function detailOf(body: string): unknown {
   try {
     return (JSON.parse(body) as { detail?: unknown }).detail;
   } catch {
-    return undefined;
+    // A person's browser at /oidc/authorize (decisions §28) gets an error page that says what is wrong.
+    return /id="cn-error" class="cn-status cn-error">([^<]+)</.exec(body)?.[1];
   }
 }
 

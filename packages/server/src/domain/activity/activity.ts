@@ -61,6 +61,8 @@ export const ACTIVITY_ACTIONS = [
   'operator.connected',
   'operator.connection_ended',
   'operator.connection_limit',
+  'app.approved',
+  'app.denied',
 ] as const;
 
 export type ActivityAction = (typeof ACTIVITY_ACTIONS)[number];

@@ -3,7 +3,9 @@ import { badRequest, conflict, forbidden, notFound } from '../errors.ts';
 import { looksLikeId } from '../ids.ts';
 import { boundDetailsActivity, boundDetailsOf } from '../receipts/bound-details.ts';
 import type { AuthzRequestRecord } from '../../store/ports/index.ts';
-import { type PassBearer, assertPassStanding, bearerFiled, passBearer } from '../verification/pass-bearer.ts';
+import { appEvent } from '../apps/client-host.ts';
+import { type PassBearer, assertPassStanding, bearerFiled, isResourcePass, passBearer } from '../verification/pass-bearer.ts';
+import { resourceStepupBinding } from '../verification/stepup-binding.ts';
 import type { CreatedRequest } from './access-requests.ts';
 import type { ApprovalDeps } from './deps.ts';
 import { type PollView, collectStepup, requestView } from './polling.ts';
@@ -50,7 +52,7 @@ export async function requestSiteStepup(d: ApprovalDeps, input: SiteStepupInput)
   const request = { ...newPendingRequest(agent, pass.aud, now, { kind: 'stepup', scopes: [], userInfo: [], action, grantId: grant.id }), filedBy: 'site' as const, ...(boundDetails && { boundDetails }) };
   await d.store.transaction(async (repos) => {
     if (!(await fileRequest(repos, request, now))) throw conflict('the step-up request could not be stored; retry');
-    await d.notifier.approvalRequested(agent.userId, { txnId: request.id, kind: 'stepup', filedBy: 'site', agentName: agent.name, site: pass.aud, action, expiresAt: request.expiresAt, ...(boundDetails && { details: boundDetails }) }, repos);
+    await d.notifier.approvalRequested(agent.userId, { txnId: request.id, kind: 'stepup', filedBy: 'site', agentName: agent.name, site: pass.aud, action, expiresAt: request.expiresAt, ...(boundDetails && { details: boundDetails }), ...appEvent(agent, grant.resource ?? pass.aud) }, repos);
     await d.activity.record({ userId: agent.userId, action: 'stepup.requested', agentId: agent.id, site: pass.aud, detail: { txn_id: request.id, action, filed_by: 'site', ...boundDetailsActivity(boundDetails) }, ip: input.ip ?? null }, repos.activity);
   });
   d.notifier.wake();
@@ -100,10 +102,14 @@ export async function pollSiteStepup(d: ApprovalDeps, input: SitePollInput): Pro
   }
 }
 
-/** Revocation is read again at collection: the pass was checked when the wait began. */
+/**
+ * Revocation is read again at collection: the pass was checked when the wait began. An app's token
+ * (filed with its resource pass: the app holds no agent key) is bound as stepup-binding.ts says.
+ */
 async function collectForSite(d: ApprovalDeps, bearer: PassBearer, request: AuthzRequestRecord, agentName: string, now: number, ip: string | null): Promise<PollView> {
   await assertPassStanding(d.store, bearer.pass);
-  return collectStepup(d, request, agentName, bearer.agent, now, ip);
+  const binding = isResourcePass(bearer.pass) ? resourceStepupBinding(bearer.pass) : undefined;
+  return collectStepup(d, request, agentName, bearer.agent, now, ip, binding);
 }
 
 /** `wait`: whole seconds 0..25 written as digits; 400 otherwise. */

@@ -1,6 +1,7 @@
 import type { ApprovalDetails } from '@mandate/protocol';
 import type { NotificationType } from '../../store/ports/index.ts';
 import type { PushPayload, PushType } from '../../delivery/push-port.ts';
+import { appLabel } from '../apps/client-host.ts';
 
 /**
  * What the owner reads on a lock screen and in the inbox, built from an event. Text an agent wrote
@@ -42,6 +43,11 @@ export interface ApprovalEvent {
   kind: string;
   /** `site` for a step-up the site filed (decisions §28): the card says the site asks. */
   filedBy?: 'site';
+  /**
+   * Set when the agent is a connected app (decisions §28): a step-up its server filed is one call of
+   * a tool (`action`) at `resource`, its arguments summarised in `details`.
+   */
+  app?: { clientHost: string | null; resource: string };
   agentName: string;
   site: string;
   scopes?: readonly string[];
@@ -58,6 +64,11 @@ const FIELD_NAMES: Record<string, string> = { 'user:name': 'your name', 'user:em
 
 export function approvalMessage(e: ApprovalEvent): OwnerMessage {
   const base = { type: 'approval' as const, push: 'approval' as const, url: requestUrl(e.txnId), txnId: e.txnId, kind: e.kind, expiresAt: e.expiresAt, ...(e.details && { details: e.details }) };
+  if (e.kind === 'stepup' && e.filedBy === 'site' && e.app) {
+    const who = appLabel(e.agentName, e.app.clientHost);
+    const args = e.details ? `${e.details.summary} · bound to exactly these arguments` : 'no summary of the arguments';
+    return { ...base, title: clip(`${who} asks to run ${e.action ?? 'a tool'} at ${e.app.resource}`, TITLE_MAX), body: clip(`${args} · approve with your passkey`, BODY_MAX) };
+  }
   if (e.kind === 'stepup' && e.filedBy === 'site') {
     return { ...base, title: clip(`${e.site} asks you to approve an action for ${e.agentName}`, TITLE_MAX), body: clip(`${e.action ?? 'a sensitive action'} · approve with your passkey`, BODY_MAX) };
   }

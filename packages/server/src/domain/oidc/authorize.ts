@@ -39,7 +39,7 @@ export interface PendingAuthorize {
 
 export const WAIT_LABEL = 'oidc-wait/v1';
 
-const MAX_PARAM = 2048;
+export const MAX_PARAM = 2048;
 
 /** Adds the error (or code) parameters to the registered redirect URI, keeping its own query. */
 export function redirectTo(issuer: string, redirectUri: string, params: Record<string, string | null>): string {
@@ -56,7 +56,8 @@ export function errorRedirect(issuer: string, redirectUri: string, state: string
 /** Parameters as sent: one value each (a repeated parameter is refused). */
 export type AuthorizeParams = Map<string, string>;
 
-class RedirectError extends Error {
+/** A request error after the redirect URI is known good: answered by an error redirect to it. */
+export class RedirectError extends Error {
   constructor(readonly error: string, readonly description: string) {
     super(description);
   }
@@ -74,11 +75,7 @@ export interface AuthorizeInput {
 /** Answers the address to send the agent to (302). Throws 400 (no redirect) or 401 (bad agent header). */
 export async function authorize(d: OidcDeps, input: AuthorizeInput): Promise<string> {
   const { params } = input;
-  const client = await findClient(d, params.get('client_id'));
-  const redirectUri = registeredRedirect(client, params.get('redirect_uri'));
-  const rawState = params.get('state');
-  const state = rawState === undefined || rawState === '' ? null : rawState;
-  if (state !== null && state.length > MAX_PARAM) throw badRequest(`state is longer than ${MAX_PARAM} characters`);
+  const { client, redirectUri, state } = await clientAndRedirect(d, params, input.ip);
   try {
     const req = checkRequest(input);
     const agent = await verifyAgentHeader(d, input.agentHeader, input.requested);
@@ -89,10 +86,23 @@ export async function authorize(d: OidcDeps, input: AuthorizeInput): Promise<str
   }
 }
 
+/**
+ * The first steps of every authorization request: the client, the redirect URI exactly as
+ * registered, and `state`. Every problem here is 400 and no redirect (RFC 6749 §4.1.2.1).
+ */
+export async function clientAndRedirect(d: OidcDeps, params: AuthorizeParams, ip: string | null): Promise<{ client: KnownClient; redirectUri: string; state: string | null }> {
+  const client = await findClient(d, params.get('client_id'), ip);
+  const redirectUri = registeredRedirect(client, params.get('redirect_uri'));
+  const rawState = params.get('state');
+  const state = rawState === undefined || rawState === '' ? null : rawState;
+  if (state !== null && state.length > MAX_PARAM) throw badRequest(`state is longer than ${MAX_PARAM} characters`);
+  return { client, redirectUri, state };
+}
+
 /** The client, or 400 without a redirect (RFC 6749 §4.1.2.1: its redirect URIs are not known to be its own). */
-async function findClient(d: OidcDeps, clientId: string | undefined): Promise<KnownClient> {
+async function findClient(d: OidcDeps, clientId: string | undefined, ip: string | null): Promise<KnownClient> {
   try {
-    return await resolveClient(d, clientId);
+    return await resolveClient(d, clientId, ip);
   } catch (e) {
     if (e instanceof OAuthError) throw badRequest(e.detail, { error: e.error });
     throw e;
@@ -119,9 +129,14 @@ interface CheckedRequest {
   fresh: boolean;
 }
 
-function checkRequest(input: AuthorizeInput): CheckedRequest {
-  const p = input.params;
-  if (input.repeated.length > 0) throw new RedirectError('invalid_request', `parameters sent more than once: ${input.repeated.join(', ')}`);
+/**
+ * The checks every authorization request passes, an agent's or a person's browser: one value per
+ * parameter, code flow, no request objects, PKCE S256 only, `dpop_jkt` and `max_age` well formed.
+ * Throws RedirectError.
+ */
+export function checkCommon(params: AuthorizeParams, repeated: string[]): Omit<CheckedRequest, 'silent' | 'fresh'> & { prompts: string[] } {
+  const p = params;
+  if (repeated.length > 0) throw new RedirectError('invalid_request', `parameters sent more than once: ${repeated.join(', ')}`);
   for (const [k, v] of p) if (v.length > MAX_PARAM) throw new RedirectError('invalid_request', `${k} is longer than ${MAX_PARAM} characters`);
   if (p.has('request')) throw new RedirectError('request_not_supported', 'request objects are not supported');
   if (p.has('request_uri')) throw new RedirectError('request_uri_not_supported', 'request_uri is not supported');
@@ -132,21 +147,29 @@ function checkRequest(input: AuthorizeInput): CheckedRequest {
   const challenge = p.get('code_challenge');
   if (challenge === undefined || method !== 'S256') throw new RedirectError('invalid_request', 'PKCE is required: send code_challenge with code_challenge_method=S256 (plain is not accepted)');
   if (!S256_CHALLENGE.test(challenge)) throw new RedirectError('invalid_request', 'code_challenge must be the base64url SHA-256 of the code verifier (43 characters)');
-  const rawScope = p.get('scope') ?? '';
-  if (!rawScope.split(' ').includes('openid')) throw new RedirectError('invalid_scope', 'scope must include "openid"');
   const dpopJkt = p.get('dpop_jkt');
   if (dpopJkt !== undefined && !JKT.test(dpopJkt)) throw new RedirectError('invalid_request', 'dpop_jkt must be the RFC 7638 thumbprint (base64url SHA-256) of your DPoP key');
   const prompts = (p.get('prompt') ?? '').split(' ').filter((s) => s !== '');
   if (prompts.includes('none') && prompts.length > 1) throw new RedirectError('invalid_request', 'prompt=none cannot be combined with other values');
-  if (prompts.includes('select_account')) throw new RedirectError('account_selection_required', 'the agent signs in as itself; there is no account to select');
   const maxAgeRaw = p.get('max_age');
   if (maxAgeRaw !== undefined && !/^[0-9]{1,10}$/.test(maxAgeRaw)) throw new RedirectError('invalid_request', 'max_age must be a whole number of seconds');
   const nonce = p.get('nonce');
   return {
     codeChallenge: challenge,
     nonce: nonce === undefined || nonce === '' ? null : nonce,
-    rawScope,
+    rawScope: p.get('scope') ?? '',
     dpopJkt: dpopJkt ?? null,
+    prompts,
+  };
+}
+
+function checkRequest(input: AuthorizeInput): CheckedRequest {
+  const { prompts, ...common } = checkCommon(input.params, input.repeated);
+  if (!common.rawScope.split(' ').includes('openid')) throw new RedirectError('invalid_scope', 'scope must include "openid"');
+  if (prompts.includes('select_account')) throw new RedirectError('account_selection_required', 'the agent signs in as itself; there is no account to select');
+  const maxAgeRaw = input.params.get('max_age');
+  return {
+    ...common,
     silent: prompts.includes('none'),
     fresh: prompts.includes('login') || prompts.includes('consent') || maxAgeRaw === '0',
   };

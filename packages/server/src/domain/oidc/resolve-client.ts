@@ -16,9 +16,10 @@ export interface ResolveClientDeps {
   metadataDocuments: MetadataDocuments;
 }
 
-export async function resolveClient(d: ResolveClientDeps, clientId: string | undefined): Promise<KnownClient> {
+/** `caller`: the address of the request naming the client (the metadata documents' fetch limits count per caller). */
+export async function resolveClient(d: ResolveClientDeps, clientId: string | undefined, caller: string | null = null): Promise<KnownClient> {
   if (clientId === undefined || clientId === '') throw invalidRequest('client_id is missing');
-  if (looksLikeMetadataUrl(clientId)) return d.metadataDocuments.client(clientId);
+  if (looksLikeMetadataUrl(clientId)) return d.metadataDocuments.client(clientId, caller);
   if (looksLikeId('c', clientId)) {
     const client = await d.store.oidcClients.byId(clientId);
     if (client) return ownerClient(client);

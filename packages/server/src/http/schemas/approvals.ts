@@ -27,6 +27,11 @@ export const PendingOut = Type.Object({
   user_info: Type.Array(Type.String()),
   action: Type.Optional(Type.String({ description: 'step-ups and agent approvals only: the action to approve, as the agent wrote it' })),
   filed_by: Type.Optional(Type.Literal('site', { description: 'present when the site asks (a site step-up, POST /api/v1/stepup/site) rather than the agent' })),
+  app: Type.Optional(Type.Object({
+    client_id: Type.String({ description: 'the app\'s OAuth client_id' }),
+    client_host: Type.Union([Type.String(), Type.Null()], { description: 'the host of `client_id` when it is a URL; null for a registered client id' }),
+    resource: Type.Union([Type.String(), Type.Null()], { description: 'the resource URL of the grant the request runs under; null when it names none' }),
+  }, { description: 'present when the agent is a connected app (kind `app`, decisions §28). A site step-up of an app is one call of a tool: `action` is the tool, `details.summary` its arguments' })),
   details: Type.Optional(Type.Composite([AgentApprovalDetailsOut], { description: 'agent approvals: what the agent read on the page; step-ups and agent approvals bound to details (decisions §29): `summary` (shown as written) and `digest`' })),
   category: Type.Optional(CategoryOut),
   sign_in: Type.Optional(Type.Object({
@@ -44,7 +49,8 @@ export const GrantOut = Type.Object({
   id: Type.String({ description: 'grant id (`gr_`)' }),
   agent_id: Type.String(),
   agent_name: Type.String({ description: "the agent's display name" }),
-  site: Type.String(),
+  site: Type.String({ description: 'the site; for an app\'s grant, the host of `resource`' }),
+  resource: Type.Union([Type.String(), Type.Null()], { description: 'a connected app\'s grant (decisions §28): the resource URL (RFC 8707) it is for, exactly as approved; its passes are refused everywhere else. Null for agents\' grants and sign-ins' }),
   scopes: Type.Array(Type.String()),
   user_info: Type.Array(Type.String()),
   expires_at: Type.Union([Timestamp, Type.Null()], { description: 'null = until revoked' }),
@@ -61,7 +67,7 @@ export const GrantOut = Type.Object({
 /** `action` of a step-up request, for the answers that list requests; access requests have none. */
 export const stepupAction = (r: AuthzRequestRecord): { action?: string } => (r.kind !== 'initial' && r.action !== null ? { action: r.action } : {});
 
-export function pendingOut({ request: r, agentName }: PendingItem) {
+export function pendingOut({ request: r, agentName, app }: PendingItem) {
   return {
     id: r.id,
     kind: r.kind,
@@ -72,6 +78,7 @@ export function pendingOut({ request: r, agentName }: PendingItem) {
     user_info: r.userInfo,
     ...stepupAction(r),
     ...(r.filedBy === 'site' ? { filed_by: 'site' as const } : {}),
+    ...(app ? { app: { client_id: app.clientId, client_host: app.clientHost, resource: app.resource } } : {}),
     ...agentApprovalOut(r),
     ...(r.oidc ? { sign_in: { client_id: r.oidc.clientId, client_name: r.oidc.clientName, verified: r.oidc.verified, flow: r.oidc.flow, binding_message: r.oidc.bindingMessage } } : {}),
     created_at: iso(r.createdAt),
@@ -86,6 +93,7 @@ export function grantOut(g: GrantRecord, names: ReadonlyMap<string, string>, sig
     agent_id: g.agentId,
     agent_name: names.get(g.agentId) ?? g.agentId,
     site: g.site,
+    resource: g.resource,
     scopes: g.scopes,
     user_info: g.userInfo,
     expires_at: isoOrNull(g.expiresAt),

@@ -106,6 +106,11 @@ export interface OidcSignInRecord {
   endedAt: number | null;
   /** RFC 7638 thumbprint of the DPoP key its tokens are bound to; null for Bearer sign-ins. */
   dpopJkt: string | null;
+  /**
+   * The resource URL a person's browser approved (decisions §28): its passes' `aud`. Null for
+   * agents' sign-ins and plain openid sign-ins.
+   */
+  resource: string | null;
 }
 
 /** At most `max` refreshes of one sign-in in a window of `windowMs` that starts at its first refresh. */
@@ -125,8 +130,12 @@ export interface OidcRequestContext {
   bindingMessage: string | null;
 }
 
-/** Which live sign-ins to end: those of one grant's agent at its site, or every one of an agent. */
-export type SignInScope = { agentId: string; site: string } | { agentId: string };
+/**
+ * Which live sign-ins to end: those of one grant's agent at its site, or every one of an agent. With
+ * `resource` (a grant's, decisions §28), only the sign-ins for exactly that resource (null: those for
+ * none), so revoking an app's grant for one resource leaves its sign-in for another on the same host.
+ */
+export type SignInScope = { agentId: string; site: string; resource?: string | null } | { agentId: string };
 
 export interface OidcSignInsRepo {
   /** Inserts; false when the sid exists already (a code redeemed twice by racing callers). */

@@ -18,6 +18,7 @@ const toRecord = (r: Selectable<OidcSignInsTable>): OidcSignInRecord => ({
   expiresAt: Number(r.expires_at),
   endedAt: numOrNull(r.ended_at),
   dpopJkt: r.dpop_jkt,
+  resource: r.resource ?? null,
 });
 
 export function oidcSignInsRepo(db: Db): OidcSignInsRepo {
@@ -42,6 +43,7 @@ export function oidcSignInsRepo(db: Db): OidcSignInsRepo {
           dpop_jkt: s.dpopJkt,
           refresh_window_at: null,
           refresh_count: 0,
+          resource: s.resource,
         })
         .onConflict((oc) => oc.column('sid').doNothing())
         .executeTakeFirst();
@@ -82,6 +84,7 @@ export function oidcSignInsRepo(db: Db): OidcSignInsRepo {
     async endLive(of, now) {
       let q = db.updateTable('oidc_sign_ins').set({ ended_at: now }).where('ended_at', 'is', null).where('expires_at', '>', now).where('agent_id', '=', of.agentId);
       if ('site' in of) q = q.where('site', '=', of.site);
+      if ('site' in of && of.resource !== undefined) q = of.resource === null ? q.where('resource', 'is', null) : q.where('resource', '=', of.resource);
       return (await q.returningAll().execute()).map(toRecord);
     },
     async listLiveForUser(userId, now) {

@@ -32,6 +32,8 @@ export interface PendingRequest {
   action?: string;
   /** `site` when the site asks (a site step-up) rather than the agent. */
   filed_by?: 'site';
+  /** Present when the agent is a connected app (decisions §28): a site step-up is then one call of a tool. */
+  app?: PendingApp;
   /** Only for an OIDC sign-in (kind `initial`; `scopes` are the OIDC scopes). */
   sign_in?: SignInRequest;
   /**
@@ -42,6 +44,15 @@ export interface PendingRequest {
   category?: string;
   created_at: string;
   expires_at: string;
+}
+
+/** The connected app a request is for: who it is, and the resource its pass is for. */
+export interface PendingApp {
+  client_id: string;
+  /** The client_id's host (a metadata document URL); null for a registered client id (`c_`, `rc_`). */
+  client_host: string | null;
+  /** The resource URL of the grant the call runs under; null when the service could not tell. */
+  resource: string | null;
 }
 
 /** A live OIDC sign-in standing on a grant: it ends when the grant is revoked. */
@@ -64,6 +75,8 @@ export interface Grant {
   created_at: string;
   /** The live OIDC sign-ins of this agent at this site (empty when none): revoking ends them. */
   sign_ins: GrantSignIn[];
+  /** A connected app's grant: the resource URL it is for (`site` is its host). Null or missing otherwise. */
+  resource?: string | null;
 }
 
 export interface Me {
@@ -108,12 +121,22 @@ export interface AgentOperator {
   connection_id: string;
 }
 
+/** `agent`: holds a key. `app`: an MCP client or other OAuth app the owner approved in the browser (decisions §28), keyless. */
+export type AgentKind = 'agent' | 'app';
+
 export interface Agent {
   id: string;
   name: string;
+  /** Missing from services older than connected apps: an agent. */
+  kind?: AgentKind;
+  /** Apps only: the OAuth client_id (a `c_`/`rc_` id or a metadata document URL). */
+  client_id?: string | null;
+  /** Apps only: the client_id's host when it is a URL; null for a registered client id. */
+  client_host?: string | null;
   status: AgentState;
   flag: AgentFlag;
-  jkt: string;
+  /** Null for an app (it has no key). */
+  jkt: string | null;
   /** Decisions §17: `off`/`on` only for an agent whose browser runs on its operator's computers. */
   password_manager: 'on' | 'off' | 'not_applicable';
   /** Null for an agent the owner added; missing from services older than operator connections. */

@@ -15,19 +15,11 @@ import { CIBA_GRANT_TYPE } from '../../../domain/oidc/ciba.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { JwksOut } from '../site-api/jwks.ts';
 import { REGISTRATION_PATH, registrationRoute } from './registration.ts';
+import { params } from './params.ts';
+import { appConsentRoutes, browserAuthorizePage } from './app-consent.ts';
 
 const FORM = 'application/x-www-form-urlencoded';
 
-/** Form or query parameters, one value each, and the names sent more than once. */
-function params(source: URLSearchParams): { map: Map<string, string>; repeated: string[] } {
-  const map = new Map<string, string>();
-  const repeated = new Set<string>();
-  for (const [k, v] of source) {
-    if (map.has(k)) repeated.add(k);
-    else map.set(k, v);
-  }
-  return { map, repeated: [...repeated] };
-}
 
 function formOf(body: unknown): URLSearchParams {
   if (typeof body === 'string') return new URLSearchParams(body);
@@ -46,6 +38,8 @@ const WaitParams = Type.Object({ txn: Type.String({ maxLength: 64, description: 
 const WaitQuery = Type.Object({ k: Type.String({ default: '', maxLength: 4000, description: 'the secret of the authorize call, from its redirect' }) });
 
 export async function oidcProviderRoutes(base: FastifyInstance, s: Services): Promise<void> {
+  // The consent page's calls are the owner's API (house errors, the session), outside the OAuth scope.
+  await appConsentRoutes(base, s);
   await base.register(async (scope) => {
     const app = scope.withTypeProvider<TypeBoxTypeProvider>();
     const issuer = s.oidc.issuer;
@@ -110,11 +104,12 @@ export async function oidcProviderRoutes(base: FastifyInstance, s: Services): Pr
       return s.keys.jwks();
     });
 
-    const authorizeDescription = 'Code flow with PKCE S256. The agent proves itself with header `X-Service-Agent` (or `X-AuthYourAgent-Agent`): an agent JWT with `htu` = this URL as requested, a one-time `jti`, at most 60 s of life. 302 to the client with `code` when a live grant covers the sign-in, else to `/oidc/authorize/wait/{txn}?k=...` while the owner decides. `client_id`: an owner\'s client (`c_…`), a self-registered one (`rc_…`, POST /oidc/register), or the https URL of the client\'s metadata document (fetched through the outbound guard, a JSON object naming itself with `client_name` and `redirect_uris`, for a public client; kept per its Cache-Control, 60 s to 24 h). 400 (no redirect) for an unknown client or a refused metadata document (with `error` `invalid_client`) and for an unregistered redirect_uri; other request errors redirect with `error`; 401 for a missing or refused agent header.';
+    const authorizeDescription = 'Code flow with PKCE S256 (plain is refused). `client_id`: an owner\'s client (`c_…`), a self-registered one (`rc_…`, POST /oidc/register), or the https URL of the client\'s metadata document (fetched through the outbound guard, a JSON object naming itself with `client_name` and `redirect_uris`, for a public client; kept per its Cache-Control, 60 s to 24 h; a refusal kept 60 s; new documents fetched at most 30 times a minute per host and caller address). 400 (no redirect) for an unknown client or a refused metadata document (with `error` `invalid_client`) and for an unregistered redirect_uri; other request errors redirect to the redirect URI with `error`, `state` and `iss`.\n\n**An agent** proves itself with header `X-Service-Agent` (or `X-AuthYourAgent-Agent`): an agent JWT with `htu` = this URL as requested, a one-time `jti`, at most 60 s of life. 302 to the client with `code` when a live grant covers the sign-in, else to `/oidc/authorize/wait/{txn}?k=...` while the owner decides; 401 for a refused agent header.\n\n**A person\'s browser** (no agent header; decisions §28): `resource` (RFC 8707), an absolute http(s) URL without fragment, is required unless the request is a plain sign-in (scopes only `openid`, `profile`, `email`, `phone`, with `openid`); `scope` then holds the resource server\'s own scopes (each 1 to 64 of a-z 0-9 _ : . -, at most 20; `invalid_scope` otherwise; a bad resource is `invalid_target`). 200: the consent page (HTML), where the signed-in owner approves with a passkey (POST /api/oidc/consent/*); it then continues to the redirect URI with `code`, `state` and `iss`, or `error=access_denied`. Errors before the redirect URI is known good are an HTML page with the status (400, or 429 with Retry-After). `prompt=none` redirects with `consent_required`.';
     const agentHeader = (request: FastifyRequest) => header(request, 'x-service-agent') ?? header(request, 'x-authyouragent-agent');
 
     app.get('/oidc/authorize', { schema: { summary: 'Authorization endpoint', description: authorizeDescription, tags: ['oidc'] } }, async (request, reply) => {
       const url = new URL(request.url, issuer);
+      if (agentHeader(request) === undefined) return browserAuthorizePage(s, reply, url.searchParams, request.ip);
       const { map, repeated } = params(url.searchParams);
       const location = await s.oidc.authorize({ params: map, repeated, agentHeader: agentHeader(request), requested: { method: 'GET', url }, ip: request.ip });
       return noStore(reply).redirect(location, 302);
@@ -127,6 +122,8 @@ export async function oidcProviderRoutes(base: FastifyInstance, s: Services): Pr
       } catch {
         return reply.code(400).send({ detail: `send the parameters as ${FORM}` });
       }
+      // A browser's form post: the consent page is read from the address (its script reads the query).
+      if (agentHeader(request) === undefined) return noStore(reply).redirect(`/oidc/authorize?${form.toString()}`, 303);
       const { map, repeated } = params(form);
       const url = new URL('/oidc/authorize', issuer);
       const location = await s.oidc.authorize({ params: map, repeated, agentHeader: agentHeader(request), requested: { method: 'POST', url, form: [...form] }, ip: request.ip });
@@ -156,7 +153,7 @@ export async function oidcProviderRoutes(base: FastifyInstance, s: Services): Pr
     });
 
     app.post('/oidc/token', {
-      schema: { summary: 'Token endpoint', description: 'authorization_code (with PKCE), refresh_token (rotating; a rotated token presented again ends the sign-in) and the CIBA grant (`urn:openid:params:grant-type:ciba`). Client authentication: client_secret_basic, client_secret_post, or none for a public client (an owner\'s public client, a self-registered client, or a metadata document URL as client_id). With a `DPoP` proof (RFC 9449: `htm` POST, `htu` this endpoint, no `ath`) the access token is bound to its key (`cnf.jkt`, `token_type: DPoP`), and so is the sign-in: its refreshes need a proof of the same key. A code asked for with `dpop_jkt` needs a proof of that key. Errors are RFC 6749 JSON; 429 `rate_limited` past 60 refreshes a minute of one sign-in.', tags: ['oidc'] },
+      schema: { summary: 'Token endpoint', description: 'authorization_code (with PKCE), refresh_token (rotating; a rotated token presented again ends the sign-in) and the CIBA grant (`urn:openid:params:grant-type:ciba`). Client authentication: client_secret_basic, client_secret_post, or none for a public client (an owner\'s public client, a self-registered client, or a metadata document URL as client_id). With a `DPoP` proof (RFC 9449: `htm` POST, `htu` this endpoint, no `ath`) the access token is bound to its key (`cnf.jkt`, `token_type: DPoP`), and so is the sign-in: its refreshes need a proof of the same key. A code asked for with `dpop_jkt` needs a proof of that key. **Protected resources** (decisions §28): a code a person\'s browser got with `resource` (RFC 8707) starts a sign-in for that resource; `resource`, when sent again (code or refresh), must be exactly it, else `invalid_target`. Its `access_token` is a resource pass: JWT `typ at+jwt`, `aud` = the resource URL exactly, `sub` the app\'s agent id, `user`, `scope` (array), `client_id`, `grant`, `rev_seq`, `jti`, `type: access`, and `cnf: {dpop, jkt}` only when the token request carried a DPoP proof (then `token_type: DPoP`, else `Bearer`); 10 minutes, less when the grant ends sooner (`expires_in` says). Each pass spends one of the grant\'s uses; none left, the grant expired or revoked, or the app removed: `invalid_grant`, and the sign-in ends. The answer has `id_token` only when `openid` is among the scopes. Refresh tokens rotate (a rotated one presented again ends the sign-in), the sign-in lives 30 days at most and keeps its resource and DPoP key. Verify such passes with POST /api/v1/verify and `resource`. Errors are RFC 6749 JSON; 429 `rate_limited` past 60 refreshes a minute of one sign-in, or 60 passes a minute of one app for one resource.', tags: ['oidc'] },
     }, async (request, reply) => {
       const { map, repeated } = params(formOf(request.body));
       const answer = await s.oidc.token({ authorization: header(request, 'authorization'), form: map, repeated, dpop: header(request, 'dpop') });

@@ -10,6 +10,7 @@ import { AGENT_LIMITS } from '../../../domain/agents/agents.ts';
 import { QUOTAS } from '../../../domain/quotas.ts';
 import { passwordManagerState, type PasswordManagerState } from '../../../domain/agents/password-manager.ts';
 import { PasswordManagerOut } from '../../schemas/password-manager.ts';
+import { clientHost } from '../../../domain/apps/client-host.ts';
 
 const AgentIn = Type.Object({
   name: ReadableLine({ minLength: 1, maxLength: 100 }),
@@ -22,9 +23,12 @@ const FlagIn = Type.Object({ flag: AgentFlag() });
 const AgentOut = Type.Object({
   id: Type.String({ description: 'agent id (`ag_`)' }),
   name: Type.String(),
+  kind: Type.Union([Type.Literal('agent'), Type.Literal('app')], { description: '`agent`: a program holding its own key. `app`: an MCP client or other OAuth app you approved in the browser at /oidc/authorize (decisions §28); it has no key, holds grants for resources (each grant\'s `resource`), and is revoked like every agent (DELETE /api/agents/{agent_id}, or a grant alone with POST /api/grants/{grant_id}/revoke)' }),
+  client_id: Type.Union([Type.String(), Type.Null()], { description: 'apps: the OAuth client_id (a `c_`/`rc_` id, or the URL of its Client ID Metadata Document); null for agents' }),
+  client_host: Type.Union([Type.String(), Type.Null()], { description: 'apps: the host of `client_id` when it is a URL, the app\'s own site as the consent page showed it; null for a registered client id and for agents' }),
   status: Type.Union([Type.Literal('active'), Type.Literal('removed'), Type.Literal('blocked'), Type.Literal('suspended')], { description: '`blocked`: the agent was made by an operator that an admin switched off; it works again when the operator is switched on. `suspended`: an operator\'s agent beyond the limit you set for its connection (the newest beyond it); it works again when you raise the limit (POST /api/connections/{cid}/limit)' }),
   flag: AgentFlag(),
-  jkt: Type.String({ description: 'RFC 7638 thumbprint of the agent key' }),
+  jkt: Type.Union([Type.String(), Type.Null()], { description: 'RFC 7638 thumbprint of the agent key; null for an app (it has no key)' }),
   password_manager: PasswordManagerOut,
   operator: Type.Union([
     Type.Object({
@@ -38,7 +42,7 @@ const AgentOut = Type.Object({
 });
 
 const agentOut = (a: AgentRecord, pm: PasswordManagerState, op: AgentOperator | undefined) => ({
-  id: a.id, name: a.name, status: a.status, flag: a.flag, jkt: a.jkt, password_manager: pm,
+  id: a.id, name: a.name, kind: a.kind, client_id: a.clientId, client_host: clientHost(a.clientId), status: a.status, flag: a.flag, jkt: a.jkt, password_manager: pm,
   operator: op === undefined ? null : { id: op.operatorId, name: op.name, connection_id: op.connectionId },
   created_at: iso(a.createdAt),
 });
@@ -62,7 +66,7 @@ export async function agentRoutes(base: FastifyInstance, s: Services): Promise<v
 
   app.get('/api/agents', {
     schema: {
-      summary: "The owner's agents (removed ones are not listed)",
+      summary: "The owner's agents and connected apps (removed ones are not listed)",
       description: `Oldest first. Not paged: an owner has at most ${AGENT_LIMITS.livePerOwner} live agents, so this list is never longer.`,
       tags: ['agents'],
       response: withErrors({ 200: Type.Array(AgentOut) }, 401),

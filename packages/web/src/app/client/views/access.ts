@@ -8,6 +8,7 @@ import { plural, userInfoLabel, when } from '../format.ts';
 import { reload } from '../loaders.ts';
 import { show } from '../message.ts';
 import type { ActivityPage, Grant, GrantSignIn } from '../types.ts';
+import { grantPlace } from './app-card.ts';
 
 let shownKey = '';
 /** Has the owner ever given access (a grant seen, or an approval in Activity)? null until known. */
@@ -63,22 +64,24 @@ function siteNames(signIns: GrantSignIn[]): string {
 
 function grantCard(g: Grant): HTMLElement {
   const agent = g.agent_name;
+  // A connected app's grant is for one resource URL (decisions §28): named by it, not only its host.
+  const site = grantPlace(g);
   const errorNode = el('p', { className: 'card-error', role: 'alert', hidden: true });
-  const revoke = button('Revoke access', 'danger revoke', { 'aria-label': `Revoke ${agent} at ${g.site}` });
+  const revoke = button('Revoke access', 'danger revoke', { 'aria-label': `Revoke ${agent} at ${site}` });
   const actions = el('div', { className: 'row actions' }, revoke);
 
   const fields = g.user_info.map((name) => {
-    const stop = button('Stop sharing', 'link danger-link', { 'aria-label': `Stop sharing ${name} with ${agent} at ${g.site}` });
+    const stop = button('Stop sharing', 'link danger-link', { 'aria-label': `Stop sharing ${name} with ${agent} at ${site}` });
     const row = el('li', {}, el('span', {}, el('span', { className: 'code', text: name }), el('span', { className: 'hint', text: ` (${userInfoLabel(name)})` })), stop);
     stop.addEventListener('click', async () => {
       const rowActions = el('div', { className: 'row actions inline-confirm' });
       row.after(rowActions);
-      const yes = await confirmInline(rowActions, `Stop sharing ${userInfoLabel(name)} with ${agent} at ${g.site}? To share it again, the agent has to ask again.`, 'Stop sharing');
+      const yes = await confirmInline(rowActions, `Stop sharing ${userInfoLabel(name)} with ${agent} at ${site}? To share it again, the agent has to ask again.`, 'Stop sharing');
       rowActions.remove();
       if (!yes) return;
       await run(stop, 'Stopping…', async () => {
         await api('PATCH', `/api/grants/${seg(g.id)}/user-info`, { user_info: g.user_info.filter((n) => n !== name) });
-        show(`${name} is no longer shared with ${agent} at ${g.site}. The next pass carries it no more.`, 'ok');
+        show(`${name} is no longer shared with ${agent} at ${site}. The next pass carries it no more.`, 'ok');
         await reload('me', 'activity');
       }, { errorNode });
     });
@@ -91,19 +94,19 @@ function grantCard(g: Grant): HTMLElement {
     // When it takes effect (format.ts REFUSED_WHEN, for one site).
     const stops = 'refuses it at once if it checks with Mandate, within about a minute if it checks passes itself';
     const question = signedOut
-      ? `Revoke ${agent}'s access to ${g.site}? The site ${stops}, and ${agent} is signed out of ${signedOut}.`
-      : `Revoke ${agent}'s access to ${g.site}? The site ${stops}.`;
+      ? `Revoke ${agent}'s access to ${site}? The site ${stops}, and ${agent} is signed out of ${signedOut}.`
+      : `Revoke ${agent}'s access to ${site}? The site ${stops}.`;
     if (!(await confirmInline(actions, question, signedOut ? 'Revoke and sign out' : 'Revoke'))) return;
     await run(revoke, 'Revoking…', async () => {
       await api('POST', `/api/grants/${seg(g.id)}/revoke`);
-      const done = `${agent}'s access to ${g.site} is revoked: the site ${stops}`;
+      const done = `${agent}'s access to ${site} is revoked: the site ${stops}`;
       show(signedOut ? `${done}. It is signed out of ${signedOut}.` : `${done}.`, 'ok');
       await reload('me', 'activity');
     }, { errorNode });
   });
 
-  return el('article', { className: 'card grant', 'data-grant': g.id, 'aria-label': `${agent} at ${g.site}` },
-    el('h3', {}, el('strong', { text: agent }), ' at ', el('span', { className: 'site', text: g.site })),
+  return el('article', { className: 'card grant', 'data-grant': g.id, 'aria-label': `${agent} at ${site}` },
+    el('h3', {}, el('strong', { text: agent }), ' at ', el('span', { className: 'site', text: site })),
     el('p', { className: 'may' }, el('span', { className: 'label', text: 'May ' }), ...g.scopes.map((s) => el('span', { className: 'code chip', text: s }))),
     signInLines(signIns),
     g.user_info.length

@@ -66,6 +66,8 @@ export const ACTION_FILTERS: readonly [string, string][] = [
   ['operator.connected', 'Operator connected'],
   ['operator.connection_ended', 'Operator connection ended'],
   ['operator.connection_limit', 'Operator agent limit changed'],
+  ['app.approved', 'App approved in the browser'],
+  ['app.denied', 'App declined in the browser'],
 ];
 
 const quoted = (v: unknown): string => (typeof v === 'string' ? `"${v}"` : '');
@@ -204,6 +206,9 @@ export function activityText(a: ActivityItem): [title: string, extra: string] {
     case 'operator.consent_denied': return [`You declined connecting ${quoted(d.name)}`.replace(/ $/, ''), str(d.domain) ? `operator domain ${str(d.domain)}` : ''];
     case 'operator.connected': return [`${quoted(d.name) || 'An operator'} is connected`, typeof d.max_agents === 'number' ? `up to ${d.max_agents} agents` : ''];
     case 'operator.connection_ended': return [connectionEnded(d), endedAgents(d.agents)];
+    // An app approved or declined at the consent page of /oidc/authorize (decisions §28).
+    case 'app.approved': return [`You approved ${quoted(d.client_name) || 'an app'}${str(d.resource) ? ` at ${str(d.resource)}` : at}`, listText(d.scopes)];
+    case 'app.denied': return [`You declined an app${str(d.resource) ? ` at ${str(d.resource)}` : at}`, str(d.client_id)];
     case 'operator.connection_limit': return [`You set an operator's agent limit to ${typeof d.max_agents === 'number' ? d.max_agents : '?'}`, limitChanges(d)];
     default: return [`${a.action}${a.agent_id ? ` · ${who}` : ''}${at}`, ''];
   }

@@ -202,7 +202,8 @@ export function setUpAgentForm(): void {
   renderCliSteps('');
   void loadTool(name);
   onAgentsLoaded((agents) => {
-    const added = waiting && agents.find((a) => !waiting?.known.has(a.id));
+    // An app approved meanwhile in a browser is not the agent being paired: it has no key.
+    const added = waiting && agents.find((a) => a.kind !== 'app' && !waiting?.known.has(a.id));
     if (added) paired(added);
     else dropStaleBox(agents);
   });

@@ -15,6 +15,7 @@ import { AGENT_APPROVAL_LABEL, agentApprovalBody, agentApprovalHeading, agentApp
 import { type Choices, choiceControls, readChoices } from './request-choices.ts';
 import { planChoices, readPlanSteps } from './plan-card.ts';
 import { boundDetailsBlock } from './bound-details.ts';
+import { APP_CALL_LABEL, appCall, appCallAriaLabel, appCallBody, appCallHeading, appCallOutcome } from './app-call-card.ts';
 import { signInBody, signInHeading, signInKindLabel, signInOutcome } from './sign-in-request.ts';
 
 /** How long an answered card stays to show its outcome before it goes. */
@@ -35,6 +36,8 @@ export interface RequestCard {
 
 function heading(p: PendingRequest): HTMLHeadingElement {
   if (p.sign_in) return signInHeading(p, p.sign_in);
+  const app = appCall(p);
+  if (app) return appCallHeading(p, app);
   const agent = el('strong', { text: p.agent });
   const site = el('span', { className: 'site', text: p.site });
   // A site step-up (decisions §28): the site asks, for the agent that acts there.
@@ -49,6 +52,8 @@ function heading(p: PendingRequest): HTMLHeadingElement {
 function outcomeText(p: PendingRequest, status: string, choices: Choices | undefined): string {
   if (p.sign_in) return signInOutcome(p, p.sign_in, status === 'approved', choices);
   if (isAgentApproval(p)) return agentApprovalOutcome(p, status === 'approved');
+  const app = appCall(p);
+  if (app) return appCallOutcome(p, app, status === 'approved');
   // A refused step-up refuses that one action: the access the agent already has at the site stays.
   if (status !== 'approved' && p.kind === 'stepup') return `Denied: ${p.agent} may not "${p.action ?? ''}" at ${p.site}. Its access there stays; revoke it under Access if you want it gone.`;
   if (p.kind === 'plan') return status === 'approved' ? `Approved: the ticked steps of "${p.action ?? ''}" go ahead without asking, inside the plan's window.` : `Denied: nothing of "${p.action ?? ''}" is pre-approved.`;
@@ -111,19 +116,22 @@ export function requestCard(p: PendingRequest, onGone: (card: RequestCard) => vo
   const unsupported = el('p', { className: 'notice unsupported', hidden: true, text: UNSUPPORTED });
   let place: ApprovePlace = 'here';
   const signIn = p.sign_in;
-  const kindLabel = signIn ? signInKindLabel(signIn) : p.kind === 'stepup' ? 'Confirm an action' : p.kind === 'initial' ? 'Access request' : isAgentApproval(p) ? AGENT_APPROVAL_LABEL : p.kind === 'plan' ? 'Plan' : 'Request';
+  const app = appCall(p);
+  const kindLabel = signIn ? signInKindLabel(signIn) : app ? APP_CALL_LABEL : p.kind === 'stepup' ? 'Confirm an action' : p.kind === 'initial' ? 'Access request' : isAgentApproval(p) ? AGENT_APPROVAL_LABEL : p.kind === 'plan' ? 'Plan' : 'Request';
   const body: (HTMLElement | null)[] = signIn
     ? signInBody(p, signIn)
-    : p.kind === 'stepup'
+    : app
+      ? appCallBody(p)
+      : p.kind === 'stepup'
       ? [el('blockquote', { className: 'action', text: p.action ?? '' }), boundDetailsBlock(p), el('p', { className: 'hint', text: 'Approve only if this is exactly what you want done. It can be used once.' })]
       : p.kind === 'initial' ? choiceControls(p.scopes, p.user_info) : isAgentApproval(p) ? agentApprovalBody(p) : p.kind === 'plan' ? planChoices(p) : [];
-  const ariaLabel = signIn ? `${kindLabel}: ${p.agent} to ${signIn.client_name} at ${p.site}` : `${kindLabel} from ${p.agent} at ${p.site}`;
-  const node = el('article', { className: `card request ${p.kind}${signIn ? ` sign-in ${signIn.verified ? 'verified' : 'unverified'}` : ''}`, 'data-txn': p.id, 'aria-busy': 'false', 'aria-label': ariaLabel },
+  const ariaLabel = signIn ? `${kindLabel}: ${p.agent} to ${signIn.client_name} at ${p.site}` : app ? appCallAriaLabel(p, app) : `${kindLabel} from ${p.agent} at ${p.site}`;
+  const node = el('article', { className: `card request ${p.kind}${signIn ? ` sign-in ${signIn.verified ? 'verified' : 'unverified'}` : ''}${app ? ' app-call' : ''}`, 'data-txn': p.id, 'aria-busy': 'false', 'aria-label': ariaLabel },
     el('div', { className: 'card-top' }, el('span', { className: `kind ${p.kind}${signIn ? ' sign-in' : ''}`, text: kindLabel }), time),
     heading(p),
     ...body,
     emailNotice(p),
-    el('p', { className: 'meta', text: `Agent ${p.agent_id} · asked ${when(p.created_at)}` }),
+    el('p', { className: 'meta', text: `${app ? `App ${app.client_id}` : `Agent ${p.agent_id}`} · asked ${when(p.created_at)}` }),
     notice,
     elsewhere.node,
     unsupported,
