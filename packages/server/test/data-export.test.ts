@@ -93,7 +93,7 @@ async function seed(t: TestApp, tag: string): Promise<Seeded> {
   const sid = `sid-${tag}-${Date.now()}`;
   await store.oidcSignIns.create({
     sid, clientId, userId: owner.user.id, agentId: agent.id, grantId: grant.id, site: 'shop.example', scopes: ['openid'], amr: ['pop'], authTime: Math.floor(now / 1000),
-    refreshHash: sha256Hex(oidcRefresh), createdAt: now, expiresAt: now + 86_400_000, endedAt: null, dpopJkt: agent.jkt,
+    refreshHash: sha256Hex(oidcRefresh), createdAt: now, expiresAt: now + 86_400_000, endedAt: null, dpopJkt: agent.jkt, resource: null,
   });
   secrets.push(clientSecretHash, sha256Hex(oidcRefresh), sid);
 

@@ -53,7 +53,7 @@ describe('logs', () => {
       const { privateKey, publicJwk } = await generateAgentKeyPair();
       const agentId = (await app.inject({ method: 'POST', url: '/api/agents', headers: auth, payload: { name: 'a', jwk: publicJwk } })).json().id as string;
       const userId = (await app.inject({ url: '/api/me', headers: auth, cookies: { session: token } })).json().id as string;
-      await store.grants.create({ id: newId('gr'), userId, agentId, site: 'shop.example', scopes: ['list'], userInfo: [], status: 'active', createdAt: Date.now(), expiresAt: null, usesLeft: null, refreshHash: null, passesIssued: 0, revokedAt: null, revSeq: null, supersededAt: null });
+      await store.grants.create({ id: newId('gr'), userId, agentId, site: 'shop.example', scopes: ['list'], userInfo: [], status: 'active', createdAt: Date.now(), expiresAt: null, usesLeft: null, refreshHash: null, passesIssued: 0, revokedAt: null, revSeq: null, supersededAt: null, resource: null });
       const agentJwt = await createAgentJwt(privateKey, agentId);
       secrets.push(agentJwt);
       const pass = (await app.inject({ method: 'POST', url: '/api/v1/token', payload: { agent_id: agentId, site: 'shop.example', agent_jwt: agentJwt } })).json() as { access_token: string; refresh_token: string };

@@ -62,7 +62,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
     const globalFlag = async (agent: TestAgent) => json<{ global_flag: string }>(await t.app.inject({ url: `/api/v1/agents/${agent.id}/status` })).global_flag;
     const signIn = (agent: TestAgent): OidcSignInRecord => ({
       sid: 'sid', clientId: 'c_x', userId: agent.owner.user.id, agentId: agent.id, grantId: 'gr_x', site: 'shop.example', scopes: ['openid'], amr: ['pwd'],
-      authTime: seconds(t.clock.now()), refreshHash: 'h', createdAt: t.clock.now(), expiresAt: t.clock.now() + 86_400_000, endedAt: null, dpopJkt: null,
+      authTime: seconds(t.clock.now()), refreshHash: 'h', createdAt: t.clock.now(), expiresAt: t.clock.now() + 86_400_000, endedAt: null, dpopJkt: null, resource: null,
     });
     const signInStands = async (agent: TestAgent) => (await signInBasis(t.services, signIn(agent), t.clock.now())) !== undefined;
 

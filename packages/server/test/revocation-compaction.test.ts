@@ -172,7 +172,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       const at = t.clock.now();
       const seq = await t.services.store.counters.next('rev_seq');
       const agent = (i: number, removed: boolean): AgentRecord => ({
-        id: newId('ag'), userId: newId('u'), name: `many ${i}`, publicJwk: blocked.publicJwk, jkt: blocked.jkt, status: removed ? 'removed' : 'active',
+        id: newId('ag'), userId: newId('u'), name: `many ${i}`, kind: 'agent', clientId: null, publicJwk: blocked.publicJwk, jkt: blocked.jkt, status: removed ? 'removed' : 'active',
         flag: removed ? 'ok' : 'revoked', flagRevSeq: seq, createdAt: at, removedAt: removed ? at : null, unblockedAt: null, unblockedRevSeq: null,
       });
       const many = Array.from({ length: 2200 }, (_, i) => agent(i, i % 2 === 1));

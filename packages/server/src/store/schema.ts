@@ -125,6 +125,10 @@ export interface AgentsTable {
   /** Set while the owner's connection limit suspends the agent (`status` = `suspended`; migration 027): when, and at which rev_seq. */
   suspended_at: number | null;
   suspended_rev_seq: number | null;
+  /** `agent` or `app` (migration 033); an app's public_jwk and jkt are ''. */
+  kind: Generated<string>;
+  /** The OAuth client_id of an app (migration 033); null for agents. */
+  client_id: string | null;
 }
 
 export interface SigningKeysTable {
@@ -263,6 +267,8 @@ export interface GrantsTable {
   rev_seq: number | null;
   /** When a newer approval superseded the grant (migration 004). */
   superseded_at: number | null;
+  /** The resource URL an app's grant is for (migration 033); null otherwise. */
+  resource: string | null;
 }
 
 export interface ReportsTable {
@@ -346,6 +352,8 @@ export interface OidcSignInsTable {
   dpop_jkt: string | null;
   refresh_window_at: number | null;
   refresh_count: number;
+  /** The resource a browser sign-in was approved for (migration 033); null otherwise. */
+  resource: string | null;
 }
 
 /** Pairwise agent subjects given to sites (migration 010). */

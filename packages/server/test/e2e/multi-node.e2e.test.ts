@@ -78,7 +78,7 @@ describe('two nodes over one PostgreSQL database', () => {
     store = await openPostgresStore(db.url, 2);
     await store.grants.create({
       id: newId('gr'), userId, agentId: agent.id, site: SITE, scopes: ['list'], userInfo: [], status: 'active',
-      createdAt: Date.now(), expiresAt: null, usesLeft: null, refreshHash: null, passesIssued: 0, revokedAt: null, revSeq: null, supersededAt: null,
+      createdAt: Date.now(), expiresAt: null, usesLeft: null, refreshHash: null, passesIssued: 0, revokedAt: null, revSeq: null, supersededAt: null, resource: null,
     });
     keys = new SigningKeys(store.signingKeys, systemClock, { encryption: null, graceSec: 86_400 });
     await keys.init();

@@ -61,7 +61,7 @@ export async function createGrant(
     passesIssued: 0,
     revokedAt: null,
     revSeq: null,
-    supersededAt: null,
+    supersededAt: null, resource: null,
   };
   await t.services.store.grants.create(grant);
   return grant;

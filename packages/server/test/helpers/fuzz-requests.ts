@@ -156,7 +156,7 @@ const detailsLike: fc.Arbitrary<unknown> = fc.oneof(
 
 /** A value for a body property: a genuine one, one of the right kind but wrong, or any wrong shape. */
 const propValue = (g: Genuine, name: string): fc.Arbitrary<unknown> => {
-  const genuine: Record<string, unknown> = { agent_id: g.agentId, agent_jwt: g.agentJwt, site: g.site, user_id: g.userId, access_token: g.pass ?? g.agentJwt, stepup_token: g.agentJwt, dpop: g.agentJwt, scopes: ['list'], user_info: [], method: 'GET', url: `https://${g.site}/x`, approve: true, action: 'pay' };
+  const genuine: Record<string, unknown> = { agent_id: g.agentId, agent_jwt: g.agentJwt, site: g.site, user_id: g.userId, access_token: g.pass ?? g.agentJwt, stepup_token: g.agentJwt, dpop: g.agentJwt, scopes: ['list'], user_info: [], method: 'GET', url: `https://${g.site}/x`, approve: true, action: 'pay', resource: `https://${g.site}/mcp`, token_type: 'DPoP' };
   if (name === 'details') return fc.oneof({ weight: 3, arbitrary: detailsLike }, { weight: 1, arbitrary: nastyValue });
   if (name === 'details_digest') return digestLike;
   return fc.oneof({ weight: 1, arbitrary: fc.constant(genuine[name] ?? 'x') }, { weight: 3, arbitrary: nastyValue });

@@ -37,7 +37,7 @@ export async function signedInAtSite(t: TestApp, agent: TestAgent): Promise<stri
   const sid = newId('n');
   await t.services.store.oidcSignIns.create({
     sid, clientId, userId: agent.owner.user.id, agentId: agent.id, grantId: 'gr_x', site: 'shop.example', scopes: ['openid'], amr: ['pwd'],
-    authTime: seconds(now), refreshHash: newId('n'), createdAt: now, expiresAt: now + 86_400_000, endedAt: null, dpopJkt: null,
+    authTime: seconds(now), refreshHash: newId('n'), createdAt: now, expiresAt: now + 86_400_000, endedAt: null, dpopJkt: null, resource: null,
   });
   return sid;
 }

@@ -27,7 +27,7 @@ export function seedGrants(store: Store, o: { userId: string; agentId: string; c
         passesIssued: 0,
         revokedAt: null,
         revSeq: null,
-        supersededAt: null,
+        supersededAt: null, resource: null,
       });
     }
   });
@@ -60,7 +60,7 @@ export function seedBlockedAgents(store: Store, o: { userId: string; count: numb
     for (let i = 0; i < o.count; i++) {
       const id = newId('ag');
       await repos.agents.create({
-        id, userId: o.userId, name: `blocked ${i}`, publicJwk: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' }, jkt: `jkt-${id}`,
+        id, userId: o.userId, name: `blocked ${i}`, kind: 'agent', clientId: null, publicJwk: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' }, jkt: `jkt-${id}`,
         status: 'active', flag: o.flag ?? 'revoked', flagRevSeq: revSeq, createdAt: o.at - i, removedAt: null, unblockedAt: null, unblockedRevSeq: null,
       });
       await repos.agents.update(id, { flaggedAt: o.at - i });

@@ -67,7 +67,7 @@ export function connectionsContract(name: string, open: OpenStore): void {
       assert.equal(await store.connections.byId(conn.id), undefined);
     });
     const agent = (c: ConnectionRecord, createdAt: number, over: Partial<AgentRecord> = {}): AgentRecord => ({
-      id: uniq('ag_'), userId: c.userId, name: `A${createdAt}`, publicJwk: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' }, jkt: uniq('jkt'),
+      id: uniq('ag_'), userId: c.userId, name: `A${createdAt}`, kind: 'agent', clientId: null, publicJwk: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' }, jkt: uniq('jkt'),
       status: 'active', flag: 'ok', flagRevSeq: null, createdAt, removedAt: null, unblockedAt: null, unblockedRevSeq: null, ...over,
     });
     async function made(c: ConnectionRecord, createdAt: number, over: Partial<AgentRecord> = {}): Promise<AgentRecord> {

@@ -27,6 +27,7 @@ export function oidcSignInsContract(name: string, open: OpenStore): void {
       expiresAt: 2_000_000_000_000 + 30 * 86_400_000,
       endedAt: null,
       dpopJkt: null,
+      resource: null,
       ...over,
     });
 
@@ -37,6 +38,9 @@ export function oidcSignInsContract(name: string, open: OpenStore): void {
       assert.equal(await store.oidcSignIns.create({ ...s, clientId: 'c_other' }), false);
       assert.deepEqual(await store.oidcSignIns.bySid(s.sid), s);
       assert.equal(await store.oidcSignIns.bySid('nobody'), undefined);
+      const browser = signIn({ resource: 'https://mcp.example/mcp?tenant=a' });
+      assert.equal(await store.oidcSignIns.create(browser), true);
+      assert.deepEqual(await store.oidcSignIns.bySid(browser.sid), browser, "a browser sign-in's resource is kept exactly");
     });
 
     it('rotates only from the current hash, and of concurrent rotations exactly one wins', async () => {

@@ -16,7 +16,7 @@ export function operatorsContract(name: string, open: OpenStore): void {
       statusChangedAt: null, createdAt: 1_000, updatedAt: 1_000, ...over,
     });
     const agent = (userId: string, over: Partial<AgentRecord> = {}): AgentRecord => ({
-      id: uniq('ag_'), userId, name: 'Bot', publicJwk: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' }, jkt: 'j',
+      id: uniq('ag_'), userId, name: 'Bot', kind: 'agent', clientId: null, publicJwk: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' }, jkt: 'j',
       status: 'active', flag: 'ok', flagRevSeq: null, createdAt: 5, removedAt: null, unblockedAt: null, unblockedRevSeq: null, ...over,
     });
 

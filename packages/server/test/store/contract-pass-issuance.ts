@@ -24,7 +24,7 @@ export function passIssuanceContract(name: string, open: OpenStore): void {
     };
     const agent = async (userId: string): Promise<AgentRecord> => {
       const a: AgentRecord = {
-        id: uniq('ag_'), userId, name: 'Bot', publicJwk: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' }, jkt: 'j',
+        id: uniq('ag_'), userId, name: 'Bot', kind: 'agent', clientId: null, publicJwk: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' }, jkt: 'j',
         status: 'active', flag: 'ok', flagRevSeq: null, createdAt: 5, removedAt: null, unblockedAt: null, unblockedRevSeq: null,
       };
       await store.agents.create(a);
@@ -35,7 +35,7 @@ export function passIssuanceContract(name: string, open: OpenStore): void {
       const agentId = over.agentId ?? (await agent(userId)).id;
       const g: GrantRecord = {
         id: uniq('gr_'), userId, agentId, site: 'shop.example', scopes: ['list'], userInfo: [], status: 'active',
-        createdAt: 1, expiresAt: null, usesLeft: null, refreshHash: 'r0', passesIssued: 0, revokedAt: null, revSeq: null, supersededAt: null, ...over,
+        createdAt: 1, expiresAt: null, usesLeft: null, refreshHash: 'r0', passesIssued: 0, revokedAt: null, revSeq: null, supersededAt: null, resource: null, ...over,
       };
       await store.grants.create(g);
       return g;
@@ -187,9 +187,9 @@ export function passIssuanceAcrossNodes(name: string, open: () => Promise<{ stor
       const [a, b] = stores;
       const user = { id: uniq('u_'), email: `${uniq('u')}@example.com`, displayName: 'Ann', passwordHash: 'h', phone: null, phoneVerified: false, createdAt: 1000 };
       await a.users.create(user);
-      const ag: AgentRecord = { id: uniq('ag_'), userId: user.id, name: 'Bot', publicJwk: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' }, jkt: 'j', status: 'active', flag: 'ok', flagRevSeq: null, createdAt: 5, removedAt: null, unblockedAt: null, unblockedRevSeq: null };
+      const ag: AgentRecord = { id: uniq('ag_'), userId: user.id, name: 'Bot', kind: 'agent', clientId: null, publicJwk: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' }, jkt: 'j', status: 'active', flag: 'ok', flagRevSeq: null, createdAt: 5, removedAt: null, unblockedAt: null, unblockedRevSeq: null };
       await a.agents.create(ag);
-      const g: GrantRecord = { id: uniq('gr_'), userId: user.id, agentId: ag.id, site: 'shop.example', scopes: [], userInfo: [], status: 'active', createdAt: 1, expiresAt: null, usesLeft: null, refreshHash: 'r0', passesIssued: 0, revokedAt: null, revSeq: null, supersededAt: null };
+      const g: GrantRecord = { id: uniq('gr_'), userId: user.id, agentId: ag.id, site: 'shop.example', scopes: [], userInfo: [], status: 'active', createdAt: 1, expiresAt: null, usesLeft: null, refreshHash: 'r0', passesIssued: 0, revokedAt: null, revSeq: null, supersededAt: null, resource: null };
       await a.grants.create(g);
       const q = (i: number, expected: string | undefined, limit = 1000): PassIssuance => ({
         grantId: g.id, now: 120_000, newRefreshHash: `n${i}`, expectedRefreshHash: expected,

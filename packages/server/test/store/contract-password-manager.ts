@@ -11,7 +11,7 @@ export function passwordManagerContract(name: string, open: OpenStore): void {
   describe(`store contract (password manager): ${name}`, () => {
     const store = useStore(open);
     const agent = (userId: string): AgentRecord => ({
-      id: uniq('ag_'), userId, name: 'Bot', publicJwk: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' }, jkt: uniq('j'),
+      id: uniq('ag_'), userId, name: 'Bot', kind: 'agent', clientId: null, publicJwk: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' }, jkt: uniq('j'),
       status: 'active', flag: 'ok', flagRevSeq: null, createdAt: 5, removedAt: null, unblockedAt: null, unblockedRevSeq: null,
     });
 

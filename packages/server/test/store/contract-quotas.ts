@@ -21,10 +21,10 @@ export function quotasContract(name: string, open: OpenStore): void {
     });
     const grant = (over: Partial<GrantRecord> = {}): GrantRecord => ({
       id: uniq('gr_'), userId: uniq('u_'), agentId: uniq('ag_'), site: 'shop.example', scopes: ['list'], userInfo: [], status: 'active',
-      createdAt: 1000, expiresAt: null, usesLeft: null, refreshHash: null, passesIssued: 0, revokedAt: null, revSeq: null, supersededAt: null, ...over,
+      createdAt: 1000, expiresAt: null, usesLeft: null, refreshHash: null, passesIssued: 0, revokedAt: null, revSeq: null, supersededAt: null, resource: null, ...over,
     });
     const agent = (userId: string, over: Partial<AgentRecord> = {}): AgentRecord => ({
-      id: uniq('ag_'), userId, name: 'Bot', publicJwk: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' }, jkt: uniq('jkt'), status: 'active', flag: 'ok',
+      id: uniq('ag_'), userId, name: 'Bot', kind: 'agent', clientId: null, publicJwk: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' }, jkt: uniq('jkt'), status: 'active', flag: 'ok',
       flagRevSeq: null, createdAt: 1000, removedAt: null, unblockedAt: null, unblockedRevSeq: null, ...over,
     });
 

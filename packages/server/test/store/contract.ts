@@ -19,13 +19,13 @@ export function storeContract(name: string, open: OpenStore): void {
 
     /** An active agent record of `u` (not stored). */
     const agentOf = (u: { id: string }): AgentRecord => ({
-      id: uniq('ag_'), userId: u.id, name: 'Bot', publicJwk: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' }, jkt: 'j',
+      id: uniq('ag_'), userId: u.id, name: 'Bot', kind: 'agent', clientId: null, publicJwk: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' }, jkt: 'j',
       status: 'active', flag: 'ok', flagRevSeq: null, createdAt: 5, removedAt: null, unblockedAt: null, unblockedRevSeq: null,
     });
     /** An active grant of `agent` for shop.example (not stored). */
     const grantOf = (agent: AgentRecord): GrantRecord => ({
       id: uniq('gr_'), userId: agent.userId, agentId: agent.id, site: 'shop.example', scopes: ['list'], userInfo: [], status: 'active',
-      createdAt: 1, expiresAt: null, usesLeft: null, refreshHash: null, passesIssued: 0, revokedAt: null, revSeq: null, supersededAt: null,
+      createdAt: 1, expiresAt: null, usesLeft: null, refreshHash: null, passesIssued: 0, revokedAt: null, revSeq: null, supersededAt: null, resource: null,
     });
 
     it('pings', async () => {
@@ -149,7 +149,7 @@ export function storeContract(name: string, open: OpenStore): void {
       const grant = grantOf(agent);
       await store.grants.create(grant);
       const standing = (a: AgentRecord) => ({ id: a.id, name: a.name, status: a.status, flag: a.flag, unblockedRevSeq: a.unblockedRevSeq });
-      assert.deepEqual(await store.agents.withGrant(agent.id, grant.id), { agent: standing(agent), grant: { id: grant.id, agentId: agent.id, site: 'shop.example', status: 'active' } });
+      assert.deepEqual(await store.agents.withGrant(agent.id, grant.id), { agent: standing(agent), grant: { id: grant.id, agentId: agent.id, site: 'shop.example', resource: null, status: 'active' } });
       assert.deepEqual(await store.agents.withGrant(other.id, grant.id), { agent: standing(other), grant: undefined }, "another agent's grant is not read");
       assert.deepEqual(await store.agents.withGrant(agent.id, 'gr_missing'), { agent: standing(agent), grant: undefined });
       assert.equal(await store.agents.withGrant('ag_missing', grant.id), undefined);
@@ -162,7 +162,7 @@ export function storeContract(name: string, open: OpenStore): void {
         { agentId: agent.id, grantId: grant.id },
         { agentId: agent.id, grantId: 'gr_missing' },
       ]);
-      assert.deepEqual(many, [{ agent: standing(other), grant: undefined }, undefined, { agent: standing(agent), grant: { id: grant.id, agentId: agent.id, site: 'shop.example', status: 'revoked' } }, { agent: standing(agent), grant: undefined }]);
+      assert.deepEqual(many, [{ agent: standing(other), grant: undefined }, undefined, { agent: standing(agent), grant: { id: grant.id, agentId: agent.id, site: 'shop.example', resource: null, status: 'revoked' } }, { agent: standing(agent), grant: undefined }]);
       const concurrent = await Promise.all([store.agents.withGrant(agent.id, grant.id), store.agents.withGrant(other.id, grant.id), store.agents.withGrant('ag_missing', 'gr_missing')]);
       assert.deepEqual(concurrent.map((r) => r && [r.agent.id, r.grant?.id]), [[agent.id, grant.id], [other.id, undefined], undefined]);
     });
@@ -174,7 +174,7 @@ export function storeContract(name: string, open: OpenStore): void {
       const grant = grantOf(agent);
       await store.grants.create(grant);
       const lookup = (key: string, agentId = agent.id, grantId = grant.id, now = 1000) => store.verifyLookup({ agentId, grantId, jti: { namespace: 'dpop', key, expiresAt: 5000 }, now });
-      const standing = { agent: { id: agent.id, name: 'Bot', status: 'active', flag: 'ok', unblockedRevSeq: null }, grant: { id: grant.id, agentId: agent.id, site: 'shop.example', status: 'active' } };
+      const standing = { agent: { id: agent.id, name: 'Bot', status: 'active', flag: 'ok', unblockedRevSeq: null }, grant: { id: grant.id, agentId: agent.id, site: 'shop.example', resource: null, status: 'active' } };
       const jti = uniq('jti');
       assert.deepEqual(await lookup(jti), { standing, fresh: true });
       assert.deepEqual(await lookup(jti), { standing, fresh: false });
@@ -290,7 +290,7 @@ export function storeContract(name: string, open: OpenStore): void {
     });
     const grant = (over: Partial<GrantRecord> = {}): GrantRecord => ({
       id: uniq('gr_'), userId: 'u_1', agentId: uniq('ag_'), site: 'shop.example', scopes: ['list'], userInfo: ['user:email'], status: 'active',
-      createdAt: 1000, expiresAt: null, usesLeft: null, refreshHash: null, passesIssued: 0, revokedAt: null, revSeq: null, supersededAt: null, ...over,
+      createdAt: 1000, expiresAt: null, usesLeft: null, refreshHash: null, passesIssued: 0, revokedAt: null, revSeq: null, supersededAt: null, resource: null, ...over,
     });
 
     it('keeps the sign-in context of a request filed by the OIDC provider', async () => {

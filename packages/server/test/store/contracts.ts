@@ -1,4 +1,5 @@
 import { storeContract } from './contract.ts';
+import { appsContract } from './contract-apps.ts';
 import { accountDataContract } from './contract-account-data.ts';
 import { deliveryContract } from './contract-delivery.ts';
 import { emailContract } from './contract-email.ts';
@@ -21,6 +22,7 @@ import { connectionsContract } from './contract-connections.ts';
 import { readinessContract } from './contract-readiness.ts';
 import { wbaKeysContract } from './contract-wba-keys.ts';
 import { receiptsContract } from './contract-receipts.ts';
+import { resourceStandingContract } from './contract-resource-standing.ts';
 import type { OpenStore } from './use-store.ts';
 
 /** Every contract suite each store must pass (sqlite.test.ts and postgres.test.ts run them all). */
@@ -48,6 +50,8 @@ const CONTRACTS: readonly ((name: string, open: OpenStore) => void)[] = [
   readinessContract,
   wbaKeysContract,
   receiptsContract,
+  appsContract,
+  resourceStandingContract,
 ];
 
 export function storeContracts(name: string, open: OpenStore): void {

@@ -62,13 +62,13 @@ describe('SQLite hot path (second connection)', () => {
     const user = { id: 'u_hot', email: 'hot@example.com', displayName: 'Ann', passwordHash: 'h', phone: null, phoneVerified: false, createdAt: 1000 };
     await store.users.create(user);
     const agent: AgentRecord = {
-      id: 'ag_hot', userId: user.id, name: 'Bot', publicJwk: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' }, jkt: 'j',
+      id: 'ag_hot', userId: user.id, name: 'Bot', kind: 'agent', clientId: null, publicJwk: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' }, jkt: 'j',
       status: 'active', flag: 'ok', flagRevSeq: null, createdAt: 5, removedAt: null, unblockedAt: null, unblockedRevSeq: null,
     };
     await store.agents.create(agent);
     const grant: GrantRecord = {
       id: 'gr_hot', userId: user.id, agentId: agent.id, site: 'shop.example', scopes: ['list'], userInfo: [], status: 'active',
-      createdAt: 1, expiresAt: null, usesLeft: null, refreshHash: null, passesIssued: 0, revokedAt: null, revSeq: null, supersededAt: null,
+      createdAt: 1, expiresAt: null, usesLeft: null, refreshHash: null, passesIssued: 0, revokedAt: null, revSeq: null, supersededAt: null, resource: null,
     };
     await store.grants.create(grant);
     const status = async () => (await store.agents.withGrant(agent.id, grant.id))?.grant?.status;

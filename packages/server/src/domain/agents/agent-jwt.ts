@@ -30,7 +30,8 @@ export async function verifyAgentJwt(agents: AgentsRepo, clock: Clock, token: un
   if (claims.iss !== agentId) throw invalid('iss does not match agent_id');
   if (!looksLikeId('ag', agentId)) throw invalid('unknown agent');
   const agent = await agents.byId(agentId);
-  if (!agent) throw invalid('unknown agent');
+  // An app (decisions §28) has no key: it never authenticates as an agent, whatever it sends.
+  if (!agent || agent.kind !== 'agent' || agent.publicJwk === null) throw invalid('unknown agent');
   // Worded so that the agent SDK reads it as a revocation (a 403 naming "agent" and "revoked").
   if (agent.status === 'blocked' && agent.flag !== 'revoked') {
     throw forbidden('agent revoked: the operator that made it is switched off', { next_step: 'stop: the operator that made this agent was switched off by an admin; it works again when the operator is switched on' });

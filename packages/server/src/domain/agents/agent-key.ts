@@ -1,5 +1,6 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { type EcP256PublicJwk, JwkError, parsePublicP256Jwk } from '@mandate/protocol';
+import type { AgentRecord } from '../../store/ports/index.ts';
 import { badRequest } from '../errors.ts';
 
 /**
@@ -31,4 +32,14 @@ function pemToJwk(pem: string): unknown {
     throw new JwkError('the key must be EC on curve P-256');
   }
   return key.export({ format: 'jwk' });
+}
+
+/**
+ * The thumbprint of an agent's key, for binding what it is given (passes, step-up tokens) to it.
+ * An app (decisions §28) has no key and is never given these: asking for its key is a bug, refused
+ * loudly rather than minting something bound to nothing.
+ */
+export function agentJkt(agent: Pick<AgentRecord, 'id' | 'kind' | 'jkt'>): string {
+  if (agent.kind !== 'agent' || agent.jkt === null) throw new Error(`agent ${agent.id} is an app and has no key`);
+  return agent.jkt;
 }

@@ -80,6 +80,8 @@ export class Agents {
       id: newId('ag'),
       userId,
       name,
+      kind: 'agent',
+      clientId: null,
       publicJwk,
       jkt: await jwkThumbprint(publicJwk),
       status: 'active',

@@ -1,7 +1,7 @@
 import type { AgentRecord, AuthzRequestRecord } from '../../store/ports/index.ts';
 import { AppError, notFound } from '../errors.ts';
 import { looksLikeId } from '../ids.ts';
-import { liveGrant } from '../grants/usable.ts';
+import { liveGrantFor } from '../grants/audience.ts';
 import type { ApprovalDeps } from './deps.ts';
 import { expireStaleRequests } from './expiry.ts';
 import { STEPUP_COLLECT_WINDOW_MS } from './request-rules.ts';
@@ -87,14 +87,16 @@ async function deliverStepup(d: ApprovalDeps, request: AuthzRequestRecord, agent
  * Mints the step-up token of an approved request and delivers it at most once: a compare-and-set
  * approved -> consumed decides, so of any number of concurrent collectors (on any node) exactly one
  * gets the token; the others read `consumed`. `agent` is the requesting agent, already authenticated.
+ * `binding`: for an app's site step-up (decisions §28), what its token is bound to (mintStepupToken).
  */
-export async function collectStepup(d: ApprovalDeps, request: AuthzRequestRecord, agentName: string, agent: AgentRecord, now: number, ip: string | null): Promise<PollView> {
-  // No step-up for access that was revoked in the meantime (decisions §6).
-  if (!(await liveGrant(d.store.grants, agent.id, request.site, now))) {
+export async function collectStepup(d: ApprovalDeps, request: AuthzRequestRecord, agentName: string, agent: AgentRecord, now: number, ip: string | null, binding?: string): Promise<PollView> {
+  // No step-up for access that was revoked in the meantime (decisions §6). A request filed with an
+  // app's resource pass names the resource: its grant is the one for exactly that resource.
+  if (!(await liveGrantFor(d.store.grants, agent.id, request.site, now))) {
     return { request, agentName, stepupTokenError: 'no approved access to this site any more; the step-up cannot be delivered' };
   }
   // Minted before the compare-and-set: a token minted for a lost race is simply never shown.
-  const { token, claims } = await mintStepupToken(d.keys, d.issuer, request, agent, now);
+  const { token, claims } = await mintStepupToken(d.keys, d.issuer, request, agent, now, binding);
   const won = await d.store.authzRequests.transition(request.id, ['approved'], 'consumed', now);
   if (!won) {
     const current = (await d.store.authzRequests.byId(request.id)) ?? request;

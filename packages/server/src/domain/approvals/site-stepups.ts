@@ -3,7 +3,8 @@ import { badRequest, conflict, forbidden, notFound } from '../errors.ts';
 import { looksLikeId } from '../ids.ts';
 import { boundDetailsActivity, boundDetailsOf } from '../receipts/bound-details.ts';
 import type { AuthzRequestRecord } from '../../store/ports/index.ts';
-import { type PassBearer, assertPassStanding, bearerFiled, passBearer } from '../verification/pass-bearer.ts';
+import { type PassBearer, assertPassStanding, bearerFiled, isResourcePass, passBearer } from '../verification/pass-bearer.ts';
+import { resourceStepupBinding } from '../verification/stepup-binding.ts';
 import type { CreatedRequest } from './access-requests.ts';
 import type { ApprovalDeps } from './deps.ts';
 import { type PollView, collectStepup, requestView } from './polling.ts';
@@ -100,10 +101,14 @@ export async function pollSiteStepup(d: ApprovalDeps, input: SitePollInput): Pro
   }
 }
 
-/** Revocation is read again at collection: the pass was checked when the wait began. */
+/**
+ * Revocation is read again at collection: the pass was checked when the wait began. An app's token
+ * (filed with its resource pass: the app holds no agent key) is bound as stepup-binding.ts says.
+ */
 async function collectForSite(d: ApprovalDeps, bearer: PassBearer, request: AuthzRequestRecord, agentName: string, now: number, ip: string | null): Promise<PollView> {
   await assertPassStanding(d.store, bearer.pass);
-  return collectStepup(d, request, agentName, bearer.agent, now, ip);
+  const binding = isResourcePass(bearer.pass) ? resourceStepupBinding(bearer.pass) : undefined;
+  return collectStepup(d, request, agentName, bearer.agent, now, ip, binding);
 }
 
 /** `wait`: whole seconds 0..25 written as digits; 400 otherwise. */

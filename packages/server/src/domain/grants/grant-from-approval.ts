@@ -41,6 +41,7 @@ export async function createGrantFromApproval(repos: Repos, request: AuthzReques
     revokedAt: null,
     revSeq: null,
     supersededAt: null,
+    resource: null,
   };
   await repos.grants.create(grant);
   return grant;

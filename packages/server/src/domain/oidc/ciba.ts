@@ -162,6 +162,6 @@ export async function redeemCiba(d: OidcDeps, client: KnownClient, form: Map<str
   if (!(await d.store.oidcCiba.consume(idHash, now))) throw invalidGrant('the tokens of this auth_req_id were issued already');
   return startSignIn(d, {
     sid: randomBytes(24).toString('base64url'), clientId: client.id, userId: request.userId, agentId: request.agentId, grantId: request.grantId,
-    site: ciba.site, scopes, amr: ['agent', 'passkey'], authTime: seconds(request.decidedAt ?? now), dpopJkt: jkt,
+    site: ciba.site, scopes, amr: ['agent', 'passkey'], authTime: seconds(request.decidedAt ?? now), dpopJkt: jkt, resource: null,
   }, null, 'the tokens of this auth_req_id were issued already');
 }

@@ -13,5 +13,7 @@ export class OAuthError extends AppError {
 export const invalidRequest = (why: string) => new OAuthError('invalid_request', why);
 export const invalidGrant = (why: string) => new OAuthError('invalid_grant', why);
 export const invalidClient = (why: string) => new OAuthError('invalid_client', why, 401, { 'www-authenticate': 'Basic realm="oidc", charset="UTF-8"' });
+/** RFC 8707 §2: the `resource` of a token request is not the one the code or sign-in is for. */
+export const invalidTarget = (why: string) => new OAuthError('invalid_target', why);
 export const unsupportedGrantType = (why: string) => new OAuthError('unsupported_grant_type', why);
 export const invalidToken = (why: string) => new OAuthError('invalid_token', why, 401, { 'www-authenticate': `Bearer error="invalid_token", error_description="${why.replace(/["\\]/g, '')}"` });

@@ -1,9 +1,12 @@
 /**
  * POST /oidc/token (decisions §18), in named steps: authenticate the client, check a DPoP proof when
  * one is sent, then per grant type check the proof of the grant and act.
- * - `authorization_code`: open the code, check client, redirect URI, PKCE and `dpop_jkt`, consume it
- *   (single use; a replay ends the sign-in the first redemption created), create the sign-in.
+ * - `authorization_code`: open the code, check client, redirect URI, PKCE, `dpop_jkt` and `resource`,
+ *   consume it (single use; a replay ends the sign-in the first redemption created), create the sign-in.
  * - `refresh_token`: rotation by compare-and-set; a rotated token presented again ends the sign-in.
+ * A code a person's browser got for a protected resource (decisions §28) starts a sign-in that keeps
+ * that resource: its access tokens are resource passes (resource-tokens.ts), and a `resource`
+ * parameter sent at the token endpoint must name it exactly (RFC 8707: else `invalid_target`).
  * - CIBA (ciba.ts): the owner's answer to a backchannel request, polled.
  * A sign-in whose grant was revoked or whose agent was removed is over. Every end of a sign-in here
  * goes through the one hook that tells the client (sign-in-end.ts).
@@ -16,7 +19,8 @@ import { CODE_NAMESPACE, openCode, sidOfCode } from './codes.ts';
 import { type OidcDeps, TOKEN_LIMITS } from './deps.ts';
 import { rateLimited } from '../errors.ts';
 import { checkDpopProof } from './dpop.ts';
-import { invalidGrant, invalidRequest, unsupportedGrantType } from './oauth-error.ts';
+import { invalidGrant, invalidRequest, invalidTarget, unsupportedGrantType } from './oauth-error.ts';
+import { PassRefused, isResourceSignIn, issueResourceTokens } from './resource-tokens.ts';
 import { endSignIn } from './sign-in-end.ts';
 import { startSignIn } from './sign-in-start.ts';
 import { signInBasis } from './standing.ts';
@@ -64,6 +68,7 @@ async function redeemCode(d: OidcDeps, client: KnownClient, form: Map<string, st
   if (verifier === undefined || !CODE_VERIFIER.test(verifier)) throw invalidGrant('code_verifier is missing or malformed (PKCE is required)');
   if (!s256Matches(verifier, code.codeChallenge)) throw invalidGrant('code_verifier does not match the code_challenge');
   if (code.dpopJkt !== null && jkt !== code.dpopJkt) throw invalidGrant('the code is bound to a DPoP key (dpop_jkt): send a DPoP proof signed by that key');
+  checkResource(form, code.resource);
   const sid = sidOfCode(d.secret, code.jti);
   if (!(await d.store.singleUse.consume(CODE_NAMESPACE, code.jti, code.expiresAt + 60_000, now))) {
     // A replayed code: whatever the first redemption issued ends too (RFC 6749 §4.1.2).
@@ -72,7 +77,7 @@ async function redeemCode(d: OidcDeps, client: KnownClient, form: Map<string, st
   }
   return startSignIn(d, {
     sid, clientId: client.id, userId: code.userId, agentId: code.agentId, grantId: code.grantId, site: code.site,
-    scopes: code.scopes, amr: code.amr, authTime: code.authTime, dpopJkt: jkt,
+    scopes: code.scopes, amr: code.amr, authTime: code.authTime, dpopJkt: jkt, resource: code.resource,
   }, code.nonce, 'the code was used already');
 }
 
@@ -91,6 +96,7 @@ async function refresh(d: OidcDeps, client: KnownClient, form: Map<string, strin
     throw invalidGrant('the refresh token was used already; the sign-in has ended');
   }
   if (signIn.dpopJkt !== null && jkt !== signIn.dpopJkt) throw invalidGrant('this sign-in is bound to a DPoP key: send a DPoP proof signed by that key');
+  checkResource(form, signIn.resource);
   const basis = await signInBasis(d, signIn, now);
   if (!basis) {
     await endBroken(d, signIn.sid);
@@ -105,7 +111,29 @@ async function refresh(d: OidcDeps, client: KnownClient, form: Map<string, strin
     await endBroken(d, signIn.sid);
     throw invalidGrant('the refresh token was used already; the sign-in has ended');
   }
+  if (isResourceSignIn(rotated)) {
+    try {
+      return await issueResourceTokens(d, { signIn: rotated, basis, refreshToken: next, nonce: null, refreshed: true });
+    } catch (e) {
+      if (!(e instanceof PassRefused)) throw e;
+      // The grant expired, ran out of uses or was revoked since the basis was read: nothing more can
+      // come of this sign-in.
+      await endBroken(d, signIn.sid);
+      throw invalidGrant(e.message);
+    }
+  }
   const who = await identityOf(d, rotated, basis);
   if (!who) throw invalidGrant('the agent or its owner is gone');
   return issueTokens(d, rotated, who, next, null, rotated.dpopJkt ?? jkt);
+}
+
+/**
+ * RFC 8707 at the token endpoint: a `resource` sent again must be exactly the one the code or
+ * sign-in is for; one sent for a sign-in without a resource names nothing this grant covers.
+ */
+function checkResource(form: Map<string, string>, resource: string | null): void {
+  const sent = form.get('resource');
+  if (sent === undefined) return;
+  if (resource === null) throw invalidTarget('this grant is not for a protected resource: send no resource parameter');
+  if (sent !== resource) throw invalidTarget(`resource must be the one the authorization was for: ${resource}`);
 }

@@ -17,7 +17,8 @@ export interface TokenResponse {
   token_type: 'Bearer' | 'DPoP';
   expires_in: number;
   refresh_token: string;
-  id_token: string;
+  /** Always for an OIDC sign-in; for a resource sign-in only when `openid` is among its scopes. */
+  id_token?: string;
   scope: string;
 }
 
@@ -62,16 +63,21 @@ export async function identityOf(d: OidcDeps, signIn: Pick<OidcSignInRecord, 'si
 /** The claims of userinfo: the identity without the bookkeeping. */
 export const userinfoClaims = ({ scopes: _scopes, ...claims }: Identity): Omit<Identity, 'scopes'> => claims;
 
+/** The claims of an ID token issued at `iat` (seconds) to the sign-in's client. */
+export function idTokenClaims(d: Pick<OidcDeps, 'issuer'>, signIn: OidcSignInRecord, who: Identity, nonce: string | null, iat: number): Record<string, unknown> {
+  return {
+    iss: d.issuer, aud: signIn.clientId, iat, exp: iat + ID_TOKEN_LIFETIME_SEC,
+    auth_time: signIn.authTime, amr: signIn.amr, sid: signIn.sid, ...userinfoClaims(who),
+    ...(nonce !== null ? { nonce } : {}),
+  };
+}
+
 /** `jkt`: the DPoP key the access token is bound to (the sign-in's, or this request's proof), or null. */
 export async function issueTokens(d: OidcDeps, signIn: OidcSignInRecord, who: Identity, refreshToken: string, nonce: string | null, jkt: string | null): Promise<TokenResponse> {
   const iat = seconds(d.clock.now());
   const sign = await d.keys.signer();
   const scope = who.scopes.join(' ');
-  const idToken = await sign({
-    iss: d.issuer, aud: signIn.clientId, iat, exp: iat + ID_TOKEN_LIFETIME_SEC,
-    auth_time: signIn.authTime, amr: signIn.amr, sid: signIn.sid, ...userinfoClaims(who),
-    ...(nonce !== null ? { nonce } : {}),
-  }, 'JWT');
+  const idToken = await sign(idTokenClaims(d, signIn, who, nonce, iat), 'JWT');
   const accessToken = await sign({
     iss: d.issuer, aud: d.issuer, sub: who.sub, client_id: signIn.clientId, scope,
     sid: signIn.sid, act: { sub: who.act.sub }, iat, exp: iat + ACCESS_TOKEN_LIFETIME_SEC, jti: randomBytes(16).toString('base64url'),

@@ -1,6 +1,7 @@
 import { LIMITS, type PassClaims } from '@mandate/protocol';
 import type { AgentRecord, GrantRecord, UserRecord } from '../../store/ports/index.ts';
 import { resolveUserInfo } from '../user-info.ts';
+import { agentJkt } from '../agents/agent-key.ts';
 
 export interface PassClaimsInput {
   issuer: string;
@@ -22,6 +23,7 @@ export interface PassClaimsInput {
  */
 export function passClaims(i: PassClaimsInput): PassClaims {
   const { iat, exp } = passTimes(i.grant, i.now);
+  const jkt = agentJkt(i.agent);
   return {
     iss: i.issuer,
     sub: i.agent.id,
@@ -29,7 +31,7 @@ export function passClaims(i: PassClaimsInput): PassClaims {
     user: i.grant.userId,
     scope: [...i.grant.scopes],
     user_info: i.user ? resolveUserInfo(i.user, i.grant.userInfo) : {},
-    cnf: { dpop: i.agent.jkt, jkt: i.agent.jkt },
+    cnf: { dpop: jkt, jkt },
     type: 'access',
     iat,
     exp,

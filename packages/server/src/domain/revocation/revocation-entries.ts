@@ -1,6 +1,7 @@
 import type { RevokedAgent, RevokedGrant } from '@mandate/protocol';
 import type { Repos, RevokedAgentReason, RevokedAgentRow, RevokedGrantRow } from '../../store/ports/index.ts';
 import { isAgentBlocked } from '../agents/blocked.ts';
+import { grantAudience } from '../grants/audience.ts';
 import { breathe } from './breathe.ts';
 import { COURTESY_CAP, type CourtesyEntry, courtesyOf, keptCourtesy } from './revocation-bound.ts';
 import { LISTED_FOR_MS } from './revocation-window.ts';
@@ -118,11 +119,17 @@ function blockRevSeq(a: RevokedAgentRow): number | null {
   return operator === null ? owner : Math.max(owner, operator);
 }
 
-/** One entry per agent and site; if several of its grants are listed, the latest revocation counts. */
+/**
+ * One entry per agent and audience; if several of its grants are listed, the latest revocation
+ * counts. An app's grant for a protected resource is listed with `site` = its resource URL, the
+ * `aud` of its passes (grants/audience.ts), so a local verifier's `revocationVerdict` refuses them
+ * unchanged; its host, which another of the app's grants may share, is not listed.
+ */
 function addGrant(latest: Map<string, RevokedGrant>, g: RevokedGrantRow, counter: number): void {
+  const site = grantAudience(g);
   // Agent ids have no space (ids.ts), so the first space ends the agent id.
-  const key = `${g.agentId} ${g.site}`;
+  const key = `${g.agentId} ${site}`;
   const revSeq = g.revSeq ?? counter;
   const prev = latest.get(key);
-  if (prev === undefined || revSeq > prev.rev_seq) latest.set(key, { agent: g.agentId, site: g.site, rev_seq: revSeq });
+  if (prev === undefined || revSeq > prev.rev_seq) latest.set(key, { agent: g.agentId, site, rev_seq: revSeq });
 }

@@ -1,15 +1,22 @@
-import { type SignatureChecker, type PassClaims, ProtocolError, type StepupClaims, VerifiedPassCache, verifyPassAndProof, verifyStepupToken } from '@mandate/protocol';
+import { type ResourceTokenScheme, type SignatureChecker, type PassClaims, ProtocolError, type StepupClaims, VerifiedPassCache, verifyPassAndProof, verifyStepupToken } from '@mandate/protocol';
 import type { SigningKeys } from '../../crypto/signing-keys.ts';
 import type { AgentStanding, Store } from '../../store/ports/index.ts';
 import type { Activity } from '../activity/activity.ts';
 import { type Clock, seconds } from '../../clock.ts';
-import { type VerifyFailure, asFailure } from './answers.ts';
+import { type VerifyFailure, asFailure, failure } from './answers.ts';
+import { isResourceAudience } from '../grants/audience.ts';
+import { verifyResourceCall } from './resource-verify.ts';
 import { checkPassRevocation, revocationVerdict } from './revocation-check.ts';
 import { consumeStepup } from './stepup-consume.ts';
 
 export interface VerifyRequest {
   accessToken: string;
-  dpop: string;
+  /** Required for an agent's pass; for a resource pass only when it is DPoP-bound. */
+  dpop?: string | undefined;
+  /** With `resource`: the scheme the pass came with (resource-verify.ts). */
+  tokenType?: ResourceTokenScheme | undefined;
+  /** The protected resource a call was made to (decisions §28): then the pass must be an app's resource pass for it. */
+  resource?: string | undefined;
   method: string;
   url: string;
   stepupToken?: string | undefined;
@@ -29,6 +36,10 @@ export interface VerifySuccess {
   scopes: string[];
   user_info: Record<string, string>;
   stepup: boolean;
+  /** For a resource pass (resource-verify.ts): the OAuth client, the resource URL, and the scopes space-separated. */
+  client_id?: string;
+  resource?: string;
+  scope?: string;
 }
 
 export type VerifyAnswer = VerifySuccess | VerifyFailure;
@@ -73,6 +84,9 @@ export class CloudVerifier {
   }
 
   async verify(req: VerifyRequest): Promise<VerifyAnswer> {
+    if (req.resource !== undefined) return verifyResourceCall(this.d, { ...req, resource: req.resource });
+    // A resource URL is no site: a resource pass is verified only when the caller names its resource.
+    if (req.site !== undefined && isResourceAudience(req.site)) return failure('wrong_site', 'site is a site id (a host); for a protected resource send its URL as resource');
     const nowMs = this.d.clock.now();
     const now = seconds(nowMs);
     let agent: AgentStanding | undefined;

@@ -1,5 +1,6 @@
 import { ProtocolError, verifyStepupToken } from '@mandate/protocol';
 import { isAgentBlocked } from '../agents/blocked.ts';
+import { activeGrantFor, audienceOfSite } from '../grants/audience.ts';
 import { seconds } from '../../clock.ts';
 import { type VerifyFailure, asFailure } from './answers.ts';
 import type { VerifierDeps } from './cloud-verify.ts';
@@ -30,6 +31,8 @@ export interface StepupVerifySuccess {
  * step-up here, because only the shared store can make a token single-use across all their nodes.
  * The token must name this site and action; its agent must still be allowed (agent_revoked) and
  * still hold access to the site (grant_revoked), both read at this moment (decisions §6).
+ * A protected resource (decisions §28) sends its URL as `site`: the token of a site step-up filed with
+ * an app's resource pass names it, and the app's grant for exactly that resource must stand.
  * A site that sends the agent and owner of the pass it verified gets `stepup_invalid` for a token of
  * anyone else, and the token is not used up: a step-up approved for one agent cannot be spent on
  * another agent's request.
@@ -44,13 +47,13 @@ export class LocalStepupVerifier {
         keys: this.d.keys.resolver,
         issuer: this.d.issuer,
         now: seconds(nowMs),
-        site: req.site.toLowerCase(),
+        site: audienceOfSite(req.site),
         action: req.action,
         ...(req.detailsDigest === undefined ? {} : { detailsDigest: req.detailsDigest }),
       });
       if (req.agentId !== undefined && req.agentId !== claims.sub) throw new ProtocolError('stepup_invalid', 'the step-up token was issued to another agent');
       if (req.userId !== undefined && req.userId !== claims.user) throw new ProtocolError('stepup_invalid', 'the step-up token was approved by another user');
-      const [agent, grant] = await Promise.all([this.d.store.agents.byId(claims.sub), this.d.store.grants.activeFor(claims.sub, claims.aud)]);
+      const [agent, grant] = await Promise.all([this.d.store.agents.byId(claims.sub), activeGrantFor(this.d.store.grants, claims.sub, claims.aud)]);
       if (!agent || isAgentBlocked(agent)) throw new ProtocolError('agent_revoked');
       if (!grant) throw new ProtocolError('grant_revoked');
       await consumeStepup(this.d, claims, nowMs, req.ip ?? null);

@@ -32,6 +32,7 @@ import * as readiness from './029-readiness.ts';
 import * as approvalReceipts from './030-approval-receipts.ts';
 import * as registeredClients from './031-registered-clients.ts';
 import * as siteStepups from './032-site-stepups.ts';
+import * as appsAndResources from './033-apps-and-resources.ts';
 
 type DialectMigration = { up(db: Kysely<unknown>, dialect: Dialect): Promise<void> };
 
@@ -69,6 +70,7 @@ const MIGRATIONS: Record<string, DialectMigration> = {
   '030-approval-receipts': approvalReceipts,
   '031-registered-clients': registeredClients,
   '032-site-stepups': siteStepups,
+  '033-apps-and-resources': appsAndResources,
 };
 
 /**

@@ -12,12 +12,26 @@ export type AgentStatus = 'active' | 'removed' | 'blocked' | 'suspended';
 
 export type AgentFlag = 'ok' | 'suspicious' | 'revoked';
 
+/**
+ * `agent`: a program holding a key (agent JWTs, DPoP passes, pairing). `app`: an MCP client a person
+ * approved in the browser at /oidc/authorize (decisions §28): no key, so it can never authenticate
+ * as an agent; it holds grants for resources and is listed and revoked like every agent.
+ */
+export type AgentKind = 'agent' | 'app';
+
+export type AgentPublicJwk = { kty: 'EC'; crv: 'P-256'; x: string; y: string };
+
 export interface AgentRecord {
   id: string;
   userId: string;
   name: string;
-  publicJwk: { kty: 'EC'; crv: 'P-256'; x: string; y: string };
-  jkt: string;
+  kind: AgentKind;
+  /** An app's OAuth client_id (a `c_`/`rc_` id or a metadata document URL); null for agents. */
+  clientId: string | null;
+  /** The agent's key; null for an app, which has none (every key check fails closed on null). */
+  publicJwk: AgentPublicJwk | null;
+  /** RFC 7638 thumbprint of `publicJwk`; null for an app. */
+  jkt: string | null;
   status: AgentStatus;
   flag: AgentFlag;
   /** The revocation sequence at which the current non-ok flag or removal took effect. */
@@ -58,6 +72,14 @@ export interface RevokedAgentPage {
 export interface AgentsRepo {
   create(agent: AgentRecord): Promise<void>;
   byId(id: string): Promise<AgentRecord | undefined>;
+  /**
+   * Stores `app` (kind `app`, with a clientId) unless the owner already has a live (not removed)
+   * app of that client_id, and answers the one that is: the new one, or the one found. Of N
+   * concurrent callers for one owner and client exactly one creates it (a unique index, migration 033).
+   */
+  createApp(app: AgentRecord): Promise<{ app: AgentRecord; created: boolean }>;
+  /** The owner's live (not removed) app of `clientId`; undefined when none. */
+  liveAppOf(userId: string, clientId: string): Promise<AgentRecord | undefined>;
   listForUser(userId: string, includeRemoved?: boolean): Promise<AgentRecord[]>;
   update(id: string, patch: AgentPatch): Promise<void>;
   /**
@@ -100,5 +122,5 @@ export type AgentWithGrant = { agent: AgentStanding; grant: GrantStanding | unde
  */
 export type AgentStanding = Pick<AgentRecord, 'id' | 'name' | 'status' | 'flag' | 'unblockedRevSeq'>;
 
-/** What cloud verify needs to know about a pass's grant. */
-export type GrantStanding = Pick<GrantRecord, 'id' | 'agentId' | 'site' | 'status'>;
+/** What cloud verify needs to know about a pass's grant (`resource`: the audience of an app's passes). */
+export type GrantStanding = Pick<GrantRecord, 'id' | 'agentId' | 'site' | 'resource' | 'status'>;

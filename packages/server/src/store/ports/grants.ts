@@ -20,10 +20,15 @@ export interface GrantRecord {
   revSeq: number | null;
   /** When a newer approval superseded it; null while it is active or revoked. */
   supersededAt: number | null;
+  /**
+   * The resource URL (RFC 8707) an app's grant is for, exactly as approved (decisions §28); `site`
+   * is its host. Null for agents' grants and sign-ins.
+   */
+  resource: string | null;
 }
 
 /** A revoked grant as the revocation list reads it (GrantsRepo.listRevoked). */
-export type RevokedGrantRow = Pick<GrantRecord, 'id' | 'agentId' | 'site' | 'revSeq'> & { revokedAt: number };
+export type RevokedGrantRow = Pick<GrantRecord, 'id' | 'agentId' | 'site' | 'resource' | 'revSeq'> & { revokedAt: number };
 
 /** One page of GrantsRepo.listRevoked: at most `limit` rows after the key `after` (revokedAt, id). */
 export interface RevokedGrantPage {
@@ -36,6 +41,10 @@ export interface GrantsRepo {
   byId(id: string): Promise<GrantRecord | undefined>;
   /** The newest active grant of an agent at a site (it may have expired or run out of uses). */
   activeFor(agentId: string, site: string): Promise<GrantRecord | undefined>;
+  /** The newest active grant of an agent for a resource URL (compared exactly). */
+  activeForResource(agentId: string, resource: string): Promise<GrantRecord | undefined>;
+  /** Active or revoked grants of an agent for a resource -> superseded at `now` (a fresh approval replaces them). */
+  supersedeResource(agentId: string, resource: string, now: number): Promise<number>;
   listActiveForUser(userId: string): Promise<GrantRecord[]>;
   listForAgent(agentId: string): Promise<GrantRecord[]>;
   /** Active -> revoked at `revSeq`; false when it was not active. */

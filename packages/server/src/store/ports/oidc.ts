@@ -106,6 +106,11 @@ export interface OidcSignInRecord {
   endedAt: number | null;
   /** RFC 7638 thumbprint of the DPoP key its tokens are bound to; null for Bearer sign-ins. */
   dpopJkt: string | null;
+  /**
+   * The resource URL a person's browser approved (decisions §28): its passes' `aud`. Null for
+   * agents' sign-ins and plain openid sign-ins.
+   */
+  resource: string | null;
 }
 
 /** At most `max` refreshes of one sign-in in a window of `windowMs` that starts at its first refresh. */

@@ -8,7 +8,7 @@ import { distinctSorted, idOf } from '../repos/single-use.ts';
 
 /** The agents with the grants asked for (AgentsRepo.withGrants), from two text[] parameters. */
 const standingsSql = (agentIds: string, grantIds: string) =>
-  `SELECT a.id, a.name, a.status, a.flag, a.unblocked_rev_seq, g.id AS grant_id, g.agent_id AS grant_agent_id, g.site AS grant_site, g.status AS grant_status
+  `SELECT a.id, a.name, a.status, a.flag, a.unblocked_rev_seq, g.id AS grant_id, g.agent_id AS grant_agent_id, g.site AS grant_site, g.resource AS grant_resource, g.status AS grant_status
 FROM agents a LEFT JOIN grants g ON g.agent_id = a.id AND g.id = ANY(${grantIds}::text[]) WHERE a.id = ANY(${agentIds}::text[])`;
 
 /** As repos/single-use.ts: the primary key decides each key; an expired entry (as of `now`) is taken over. */

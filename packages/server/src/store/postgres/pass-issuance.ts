@@ -60,7 +60,7 @@ recorded AS (
 )
 SELECT i.ord, r.count AS rate_count, i.reset_at, i.rate_limit, (SELECT value FROM counters WHERE name = $14::text) AS rev_seq,
   s.id, s.user_id, s.agent_id, s.site, s.scopes, s.user_info, s.status, s.created_at, s.expires_at, s.uses_left,
-  s.refresh_hash, s.passes_issued, s.revoked_at, s.rev_seq AS grant_rev_seq, s.superseded_at
+  s.refresh_hash, s.passes_issued, s.revoked_at, s.rev_seq AS grant_rev_seq, s.superseded_at, s.resource
 FROM items i JOIN rate r ON r.key = i.rate_key LEFT JOIN spent s ON s.ord = i.ord`,
 };
 

@@ -1,16 +1,20 @@
 import { sql, type Selectable, type Updateable } from 'kysely';
 import { listedSince } from '../../domain/revocation/revocation-window.ts';
-import type { AgentFlag, AgentRecord, AgentStanding, AgentStatus, AgentsRepo, GrantStanding, GrantStatus, OperatorBrowser, RevokedAgentReason, RevokedAgentRow } from '../ports/index.ts';
+import type { AgentFlag, AgentPublicJwk, AgentRecord, AgentStanding, AgentStatus, AgentsRepo, GrantStanding, GrantStatus, OperatorBrowser, RevokedAgentReason, RevokedAgentRow } from '../ports/index.ts';
 import type { AgentsTable } from '../schema.ts';
 import { type Db, numOrNull } from './db.ts';
 import { prepared } from './prepared.ts';
 
+// An app has no key: its key columns hold '' (NOT NULL since migration 001) and are handed out as
+// null, so that every key check (agent JWT, DPoP, pairing) fails closed on an app.
 const toRecord = (r: Selectable<AgentsTable>): AgentRecord => ({
   id: r.id,
   userId: r.user_id,
   name: r.name,
-  publicJwk: JSON.parse(r.public_jwk) as AgentRecord['publicJwk'],
-  jkt: r.jkt,
+  kind: r.kind === 'app' ? 'app' : 'agent',
+  clientId: r.client_id,
+  publicJwk: r.public_jwk === '' ? null : (JSON.parse(r.public_jwk) as AgentPublicJwk),
+  jkt: r.jkt === '' ? null : r.jkt,
   status: r.status as AgentStatus,
   flag: r.flag as AgentFlag,
   flagRevSeq: numOrNull(r.flag_rev_seq),
@@ -18,6 +22,24 @@ const toRecord = (r: Selectable<AgentsTable>): AgentRecord => ({
   removedAt: numOrNull(r.removed_at),
   unblockedAt: numOrNull(r.unblocked_at),
   unblockedRevSeq: numOrNull(r.unblocked_rev_seq),
+});
+
+/** The row of a new agent or app (an app's key columns hold ''). */
+const agentRow = (a: AgentRecord) => ({
+  id: a.id,
+  user_id: a.userId,
+  name: a.name,
+  kind: a.kind,
+  client_id: a.clientId,
+  public_jwk: a.publicJwk === null ? '' : JSON.stringify(a.publicJwk),
+  jkt: a.jkt ?? '',
+  status: a.status,
+  flag: a.flag,
+  flag_rev_seq: a.flagRevSeq,
+  created_at: a.createdAt,
+  removed_at: a.removedAt,
+  unblocked_at: a.unblockedAt,
+  unblocked_rev_seq: a.unblockedRevSeq,
 });
 
 /** An agents row as the store hands it out (also read by postgres/pass-issuance.ts, which batches the token path's agent reads). */
@@ -31,7 +53,7 @@ export function agentsRepo(db: Db): AgentsRepo {
       db
         .selectFrom('agents')
         .leftJoin('grants', (join) => join.onRef('grants.agent_id', '=', 'agents.id').on('grants.id', 'in', range(grants, 'g').map((g) => p(g))))
-        .select(['agents.id', 'agents.name', 'agents.status', 'agents.flag', 'agents.unblocked_rev_seq', 'grants.id as grant_id', 'grants.agent_id as grant_agent_id', 'grants.site as grant_site', 'grants.status as grant_status'])
+        .select(['agents.id', 'agents.name', 'agents.status', 'agents.flag', 'agents.unblocked_rev_seq', 'grants.id as grant_id', 'grants.agent_id as grant_agent_id', 'grants.site as grant_site', 'grants.resource as grant_resource', 'grants.status as grant_status'])
         .where('agents.id', 'in', range(agents, 'a').map((a) => p(a))));
   const compiled = new Map<string, ReturnType<typeof withGrantsQuery>>();
   const withGrants: AgentsRepo['withGrants'] = async (pairs) => {
@@ -49,26 +71,25 @@ export function agentsRepo(db: Db): AgentsRepo {
     grantIds.forEach((id, i) => (values[`g${i}`] = id));
     return standingsFor(await run(values), pairs);
   };
+  const liveAppOf: AgentsRepo['liveAppOf'] = async (userId, clientId) => {
+    const r = await db.selectFrom('agents').selectAll().where('user_id', '=', userId).where('client_id', '=', clientId).where('status', '<>', 'removed').executeTakeFirst();
+    return r && toRecord(r);
+  };
   return {
     async create(a) {
-      await db
-        .insertInto('agents')
-        .values({
-          id: a.id,
-          user_id: a.userId,
-          name: a.name,
-          public_jwk: JSON.stringify(a.publicJwk),
-          jkt: a.jkt,
-          status: a.status,
-          flag: a.flag,
-          flag_rev_seq: a.flagRevSeq,
-          created_at: a.createdAt,
-          removed_at: a.removedAt,
-          unblocked_at: a.unblockedAt,
-          unblocked_rev_seq: a.unblockedRevSeq,
-        })
-        .execute();
+      await db.insertInto('agents').values(agentRow(a)).execute();
     },
+    async createApp(app) {
+      if (app.kind !== 'app' || app.clientId === null || app.publicJwk !== null || app.jkt !== null) throw new Error('createApp takes an app: kind app, a client_id, no key');
+      // No conflict target: the only unique index an app can meet besides the id is agents_live_app
+      // (migration 033), and a fresh random id does not collide.
+      const r = await db.insertInto('agents').values(agentRow(app)).onConflict((oc) => oc.doNothing()).executeTakeFirst();
+      if (Number(r.numInsertedOrUpdatedRows ?? 0n) === 1) return { app, created: true };
+      const found = await liveAppOf(app.userId, app.clientId);
+      if (found === undefined) throw new Error('createApp: the live app that won the race is gone');
+      return { app: found, created: false };
+    },
+    liveAppOf,
     async byId(id) {
       const r = await db.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst();
       return r && toRecord(r);
@@ -181,6 +202,7 @@ export interface StandingRow {
   grant_id: string | null;
   grant_agent_id: string | null;
   grant_site: string | null;
+  grant_resource: string | null;
   grant_status: string | null;
 }
 
@@ -189,10 +211,10 @@ export function standingsFor(rows: readonly StandingRow[], pairs: readonly { age
   const agents = new Map<string, AgentStanding>();
   const grants = new Map<string, GrantStanding>();
   for (const r of rows) {
-    const { grant_id, grant_agent_id, grant_site, grant_status } = r;
+    const { grant_id, grant_agent_id, grant_site, grant_resource, grant_status } = r;
     if (!agents.has(r.id)) agents.set(r.id, { id: r.id, name: r.name, status: r.status as AgentStatus, flag: r.flag as AgentFlag, unblockedRevSeq: r.unblocked_rev_seq === null ? null : Number(r.unblocked_rev_seq) });
     if (grant_id !== null && grant_agent_id !== null && grant_site !== null && grant_status !== null) {
-      grants.set(grant_id, { id: grant_id, agentId: grant_agent_id, site: grant_site, status: grant_status as GrantStatus });
+      grants.set(grant_id, { id: grant_id, agentId: grant_agent_id, site: grant_site, resource: grant_resource ?? null, status: grant_status as GrantStatus });
     }
   }
   return pairs.map(({ agentId, grantId }) => {

@@ -22,6 +22,7 @@ export const grantFromRow = (r: Selectable<GrantsTable>): GrantRecord => ({
   revokedAt: numOrNull(r.revoked_at),
   revSeq: numOrNull(r.rev_seq),
   supersededAt: numOrNull(r.superseded_at),
+  resource: r.resource ?? null,
 });
 
 /** What revoking writes, for one grant or all of an agent's: the refresh token dies with the grant. */
@@ -58,6 +59,7 @@ export function grantsRepo(db: Db): GrantsRepo {
           revoked_at: g.revokedAt,
           rev_seq: g.revSeq,
           superseded_at: g.supersededAt,
+          resource: g.resource,
         })
         .execute();
     },
@@ -68,6 +70,21 @@ export function grantsRepo(db: Db): GrantsRepo {
     async activeFor(agentId, site) {
       const [r] = await activeFor({ agentId, site });
       return r && grantFromRow(r);
+    },
+    async activeForResource(agentId, resource) {
+      const r = await db.selectFrom('grants').selectAll().where('agent_id', '=', agentId).where('resource', '=', resource).where('status', '=', 'active')
+        .orderBy('created_at', 'desc').limit(1).executeTakeFirst();
+      return r && grantFromRow(r);
+    },
+    async supersedeResource(agentId, resource, now) {
+      const r = await db
+        .updateTable('grants')
+        .set({ status: 'superseded', refresh_hash: null, superseded_at: now })
+        .where('agent_id', '=', agentId)
+        .where('resource', '=', resource)
+        .where('status', 'in', ['active', 'revoked'])
+        .executeTakeFirst();
+      return affected(r);
     },
     async listActiveForUser(userId) {
       const rows = await db.selectFrom('grants').selectAll().where('user_id', '=', userId).where('status', '=', 'active').orderBy('created_at', 'desc').execute();
@@ -139,14 +156,14 @@ export function grantsRepo(db: Db): GrantsRepo {
       // bound on revoked_at is that key's time (later than the window's start), so each page is a
       // range from the key on, not from the window's start (a plain comparison beside the row value,
       // which is what lets SQLite use the partial index and start the range there).
-      let q = db.selectFrom('grants').select(['id', 'agent_id', 'site', 'rev_seq', 'revoked_at']);
+      let q = db.selectFrom('grants').select(['id', 'agent_id', 'site', 'resource', 'rev_seq', 'revoked_at']);
       const after = page?.after;
       if (after === undefined) q = q.where('revoked_at', '>', listedSince(now));
       else q = q.where('revoked_at', '>=', Math.max(after.revokedAt, listedSince(now) + 1)).where((eb) => eb(eb.refTuple('revoked_at', 'id'), '>', eb.tuple(after.revokedAt, after.id)));
       q = q.orderBy('revoked_at').orderBy('id');
       if (page !== undefined) q = q.limit(page.limit);
       const rows = await q.execute();
-      return rows.map((r) => ({ id: r.id, agentId: r.agent_id, site: r.site, revSeq: numOrNull(r.rev_seq), revokedAt: Number(r.revoked_at) }));
+      return rows.map((r) => ({ id: r.id, agentId: r.agent_id, site: r.site, resource: r.resource ?? null, revSeq: numOrNull(r.rev_seq), revokedAt: Number(r.revoked_at) }));
     },
   };
 }

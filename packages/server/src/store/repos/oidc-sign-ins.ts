@@ -18,6 +18,7 @@ const toRecord = (r: Selectable<OidcSignInsTable>): OidcSignInRecord => ({
   expiresAt: Number(r.expires_at),
   endedAt: numOrNull(r.ended_at),
   dpopJkt: r.dpop_jkt,
+  resource: r.resource ?? null,
 });
 
 export function oidcSignInsRepo(db: Db): OidcSignInsRepo {
@@ -42,6 +43,7 @@ export function oidcSignInsRepo(db: Db): OidcSignInsRepo {
           dpop_jkt: s.dpopJkt,
           refresh_window_at: null,
           refresh_count: 0,
+          resource: s.resource,
         })
         .onConflict((oc) => oc.column('sid').doNothing())
         .executeTakeFirst();

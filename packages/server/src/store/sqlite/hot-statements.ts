@@ -5,7 +5,7 @@
  */
 
 /** The agent with the grant asked for (AgentsRepo.withGrant). Exported for the benchmark's query plans. */
-export const READ_STANDING = `SELECT a.id, a.name, a.status, a.flag, a.unblocked_rev_seq, g.id AS grant_id, g.agent_id AS grant_agent_id, g.site AS grant_site, g.status AS grant_status
+export const READ_STANDING = `SELECT a.id, a.name, a.status, a.flag, a.unblocked_rev_seq, g.id AS grant_id, g.agent_id AS grant_agent_id, g.site AS grant_site, g.resource AS grant_resource, g.status AS grant_status
 FROM agents a LEFT JOIN grants g ON g.id = ? AND g.agent_id = a.id WHERE a.id = ?`;
 
 /**

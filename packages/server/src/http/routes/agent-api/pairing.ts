@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Services } from '../../../services.ts';
 import { PAIRING } from '../../../domain/agents/pairing.ts';
+import { agentJkt } from '../../../domain/agents/agent-key.ts';
 import { ReadableLine, withErrors } from '../../schemas/common.ts';
 
 const PairIn = Type.Object({
@@ -32,6 +33,6 @@ export async function agentPairRoutes(base: FastifyInstance, s: Services): Promi
     },
   }, async (request) => {
     const agent = await pairing.redeem(request.body, request.ip);
-    return { agent_id: agent.id, name: agent.name, jkt: agent.jkt };
+    return { agent_id: agent.id, name: agent.name, jkt: agentJkt(agent) };
   });
 }

@@ -24,7 +24,9 @@ const AgentOut = Type.Object({
   name: Type.String(),
   status: Type.Union([Type.Literal('active'), Type.Literal('removed'), Type.Literal('blocked'), Type.Literal('suspended')], { description: '`blocked`: the agent was made by an operator that an admin switched off; it works again when the operator is switched on. `suspended`: an operator\'s agent beyond the limit you set for its connection (the newest beyond it); it works again when you raise the limit (POST /api/connections/{cid}/limit)' }),
   flag: AgentFlag(),
-  jkt: Type.String({ description: 'RFC 7638 thumbprint of the agent key' }),
+  kind: Type.Union([Type.Literal('agent'), Type.Literal('app')], { description: '`app`: an MCP client you approved in the browser (decisions §28): it has no key, acts only at the resources you approved, and is revoked like an agent' }),
+  client_id: Type.Union([Type.String(), Type.Null()], { description: "an app's OAuth client_id (`c_`, `rc_`, or its metadata document URL); null for an agent" }),
+  jkt: Type.Union([Type.String(), Type.Null()], { description: 'RFC 7638 thumbprint of the agent key; null for an app' }),
   password_manager: PasswordManagerOut,
   operator: Type.Union([
     Type.Object({
@@ -38,7 +40,7 @@ const AgentOut = Type.Object({
 });
 
 const agentOut = (a: AgentRecord, pm: PasswordManagerState, op: AgentOperator | undefined) => ({
-  id: a.id, name: a.name, status: a.status, flag: a.flag, jkt: a.jkt, password_manager: pm,
+  id: a.id, name: a.name, status: a.status, flag: a.flag, kind: a.kind, client_id: a.clientId, jkt: a.jkt, password_manager: pm,
   operator: op === undefined ? null : { id: op.operatorId, name: op.name, connection_id: op.connectionId },
   created_at: iso(a.createdAt),
 });

@@ -12,7 +12,7 @@ const RevokedAgentOut = Type.Object({
 });
 const RevokedGrantOut = Type.Object({
   agent: Type.String({ description: 'agent id' }),
-  site: Type.String({ description: 'site id whose grant was revoked less than 720 s ago (whether or not approved again since)' }),
+  site: Type.String({ description: 'site id whose grant was revoked less than 720 s ago (whether or not approved again since); for an app\'s grant for a protected resource (decisions §28), the resource URL exactly: the `aud` of its passes' }),
   rev_seq: Type.Integer({ description: 'the revocation sequence of the revocation; passes for this agent and site minted at or before it are refused' }),
 });
 export const SnapshotOut = Type.Object({

@@ -5,7 +5,7 @@ import { DETAILS_DIGEST_DESCRIPTION, DETAILS_DIGEST_PATTERN, ERROR_TABLE, postVe
 
 const StepupVerifyIn = Type.Object({
   stepup_token: Type.String({ minLength: 1, maxLength: 16384, description: 'the `X-Service-Stepup` header' }),
-  site: Type.String({ minLength: 1, maxLength: 253, description: 'your site id' }),
+  site: Type.String({ minLength: 1, maxLength: 2048, description: 'your site id; a protected resource (decisions §28) sends its resource URL exactly (a site step-up filed with an app\'s resource pass is for that URL)' }),
   action: Type.String({ minLength: 1, maxLength: 200, description: 'the sensitive action being performed' }),
   agent_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'the `sub` of the pass you verified; when given, a token of another agent is `stepup_invalid` (and not used up)' })),
   user_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'the owner (`user`) of the pass you verified; when given, a token approved by another user is `stepup_invalid` (and not used up)' })),
