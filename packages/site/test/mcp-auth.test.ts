@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createDpopProof } from '@mandate/protocol';
+import { discoverOAuthProtectedResourceMetadata, extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { Mode } from '../src/index.ts';
 import { type App, type StandIn, newApp, passFetch, passFor, startStandIn } from './helpers/mcp-stand-in.ts';
 import { FRAMEWORKS, type McpApp, TOOLS, connectClient, rpc, startMcpApp, toolCall } from './helpers/mcp-servers.ts';
@@ -60,6 +61,23 @@ for (const mode of ['local', 'cloud'] as Mode[]) {
         assert.ok(www.includes('scope="notes:read"'), www);
         assert.doesNotMatch(www, /error=/);
         assert.match(www, /DPoP algs="ES256"/);
+      });
+
+      it("the MCP SDK client's own discovery reads the challenges and the metadata", async () => {
+        const unauthorized = await rpc(app, toolCall('read_notes'));
+        const params = extractWWWAuthenticateParams(unauthorized);
+        assert.equal(params.resourceMetadataUrl?.href, `${app.url}/.well-known/oauth-protected-resource/mcp`);
+        assert.equal(params.scope, 'notes:read');
+        const found = await discoverOAuthProtectedResourceMetadata(app.resource, { resourceMetadataUrl: params.resourceMetadataUrl });
+        assert.equal(found.resource, app.resource);
+        assert.deepEqual(found.authorization_servers, [s.url]);
+        // Without the header's hint the SDK tries the path-aware well-known URL first: the same document.
+        assert.equal((await discoverOAuthProtectedResourceMetadata(app.resource)).resource, app.resource);
+
+        const pass = await passFor(s, notesApp, { resource: app.resource, scopes: ['notes:read'], bound: false });
+        const forbidden = await rpc(app, toolCall('write_note', { text: 'x' }), { authorization: `Bearer ${pass}` });
+        const stepUp = extractWWWAuthenticateParams(forbidden);
+        assert.deepEqual([forbidden.status, stepUp.error, stepUp.scope], [403, 'insufficient_scope', 'notes:write']);
       });
 
       it('accepts a DPoP-bound pass with its proof, and hands req.auth to the McpServer tool as extra.authInfo', async () => {
