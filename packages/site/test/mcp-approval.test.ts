@@ -148,6 +148,18 @@ for (const framework of ['node', 'express'] as const) {
       assert.match(textOf(result), /stepup_wrong_details/);
       assert.equal(app.ran.length, 2);
     });
+
+    it('Mandate refusing to file (limit reached) or unreachable: a tool error that says so, the tool does not run', async () => {
+      s.overrides.set('POST /api/v1/stepup/site', { status: 429, body: { detail: 'slow down' }, headers: { 'retry-after': '30' } });
+      const limited = await call('archive_all', { folder: 'limits' });
+      assert.equal(limited.result.isError, true);
+      assert.match(textOf(limited.result), /too many approval requests.*try again in 30 s/);
+      s.overrides.set('POST /api/v1/stepup/site', { status: 502 });
+      const down = await call('archive_all', { folder: 'limits' });
+      assert.match(textOf(down.result), /Mandate cannot be reached/);
+      s.overrides.clear();
+      assert.equal(app.ran.length, 2);
+    });
   });
 }
 

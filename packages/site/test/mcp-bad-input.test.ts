@@ -24,8 +24,10 @@ function raw(url: string, o: { method: string; path: string; headers?: Record<st
   });
 }
 
-for (const framework of FRAMEWORKS) {
-  describe(`mcpAuth bad input, ${framework}`, () => {
+const VARIANTS = [...FRAMEWORKS.map((f) => ({ framework: f, expressJson: true })), { framework: 'express' as const, expressJson: false }];
+
+for (const { framework, expressJson } of VARIANTS) {
+  describe(`mcpAuth bad input, ${framework}${expressJson ? '' : ' without express.json()'}`, () => {
     let s: StandIn;
     let app: McpApp;
     let notesApp: App;
@@ -34,7 +36,7 @@ for (const framework of FRAMEWORKS) {
     before(async () => {
       s = await startStandIn();
       notesApp = await newApp();
-      app = await startMcpApp(framework, (resource) => ({ service: s.url, resource, scopes: ['notes:read'], tools: TOOLS, mode: 'local', onError: quiet }));
+      app = await startMcpApp(framework, (resource) => ({ service: s.url, resource, scopes: ['notes:read'], tools: TOOLS, mode: 'local', onError: quiet }), { expressJson });
       await app.mandate.start();
       pass = await passFor(s, notesApp, { resource: app.resource, scopes: ['notes:read'], bound: false });
     });
@@ -138,6 +140,57 @@ for (const framework of FRAMEWORKS) {
     });
   });
 }
+
+describe('mcpAuth when Mandate gives no verdict', () => {
+  let s: StandIn;
+  before(async () => {
+    s = await startStandIn();
+  });
+  after(() => s.close());
+
+  it('cloud mode, verify failing: 503 service_unavailable with Retry-After, and onError hears of it', async () => {
+    const errors: Error[] = [];
+    const app = await startMcpApp('node', (resource) => ({ service: s.url, resource, scopes: ['notes:read'], mode: 'cloud', onError: (e) => errors.push(e) }));
+    try {
+      const pass = await passFor(s, await newApp(), { resource: app.resource, scopes: ['notes:read'], bound: false });
+      s.overrides.set('POST /api/v1/verify', { status: 500, body: { detail: 'down' } });
+      const res = await rpc(app, toolCall('read_notes'), { authorization: `Bearer ${pass}` });
+      assert.equal(res.status, 503);
+      assert.equal(res.headers.get('retry-after'), '5');
+      const body = (await res.json()) as { error: string };
+      assert.equal(body.error, 'service_unavailable');
+      assert.ok(!JSON.stringify(body).includes(pass));
+      assert.equal(errors.length, 1);
+      assert.ok(!errors[0]?.message.includes(pass));
+    } finally {
+      s.overrides.clear();
+      await app.close();
+    }
+  });
+
+  it('local mode, no revocation list: 503 revocation_stale (fail closed), then served once one is fetched', async () => {
+    s.overrides.set('GET /api/v1/revocation', { status: 500 });
+    const app = await startMcpApp('node', (resource) => ({ service: s.url, resource, scopes: ['notes:read'], mode: 'local', onError: quiet }));
+    try {
+      await assert.rejects(app.mandate.start());
+      assert.equal(app.mandate.status().ready, false);
+      const pass = await passFor(s, await newApp(), { resource: app.resource, scopes: ['notes:read'], bound: false });
+      const res = await rpc(app, toolCall('read_notes'), { authorization: `Bearer ${pass}` });
+      assert.equal(res.status, 503);
+      assert.equal(((await res.json()) as { error: string }).error, 'revocation_stale');
+      s.overrides.clear();
+      await app.mandate.refresh();
+      assert.equal(app.mandate.status().ready, true);
+      const ok = await rpc(app, toolCall('read_notes'), { authorization: `Bearer ${pass}` });
+      assert.equal(ok.status, 200);
+      await ok.text();
+    } finally {
+      s.overrides.clear();
+      app.mandate.close();
+      await app.close();
+    }
+  });
+});
 
 describe('mcpAuth options', () => {
   const ok = { service: 'https://mandate.example', resource: 'https://mcp.example/mcp', scopes: ['notes:read'] };

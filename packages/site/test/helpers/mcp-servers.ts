@@ -69,8 +69,8 @@ async function serveMcp(mandate: McpAuth, ran: unknown[], req: IncomingMessage, 
   await transport.handleRequest(req, res, body);
 }
 
-/** An MCP server at `http://127.0.0.1:<port>/mcp` guarded by mcpAuth in the given framework. */
-export async function startMcpApp(framework: Framework, options: (resource: string) => McpAuthOptions): Promise<McpApp> {
+/** An MCP server at `http://127.0.0.1:<port>/mcp` guarded by mcpAuth in the given framework (Express: with express.json() unless told). */
+export async function startMcpApp(framework: Framework, options: (resource: string) => McpAuthOptions, o: { expressJson?: boolean } = {}): Promise<McpApp> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const resource = `${url}/mcp`;
@@ -96,7 +96,9 @@ export async function startMcpApp(framework: Framework, options: (resource: stri
   if (framework === 'express') {
     const app = express();
     app.use(expressMetadata(mandate));
-    app.all('/mcp', express.json({ limit: '1mb' }), expressGuard(mandate), (req, res) => void serveMcp(mandate, ran, req, res, req.body).catch(fail(res)));
+    // Without express.json() the guard reads the body itself.
+    const parsers = o.expressJson === false ? [] : [express.json({ limit: '1mb' })];
+    app.all('/mcp', ...parsers, expressGuard(mandate), (req, res) => void serveMcp(mandate, ran, req, res, req.body).catch(fail(res)));
     const server = app.listen(port, '127.0.0.1');
     await new Promise<void>((resolve) => server.once('listening', () => resolve()));
     return { framework, url, resource, mandate, ran, close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))) };

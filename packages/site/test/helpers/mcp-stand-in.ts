@@ -41,6 +41,8 @@ export type StandIn = {
   count(method: string, prefix: string): number;
   /** Used-up step-up jtis. */
   used: Set<string>;
+  /** Answers that replace a route's, by `METHOD /path` (no query): outages, limits. */
+  overrides: Map<string, { status: number; body?: unknown; headers?: Record<string, string> }>;
   answer(txn: string, status: 'approved' | 'denied' | 'expired'): Promise<void>;
   close(): Promise<void>;
 };
@@ -62,6 +64,7 @@ export async function startStandIn(): Promise<StandIn> {
   const seenJti = new Set<string>();
   const used = new Set<string>();
   const waiters = new Set<() => void>();
+  const overrides: StandIn['overrides'] = new Map();
   const wake = () => {
     for (const w of [...waiters]) w();
   };
@@ -70,6 +73,11 @@ export async function startStandIn(): Promise<StandIn> {
   async function route(req: IncomingMessage, body: unknown, res: ServerResponse): Promise<void> {
     const u = new URL(req.url ?? '/', url);
     const b = (body ?? {}) as Record<string, unknown>;
+    const override = overrides.get(`${req.method} ${u.pathname}`);
+    if (override !== undefined) {
+      res.writeHead(override.status, { 'content-type': 'application/json', ...override.headers });
+      return void res.end(override.body === undefined ? '' : JSON.stringify(override.body));
+    }
     if (req.method === 'GET' && u.pathname === '/api/v1/jwks') return send(res, 200, { keys: [key.publicJwk] });
     if (req.method === 'GET' && u.pathname === '/api/v1/revocation') {
       const claims = snapshot();
@@ -182,6 +190,7 @@ export async function startStandIn(): Promise<StandIn> {
     stepups,
     calls,
     used,
+    overrides,
     count: (method, prefix) => calls.filter((c) => c.method === method && c.path.startsWith(prefix)).length,
     async answer(txn, status) {
       const record = stepups.find((s) => s.txn === txn);
