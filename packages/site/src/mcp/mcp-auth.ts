@@ -79,8 +79,8 @@ export function sendMcpAnswer(res: ServerResponse, answer: McpAnswer, method?: s
  */
 export function mcpAuth(options: McpAuthOptions): McpAuth {
   const config = parseMcpOptions(options);
-  const verifier: ResourceVerifier = config.verifier.mode === 'local' ? new LocalResourceVerifier(config, replayCacheFrom(options.replayCache)) : new CloudResourceVerifier(config);
-  if (config.verifier.mode === 'cloud') replayCacheFrom(options.replayCache); // validated in either mode
+  const replayCache = replayCacheFrom(options.replayCache); // validated in either mode: a bad value is a bug of the server
+  const verifier: ResourceVerifier = config.verifier.mode === 'local' ? new LocalResourceVerifier(config, replayCache) : new CloudResourceVerifier(config);
   const guard = new McpGuard(config, verifier);
   const approvals = new Approvals(config);
 
