@@ -3,6 +3,8 @@ import { fromNodeRequest, refusalBody } from './node.ts';
 import { type RouteOptions, checkRouteOptions, declaresJson, isRefused, requirementsFor } from './route-options.ts';
 import type { Refused, Verified } from './types.ts';
 import type { Verifier } from './verifier.ts';
+import type { McpAnswer } from './mcp/guard.ts';
+import type { McpAuth, McpNodeRequest } from './mcp/mcp-auth.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -49,3 +51,40 @@ export function requireAgent(verifier: Verifier, options: FastifyRouteOptions = 
 }
 
 export type { Verified } from './types.ts';
+export type { McpAuth };
+
+/**
+ * An MCP server's metadata for Fastify: registers GET (and HEAD) routes at `mandate.metadataPaths`.
+ * `await app.register(mcpMetadata(mandate))`.
+ */
+export function mcpMetadata(mandate: McpAuth): FastifyPluginAsync {
+  return async (app) => {
+    for (const path of mandate.metadataPaths) {
+      app.get(path, async (request, reply) => {
+        const answer = mandate.metadataAnswer('GET', path);
+        if (answer === undefined) return reply.code(404).send({ error: 'not_found' });
+        return reply.code(answer.status).headers(answer.headers).send(JSON.stringify(answer.body));
+      });
+    }
+  };
+}
+
+/**
+ * A Fastify `preHandler` guarding an MCP endpoint (see `mcpAuth`): refusals are answered here; a
+ * verified request goes on with `request.raw.auth` set as the MCP SDK expects, so the handler calls
+ * `reply.hijack(); await transport.handleRequest(request.raw, reply.raw, request.body)`. The body is
+ * Fastify's parsed JSON (its own limits and 400s apply).
+ */
+export function requireMcpAuth(mandate: McpAuth) {
+  const send = (reply: FastifyReply, answer: McpAnswer) => reply.code(answer.status).headers(answer.headers).send(JSON.stringify(answer.body));
+  return async function mcpAuthPreHandler(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+    const authenticated = await mandate.authenticate(fromNodeRequest(request.raw, request.url));
+    if (!authenticated.ok) return send(reply, authenticated.answer);
+    if (request.method === 'POST') {
+      const refused = mandate.authorize(authenticated.auth, request.body);
+      if (refused !== undefined) return send(reply, refused);
+    }
+    (request.raw as McpNodeRequest).auth = authenticated.auth;
+    return undefined;
+  };
+}

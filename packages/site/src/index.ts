@@ -25,3 +25,11 @@ export type { VerifyErrorCode } from '@mandate/protocol';
 /** Receipts (decisions §29): proof, checked offline with the service's JWKS, that the owner's passkey approved exactly one action with those details. */
 export { RECEIPT_ERROR_CODES, ReceiptError, verifyReceipt } from '@mandate/protocol';
 export type { CredentialKey, Receipt, ReceiptErrorCode, ReceiptExpectation, ServiceKeys, VerifiedReceipt, VerifyReceiptOptions } from '@mandate/protocol';
+/** MCP servers protected by Mandate (decisions §28): `mcpAuth`; Express and Fastify adapters in their entry points. */
+export { mcpAuth, sendMcpAnswer } from './mcp/mcp-auth.ts';
+export type { McpAuth, McpNodeRequest } from './mcp/mcp-auth.ts';
+export type { McpAuthOptions, McpToolRule } from './mcp/options.ts';
+export type { McpAnswer, McpAuthExtra, McpAuthInfo, McpAuthResult } from './mcp/guard.ts';
+export type { ProtectedResourceMetadata } from './mcp/metadata.ts';
+export type { ApprovalExtra, ProgressNotification, ToolErrorResult } from './mcp/approval.ts';
+export { CALL_AGAIN, defaultSummary } from './mcp/approval.ts';

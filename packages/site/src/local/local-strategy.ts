@@ -114,6 +114,12 @@ export class LocalStrategy implements Strategy {
     return snapshot;
   }
 
+  /** The revocation index once keys and a fresh list are held, or the reason there is none (thrown): for mcpAuth's resource passes. */
+  revocationIndex(): Promise<RevocationIndex> {
+    const now = this.readyNow();
+    return now === undefined ? this.ready() : Promise.resolve(now);
+  }
+
   async verify(p: PreparedRequest): Promise<Verified> {
     const snapshot = this.readyNow() ?? (await this.ready());
     const now = Math.floor(this.config.now() / 1000);
