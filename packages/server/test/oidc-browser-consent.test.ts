@@ -317,6 +317,9 @@ function suite(backend: 'sqlite' | 'postgres'): void {
       const res = await t.app.inject({ method: 'POST', url: '/oidc/authorize', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: q });
       assert.equal(res.statusCode, 303);
       assert.equal(res.headers.location, `/oidc/authorize?${q}`);
+      const huge = await t.app.inject({ method: 'POST', url: '/oidc/authorize', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: `${q}&x=${'x'.repeat(60_000)}` });
+      expectStatus(huge, 400);
+      assert.equal(huge.headers.location, undefined);
     });
   });
 }

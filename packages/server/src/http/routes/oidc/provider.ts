@@ -19,6 +19,8 @@ import { params } from './params.ts';
 import { appConsentRoutes, browserAuthorizePage } from './app-consent.ts';
 
 const FORM = 'application/x-www-form-urlencoded';
+/** A browser's form post to /oidc/authorize becomes a GET of the page: its form, as the query, at most this long. */
+const BROWSER_FORM_MAX = 12_000;
 
 
 function formOf(body: unknown): URLSearchParams {
@@ -123,7 +125,13 @@ export async function oidcProviderRoutes(base: FastifyInstance, s: Services): Pr
         return reply.code(400).send({ detail: `send the parameters as ${FORM}` });
       }
       // A browser's form post: the consent page is read from the address (its script reads the query).
-      if (agentHeader(request) === undefined) return noStore(reply).redirect(`/oidc/authorize?${form.toString()}`, 303);
+      // Longer than six parameters of the longest allowed cannot be an authorization request, and
+      // would make a Location header many clients refuse.
+      if (agentHeader(request) === undefined) {
+        const query = form.toString();
+        if (query.length > BROWSER_FORM_MAX) return reply.code(400).send({ detail: `an authorization request from a browser is at most ${BROWSER_FORM_MAX} characters` });
+        return noStore(reply).redirect(`/oidc/authorize?${query}`, 303);
+      }
       const { map, repeated } = params(form);
       const url = new URL('/oidc/authorize', issuer);
       const location = await s.oidc.authorize({ params: map, repeated, agentHeader: agentHeader(request), requested: { method: 'POST', url, form: [...form] }, ip: request.ip });
