@@ -1,19 +1,48 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { discoverOAuthProtectedResourceMetadata, extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { detailsDigestOf } from '@mandate/protocol';
-import { type Child, runTs } from '../../server/test/helpers/child-process.ts';
+import { type Child, REPO_ROOT, runTs } from '../../server/test/helpers/child-process.ts';
+import { markedBlocks } from '../../server/test/helpers/doc-examples.ts';
 import { freePort } from '../../server/test/helpers/server-process.ts';
 import { CALL_AGAIN } from '../src/index.ts';
 import { passFetch } from './helpers/mcp-stand-in.ts';
+import { configFromEnv, listeningLine } from '../../../examples/mcp-server/config.ts';
 import { type RealMandate, ownerAnswers, pendingSiteStepups, realApp, realPass, startRealMandate } from './helpers/mcp-real.ts';
 
 // examples/mcp-server as its own process (node:http and Express, cloud and local mode), started as
 // its README says, against a real Mandate over real HTTP; this test is the MCP client (the official
 // SDK's Client with a fetch that presents the pass) and the owner (passkey approvals).
+// docs/sites/mcp.md cannot rot: its TypeScript blocks are quotes of the example's files (checked
+// here word for word), and the answers it shows are compared with the running example's.
+
+const GUIDE = 'docs/sites/mcp.md';
+const EXAMPLE = 'examples/mcp-server';
+const guide = markedBlocks(GUIDE);
+const guideText = readFileSync(join(REPO_ROOT, GUIDE), 'utf8');
+/** The guide's prose with line breaks as spaces, to find a sentence wrapped over lines. */
+const guideProse = guideText.replace(/\s+/g, ' ');
+
+/** A block the guide shows as an answer, with its example addresses (port 3002, Mandate on 8080) made this run's. */
+function shownAnswer(name: string, ex: Example, m: RealMandate): string {
+  return guide
+    .block('answer', name)
+    .replaceAll('http://localhost:3002', ex.base)
+    .replaceAll('localhost:3002', new URL(ex.base).host)
+    .replaceAll('http://localhost:8080', m.url);
+}
+
+/** An ```http block of the guide: `HTTP/1.1 <status> <reason>` and one `WWW-Authenticate` line. */
+function shownChallenge(text: string): { status: number; www: string } {
+  const m = /^HTTP\/1\.1 (\d{3}) [A-Za-z ]+\nWWW-Authenticate: (.+)\n$/.exec(text);
+  assert.ok(m, `not a status line and a challenge: ${text}`);
+  return { status: Number(m[1]), www: m[2] ?? '' };
+}
 
 const textOf = (r: CallToolResult): string => (r.content[0] as { text: string }).text;
 
@@ -67,7 +96,9 @@ describe('examples/mcp-server against a real Mandate', () => {
         assert.ok(ex.child.stdout().includes(`notes MCP server (${kind}) listening on ${ex.base}: resource ${ex.resource}, ${mode} mode, Mandate at ${m.url}\n`), ex.child.output());
         const res = await fetch(`${ex.base}/.well-known/oauth-protected-resource/mcp`);
         assert.equal(res.status, 200);
-        assert.deepEqual(await res.json(), {
+        const metadata: unknown = await res.json();
+        assert.deepEqual(metadata, JSON.parse(shownAnswer('metadata', ex, m)), 'as the guide shows it');
+        assert.deepEqual(metadata, {
           resource: ex.resource,
           authorization_servers: [m.url],
           scopes_supported: ['notes:read', 'notes:write'],
@@ -83,6 +114,7 @@ describe('examples/mcp-server against a real Mandate', () => {
         assert.equal(res.status, 401);
         const www = res.headers.get('www-authenticate') ?? '';
         assert.equal(www, `Bearer error_description="this MCP server needs a Mandate pass: see resource_metadata", scope="notes:read", resource_metadata="${ex.base}/.well-known/oauth-protected-resource/mcp", DPoP algs="ES256"`);
+        assert.deepEqual(shownChallenge(shownAnswer('401', ex, m)), { status: 401, www }, 'as the guide shows it');
         // What an MCP client does with it (the SDK's own discovery): the metadata names Mandate.
         const params = extractWWWAuthenticateParams(res);
         assert.equal(params.resourceMetadataUrl?.href, `${ex.base}/.well-known/oauth-protected-resource/mcp`);
@@ -108,6 +140,7 @@ describe('examples/mcp-server against a real Mandate', () => {
         const res = await rpc(ex, deleteCall('Book club'), { authorization: `Bearer ${pass}` });
         assert.equal(res.status, 403);
         assert.match(res.headers.get('www-authenticate') ?? '', /^Bearer error="insufficient_scope", error_description="[^"]+", scope="notes:write", resource_metadata="[^"]+"/);
+        assert.deepEqual(shownChallenge(shownAnswer('403', ex, m)), { status: 403, www: res.headers.get('www-authenticate') }, 'as the guide shows it');
         assert.deepEqual(await pendingSiteStepups(m), [], 'the owner is not asked for a call the pass may not make');
       });
 
@@ -123,6 +156,7 @@ describe('examples/mcp-server against a real Mandate', () => {
           const first = await call('delete_note', { title: 'Trip to Lisbon' });
           assert.deepEqual([first.isError, textOf(first)], [true, CALL_AGAIN]);
           assert.equal(progress[0], 'Asked the owner on their phone; waiting for their approval');
+          assert.ok(guideProse.includes(`"${progress[0]}"`), 'the guide quotes the progress the model sees');
           const cards = await pendingSiteStepups(m);
           assert.equal(cards.length, 1);
           assert.equal(cards[0]?.action, 'delete_note');
@@ -152,4 +186,37 @@ describe('examples/mcp-server against a real Mandate', () => {
       });
     });
   }
+});
+
+describe(`${GUIDE} quotes the example and runs what it says`, () => {
+  it('every block is a quote of the example, an answer of it, or the commands that start it', () => {
+    assert.ok(guide.blocks.length >= 10, `only ${guide.blocks.length} blocks`);
+    for (const b of guide.blocks) {
+      assert.ok(['quote', 'answer', 'shell'].includes(b.marker), `a block without its mark: ${b.text}`);
+      if (b.marker !== 'quote') continue;
+      assert.equal(b.lang, 'ts');
+      const file = readFileSync(join(REPO_ROOT, EXAMPLE, b.name), 'utf8');
+      assert.ok(file.includes(b.text), `${GUIDE}: this block is not in ${EXAMPLE}/${b.name} as written:\n${b.text}`);
+    }
+    assert.deepEqual(guide.blocks.filter((b) => b.marker === 'answer').map((b) => b.name).sort(), ['401', '403', 'call-again', 'metadata']);
+  });
+
+  it('the tool error the model reads while the owner decides is the SDK\'s, word for word', () => {
+    assert.equal(guide.block('answer', 'call-again'), `${CALL_AGAIN}\n`);
+  });
+
+  it('its commands start what the test starts, with settings the example reads; the line it prints is the default one', () => {
+    const scripts = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+    const config = readFileSync(join(REPO_ROOT, EXAMPLE, 'config.ts'), 'utf8');
+    const lines = guide.block('shell', 'run').split('\n').map((l) => l.replace(/#.*$/, '').trim()).filter((l) => l !== '');
+    assert.equal(lines.length, 3);
+    for (const line of lines) {
+      const m = /^((?:[A-Z_]+=\S+ )*)npm (start|run (\S+))$/.exec(line);
+      assert.ok(m, `not a command of this repository: ${line}`);
+      if (m[3] !== undefined) assert.equal(scripts[m[3]], `node --import tsx ${EXAMPLE}/server.ts`, `npm run ${m[3]}`);
+      for (const name of (m[1] ?? '').split(' ').filter(Boolean).map((a) => a.split('=')[0])) assert.ok(config.includes(`env['${name}']`), `the example does not read ${name}`);
+    }
+    assert.equal(scripts['start'], 'node scripts/start.mjs');
+    assert.ok(guideText.includes(`\`${listeningLine(configFromEnv({}), 'node:http')}\``), 'the line printed with the default settings');
+  });
 });
