@@ -8,7 +8,7 @@ import { discoverOAuthProtectedResourceMetadata, extractWWWAuthenticateParams } 
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { detailsDigestOf } from '@mandate/protocol';
 import { type Child, REPO_ROOT, runTs } from '../../server/test/helpers/child-process.ts';
-import { markedBlocks } from '../../server/test/helpers/doc-examples.ts';
+import { docShellBlocks, markedBlocks } from '../../server/test/helpers/doc-examples.ts';
 import { freePort } from '../../server/test/helpers/server-process.ts';
 import { CALL_AGAIN } from '../src/index.ts';
 import { passFetch } from './helpers/mcp-stand-in.ts';
@@ -217,6 +217,9 @@ describe(`${GUIDE} quotes the example and runs what it says`, () => {
       for (const name of (m[1] ?? '').split(' ').filter(Boolean).map((a) => a.split('=')[0])) assert.ok(config.includes(`env['${name}']`), `the example does not read ${name}`);
     }
     assert.equal(scripts['start'], 'node scripts/start.mjs');
+    // The example's README shows the same commands, and the Express version's.
+    const readme = docShellBlocks(`${EXAMPLE}/README.md`).join('').split('\n').map((l) => l.replace(/#.*$/, '').trim()).filter((l) => l !== '');
+    assert.deepEqual(readme, [...lines, `node --import tsx ${EXAMPLE}/express.ts`]);
     assert.ok(guideText.includes(`\`${listeningLine(configFromEnv({}), 'node:http')}\``), 'the line printed with the default settings');
   });
 });
