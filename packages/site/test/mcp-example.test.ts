@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -198,6 +198,7 @@ describe(`${GUIDE} quotes the example and runs what it says`, () => {
       const file = readFileSync(join(REPO_ROOT, EXAMPLE, b.name), 'utf8');
       assert.ok(file.includes(b.text), `${GUIDE}: this block is not in ${EXAMPLE}/${b.name} as written:\n${b.text}`);
     }
+    for (const f of readdirSync(join(REPO_ROOT, EXAMPLE)).filter((f) => f.endsWith('.ts'))) assert.ok(guideText.includes(`\`${f}\``), `${GUIDE} names ${f}`);
     assert.deepEqual(guide.blocks.filter((b) => b.marker === 'answer').map((b) => b.name).sort(), ['401', '403', 'call-again', 'metadata']);
   });
 
