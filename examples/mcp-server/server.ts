@@ -4,12 +4,12 @@
 // Environment: MANDATE_URL, MODE, PORT, HOST, PUBLIC_URL, APPROVAL_WAIT_SEC (config.ts).
 import { createServer } from 'node:http';
 import { protectNotes } from './auth.ts';
-import { configFromEnv, listeningLine } from './config.ts';
+import { listeningLine, loadConfig } from './config.ts';
 import { Notes } from './notes.ts';
 import { serveMcp } from './tools.ts';
 import { startAndServe } from './lifecycle.ts';
 
-const config = configFromEnv(process.env);
+const config = loadConfig();
 const mandate = protectNotes(config);
 const notes = new Notes();
 

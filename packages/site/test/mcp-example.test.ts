@@ -224,3 +224,19 @@ describe(`${GUIDE} quotes the example and runs what it says`, () => {
     assert.ok(guideText.includes(`\`${listeningLine(configFromEnv({}), 'node:http')}\``), 'the line printed with the default settings');
   });
 });
+
+describe('examples/mcp-server with a bad setting', () => {
+  for (const [env, said] of [
+    [{ MODE: 'cloudy' }, 'MODE must be cloud or local, not cloudy'],
+    [{ PUBLIC_URL: 'http://localhost:3002/notes' }, 'PUBLIC_URL must be an origin'],
+    [{ APPROVAL_WAIT_SEC: '60' }, 'APPROVAL_WAIT_SEC must be a whole number of seconds from 1 to 25'],
+  ] as const) {
+    it(`says so in one line and exits with 2: ${Object.keys(env).join()}`, async () => {
+      const child = runTs(`${EXAMPLE}/server.ts`, { env: { PORT: '0', ...env } });
+      assert.equal(await child.exited, 2);
+      assert.equal(child.stdout(), '');
+      assert.ok(child.stderr().startsWith(`notes MCP server: ${said}`), child.stderr());
+      assert.equal(child.stderr().trim().split('\n').length, 1);
+    });
+  }
+});
