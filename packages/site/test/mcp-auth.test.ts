@@ -77,7 +77,8 @@ for (const mode of ['local', 'cloud'] as Mode[]) {
         const pass = await passFor(s, notesApp, { resource: app.resource, scopes: ['notes:read'], bound: false });
         const forbidden = await rpc(app, toolCall('write_note', { text: 'x' }), { authorization: `Bearer ${pass}` });
         const stepUp = extractWWWAuthenticateParams(forbidden);
-        assert.deepEqual([forbidden.status, stepUp.error, stepUp.scope], [403, 'insufficient_scope', 'notes:write']);
+        // The scopes held and the one needed: a client that replaces its scope with the challenge's keeps read.
+        assert.deepEqual([forbidden.status, stepUp.error, stepUp.scope], [403, 'insufficient_scope', 'notes:read notes:write']);
       });
 
       it('accepts a DPoP-bound pass with its proof, and hands req.auth to the McpServer tool as extra.authInfo', async () => {
@@ -166,13 +167,14 @@ for (const mode of ['local', 'cloud'] as Mode[]) {
         assert.match(res2.headers.get('www-authenticate') ?? '', /error="invalid_token"/);
       });
 
-      it('answers 403 insufficient_scope with the needed scopes for a tools/call, also inside a batch', async () => {
+      it('answers 403 insufficient_scope with the held and needed scopes for a tools/call, also inside a batch', async () => {
         const pass = await passFor(s, notesApp, { resource: app.resource, scopes: ['notes:read'], bound: false });
         const res = await rpc(app, toolCall('write_note', { text: 'x' }), { authorization: `Bearer ${pass}` });
         assert.equal(res.status, 403);
         const www = res.headers.get('www-authenticate') ?? '';
         assert.match(www, /^Bearer error="insufficient_scope"/);
-        assert.ok(www.includes('scope="notes:write"'), www);
+        assert.ok(www.includes('scope="notes:read notes:write"'), www);
+        assert.ok(www.includes('error_description="this call needs the scope notes:write"'), www);
         assert.ok(www.includes(`resource_metadata="${app.url}/.well-known/oauth-protected-resource/mcp"`), www);
         assert.equal(((await res.json()) as { error: string }).error, 'insufficient_scope');
 

@@ -132,12 +132,19 @@ export class McpGuard {
     }
   }
 
-  /** For a POSTed JSON-RPC body: the 403 when a tool it calls needs a scope the pass lacks (MCP's step-up by scope). */
+  /**
+   * For a POSTed JSON-RPC body: the 403 when a tool it calls needs a scope the pass lacks (MCP's step-up
+   * by scope). The challenge names the scopes the pass holds besides the ones the call needs: clients that
+   * replace their scope with the challenge's (the MCP SDKs of 2025-11-25, whose spec asked servers for
+   * this) would otherwise trade the tools they could use for this one; clients that add the challenge's
+   * scopes to theirs (MCP 2026-07-28) end up with the same set.
+   */
   authorize(auth: McpAuthInfo, body: unknown): McpAnswer | undefined {
     const needed = scopesNeeded(body, this.config.tools);
     const missing = needed.filter((s) => !auth.scopes.includes(s));
     if (missing.length === 0) return undefined;
-    return this.challenge(403, 'insufficient_scope', `this call needs the scope ${missing.join(' ')}`, needed);
+    const ask = [...new Set([...auth.scopes, ...needed])];
+    return this.challenge(403, 'insufficient_scope', `this call needs the scope ${missing.join(' ')}`, ask);
   }
 
   /** The answer to a POST whose body could not be read. */
