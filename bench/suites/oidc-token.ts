@@ -62,8 +62,8 @@ export async function seedOidcAgents(store: Store, owner: BenchOwner, count: num
     const { privateKey, publicJwk } = await generateAgentKeyPair();
     const jkt = await jwkThumbprint(publicJwk);
     const id = newId('ag');
-    await store.agents.create({ id, userId: owner.userId, name: `bench oidc agent ${i}`, publicJwk, jkt, status: 'active', flag: 'ok', flagRevSeq: null, createdAt: now, removedAt: null, unblockedAt: null, unblockedRevSeq: null });
-    await store.grants.create({ id: newId('gr'), userId: owner.userId, agentId: id, site: OIDC_SITE, scopes: ['openid'], userInfo: [], status: 'active', createdAt: now, expiresAt: null, usesLeft: null, refreshHash: null, passesIssued: 0, revokedAt: null, revSeq: null, supersededAt: null });
+    await store.agents.create({ id, userId: owner.userId, name: `bench oidc agent ${i}`, kind: 'agent', clientId: null, publicJwk, jkt, status: 'active', flag: 'ok', flagRevSeq: null, createdAt: now, removedAt: null, unblockedAt: null, unblockedRevSeq: null });
+    await store.grants.create({ id: newId('gr'), userId: owner.userId, agentId: id, site: OIDC_SITE, scopes: ['openid'], userInfo: [], status: 'active', createdAt: now, expiresAt: null, usesLeft: null, refreshHash: null, passesIssued: 0, revokedAt: null, revSeq: null, supersededAt: null, resource: null });
     agents.push({ id, privateKey, publicJwk, jkt });
   }
   return agents;
