@@ -200,8 +200,14 @@ function suite(backend: 'sqlite' | 'postgres'): void {
       assert.equal((await agents(owner)).filter((a) => a.client_id === cimd.id).length, 1, 'one app per client');
     });
 
-    it('a plain openid sign-in needs no resource: the grant is at the redirect URI\'s host, the code carries no resource', async () => {
-      const c = code(await approved(owner, query(cimd.id, cimd.redirectUri, { resource: undefined, scope: 'openid profile' })));
+    it('a plain openid sign-in needs no resource: the grant is at the redirect URI\'s host, the code carries no resource; the client redeems it', async () => {
+      const { verifier, challenge } = pkce();
+      const redirect = await approved(owner, query(cimd.id, cimd.redirectUri, { resource: undefined, scope: 'openid profile', code_challenge: challenge }));
+      const c = code(redirect);
+      const form = { grant_type: 'authorization_code', code: redirect.searchParams.get('code') ?? '', redirect_uri: cimd.redirectUri, code_verifier: verifier, client_id: cimd.id };
+      const tokens = await t.app.inject({ method: 'POST', url: '/oidc/token', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams(form).toString() });
+      expectStatus(tokens, 200);
+      assert.equal(json<{ scope: string }>(tokens).scope, 'openid profile');
       assert.equal(c.resource, null);
       assert.equal(c.site, new URL(cimd.redirectUri).host);
       assert.deepEqual(c.scopes, ['openid', 'profile']);

@@ -107,6 +107,7 @@ export function appsContract(name: string, open: OpenStore): void {
       assert.equal((await store.grants.byId(plain.id))?.resource, null);
       const other = grantOf(app, 'https://mcp.example/c');
       await store.grants.create(other);
+      assert.equal((await store.grants.activeFor(app.id, 'mcp.example'))?.id, plain.id, 'activeFor reads the grant that is not for a resource, never a newer one for a resource on that host');
       assert.equal(await store.grants.supersede(app.id, 'mcp.example', 60), 1, 'a plain sign-in\'s approval replaces the plain grant at the host only');
       assert.equal((await store.grants.byId(plain.id))?.status, 'superseded');
       assert.equal((await store.grants.byId(other.id))?.status, 'active');

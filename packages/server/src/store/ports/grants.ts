@@ -39,7 +39,10 @@ export interface RevokedGrantPage {
 export interface GrantsRepo {
   create(grant: GrantRecord): Promise<void>;
   byId(id: string): Promise<GrantRecord | undefined>;
-  /** The newest active grant of an agent at a site (it may have expired or run out of uses). */
+  /**
+   * The newest active grant of an agent at a site, not for a resource (it may have expired or run
+   * out of uses). An app's grants for resources (decisions §28) are found by activeForResource.
+   */
   activeFor(agentId: string, site: string): Promise<GrantRecord | undefined>;
   /** The newest active grant of an agent for a resource URL (compared exactly). */
   activeForResource(agentId: string, resource: string): Promise<GrantRecord | undefined>;

@@ -82,7 +82,7 @@ type AnswerRow = Omit<Selectable<GrantsTable>, 'id' | 'rev_seq'> & {
 const ACTIVE_GRANTS: pg.QueryConfig = {
   name: 'mandate_active_grants',
   text: `SELECT q.n, g.* FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS q(agent_id, site, n)
-CROSS JOIN LATERAL (SELECT * FROM grants WHERE agent_id = q.agent_id AND site = q.site AND status = 'active' ORDER BY created_at DESC LIMIT 1) g`,
+CROSS JOIN LATERAL (SELECT * FROM grants WHERE agent_id = q.agent_id AND site = q.site AND resource IS NULL AND status = 'active' ORDER BY created_at DESC LIMIT 1) g`,
 };
 
 export function postgresActiveGrants(pool: pg.Pool): GrantsRepo['activeFor'] {

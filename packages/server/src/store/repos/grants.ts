@@ -36,6 +36,7 @@ export function grantsRepo(db: Db): GrantsRepo {
       .selectAll()
       .where('agent_id', '=', p('agentId'))
       .where('site', '=', p('site'))
+      .where('resource', 'is', null)
       .where('status', '=', 'active')
       .orderBy('created_at', 'desc')
       .limit(1));

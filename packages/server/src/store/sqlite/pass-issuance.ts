@@ -41,7 +41,7 @@ export function sqlitePassIssuance(path: string, spawn = startPassWorker, onRest
   // As repos/agents.ts (byId) and repos/grants.ts (activeFor).
   const agent = reader.prepare<[string], Selectable<AgentsTable>>('SELECT * FROM agents WHERE id = ?');
   const activeGrant = reader.prepare<[string, string], Selectable<GrantsTable>>(
-    `SELECT * FROM grants WHERE agent_id = ? AND site = ? AND status = 'active' ORDER BY created_at DESC LIMIT 1`,
+    `SELECT * FROM grants WHERE agent_id = ? AND site = ? AND resource IS NULL AND status = 'active' ORDER BY created_at DESC LIMIT 1`,
   );
   return {
     agentById: (id) =>
