@@ -139,7 +139,7 @@ describe('examples/mcp-server against a real Mandate', () => {
         }
         const res = await rpc(ex, deleteCall('Book club'), { authorization: `Bearer ${pass}` });
         assert.equal(res.status, 403);
-        assert.match(res.headers.get('www-authenticate') ?? '', /^Bearer error="insufficient_scope", error_description="[^"]+", scope="notes:write", resource_metadata="[^"]+"/);
+        assert.match(res.headers.get('www-authenticate') ?? '', /^Bearer error="insufficient_scope", error_description="[^"]+", scope="notes:read notes:write", resource_metadata="[^"]+"/);
         assert.deepEqual(shownChallenge(shownAnswer('403', ex, m)), { status: 403, www: res.headers.get('www-authenticate') }, 'as the guide shows it');
         assert.deepEqual(await pendingSiteStepups(m), [], 'the owner is not asked for a call the pass may not make');
       });

@@ -18,7 +18,7 @@ export const SECTIONS: Readonly<Record<string, SectionInfo>> = {
   sites: {
     title: 'For sites',
     summary: 'Let agents in on behalf of people: verify each request in cloud or local mode, follow the site rules, report misbehaving agents.',
-    pageOrder: ['quickstart', 'sdk', 'readiness', 'challenge'],
+    pageOrder: ['quickstart', 'sdk', 'mcp', 'readiness', 'challenge'],
   },
   operators: {
     title: 'For operators',
