@@ -96,7 +96,7 @@ export function parseStepupClaims(p: JsonObject, code: VerifyErrorCode = 'stepup
   return claims;
 }
 
-function revokedAgent(v: unknown, code: VerifyErrorCode): RevokedAgent {
+export function revokedAgent(v: unknown, code: VerifyErrorCode): RevokedAgent {
   if (!isObject(v)) fail(code, 'revoked_agents[]');
   const { id, flag, rev_seq } = v;
   if (!isNonEmptyString(id) || !isNonEmptyString(flag) || !isNonNegativeInt(rev_seq)) {
@@ -105,7 +105,7 @@ function revokedAgent(v: unknown, code: VerifyErrorCode): RevokedAgent {
   return { id, flag, rev_seq };
 }
 
-function revokedGrant(v: unknown, code: VerifyErrorCode): RevokedGrant {
+export function revokedGrant(v: unknown, code: VerifyErrorCode): RevokedGrant {
   if (!isObject(v)) fail(code, 'revoked_grants[]');
   const { agent, site, rev_seq } = v;
   if (!isNonEmptyString(agent) || !isNonEmptyString(site) || !isNonNegativeInt(rev_seq)) {

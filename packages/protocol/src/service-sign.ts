@@ -3,6 +3,8 @@ import type { JWTPayload } from 'jose';
 import type { PassClaims, ResourcePassClaims, RevocationClaims, StepupClaims } from './claims.ts';
 import { PASS_TYP, REVOCATION_TYP, STEPUP_TYP } from './claims.ts';
 import type { ReceiptKeyClaims } from './receipt.ts';
+import type { RevocationDeltaClaims } from './revocation-delta.ts';
+import { REVOCATION_DELTA_TYP } from './revocation-delta.ts';
 import { RECEIPT_KEY_TYP } from './receipt.ts';
 import type { PrivateKey } from './sign.ts';
 
@@ -29,6 +31,11 @@ export function signResourcePass(privateKey: PrivateKey, kid: string, claims: Re
 
 export function signStepupToken(privateKey: PrivateKey, kid: string, claims: StepupClaims): Promise<string> {
   return signServiceToken(privateKey, { kid, typ: STEPUP_TYP }, { ...claims });
+}
+
+/** A delta of the revocation list (decisions §30), signed by the same keys as snapshots. */
+export function signRevocationDelta(privateKey: PrivateKey, kid: string, claims: RevocationDeltaClaims): Promise<string> {
+  return signServiceToken(privateKey, { kid, typ: REVOCATION_DELTA_TYP }, { ...claims });
 }
 
 export function signRevocationSnapshot(privateKey: PrivateKey, kid: string, claims: RevocationClaims): Promise<string> {
