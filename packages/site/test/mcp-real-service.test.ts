@@ -77,7 +77,7 @@ for (const mode of ['cloud', 'local'] as Mode[]) {
       assert.equal(res.status, 403);
       const www = res.headers.get('www-authenticate') ?? '';
       assert.match(www, /^Bearer error="insufficient_scope"/);
-      assert.ok(www.includes('scope="notes:write"'), www);
+      assert.ok(www.includes('scope="notes:read notes:write"'), www);
     });
 
     it('a pass for another resource is refused', async () => {
