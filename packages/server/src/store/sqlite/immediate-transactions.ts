@@ -8,7 +8,9 @@ import { CompiledQuery, type DatabaseConnection, type Driver, SqliteDialect, typ
  * before its first write, SQLite cannot upgrade that snapshot: the write fails at once with
  * SQLITE_BUSY_SNAPSHOT ("database is locked"), no busy timeout applies, and the request answered
  * 500. The main connection runs one transaction at a time anyway (Kysely's SQLite driver has one
- * connection), so taking the lock at the start costs other writers nothing they did not already wait for.
+ * connection); the cost is that its few read-only transactions hold the write lock too, briefly.
+ * So, as before for any transaction that had written: a transaction must never wait for a commit
+ * thread's write (Store.singleUse, commitPassIssuance, verifyLookup), which would wait for this lock.
  */
 export class ImmediateSqliteDialect extends SqliteDialect {
   private readonly settings: SqliteDialectConfig;
