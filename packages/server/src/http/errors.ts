@@ -5,11 +5,19 @@ import { installNotFound } from './not-found.ts';
 import { extraBodyProblems } from './body-checks.ts';
 import { toValidationItems } from './validation.ts';
 
-const DB_DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', '57P01', '57P03', '08006', '08001', '08003', 'SQLITE_BUSY', 'SQLITE_IOERR']);
+const DB_DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', '57P01', '57P03', '08006', '08001', '08003']);
 
-function isDatabaseDown(err: unknown): boolean {
+/**
+ * SQLite's codes of the same conditions, plain and extended (better-sqlite3 reports the extended
+ * one: SQLITE_BUSY_SNAPSHOT, SQLITE_BUSY_TIMEOUT, SQLITE_LOCKED_SHAREDCACHE, SQLITE_IOERR_WRITE...):
+ * a lock not had in time or a failed read or write of the file. Passing unavailability, a 503,
+ * never a 500.
+ */
+const SQLITE_UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR)(_[A-Z_]+)?$/;
+
+export function isDatabaseDown(err: unknown): boolean {
   const e = err as { code?: string; message?: string };
-  return (typeof e?.code === 'string' && DB_DOWN_CODES.has(e.code)) ||
+  return (typeof e?.code === 'string' && (DB_DOWN_CODES.has(e.code) || SQLITE_UNAVAILABLE.test(e.code))) ||
     /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(e?.message ?? '');
 }
 

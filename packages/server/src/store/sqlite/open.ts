@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
+import { Kysely } from 'kysely';
 import type { Store } from '../ports/index.ts';
 import type { Database } from '../schema.ts';
 import { kyselyStore } from '../kysely-store.ts';
@@ -9,6 +9,7 @@ import { migrate } from '../migrations/index.ts';
 import { withStatementCache } from './statement-cache.ts';
 import { sqliteHotPath } from './hot-path.ts';
 import { sqlitePassIssuance } from './pass-issuance.ts';
+import { ImmediateSqliteDialect } from './immediate-transactions.ts';
 
 /**
  * Opens (creating if needed) the embedded database `mandate.db` in `dataDir`, in WAL mode.
@@ -24,7 +25,7 @@ export async function openSqliteStore(dataDir: string, fileName = 'mandate.db', 
   database.pragma('synchronous = FULL');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
+  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(database) }) });
   await migrate(db as Kysely<unknown>, 'sqlite');
   // An in-memory database is private to its connection: there the hot path stays on Kysely's.
   if (path === ':memory:') return kyselyStore(db, 'sqlite');
