@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
-import { createVerifier, type Verifier, type VerifierOptions, type VerifyResult } from '../src/index.ts';
+import { createVerifier, mcpAuth, type Verifier, type VerifierOptions, type VerifyResult } from '../src/index.ts';
 import { type StandIn, startStandIn } from './helpers/revocation-events.ts';
 import { serviceKey, stubAgent, stubRequest, type StubAgent } from './helpers/stub-service.ts';
 
@@ -232,5 +232,18 @@ describe('local mode: the revocation stream', () => {
     assert.equal(s.connections.length, 0);
     assert.equal(v.status().revocationVia, 'polling');
     assert.throws(() => createVerifier({ mode: 'local', serviceUrl: s.url, site: SITE, revocation: 'push' as 'poll' }), /revocation must be 'stream' or 'poll'/);
+  });
+
+  it('mcpAuth in local mode follows the same stream (its resource passes use the same revocation index) and closes it', async () => {
+    const mandate = mcpAuth({ service: s.url, resource: 'https://notes.example/mcp', scopes: ['notes:read'], mode: 'local', now: () => nowMs, onError: (e) => errors.push(e) });
+    try {
+      await mandate.start();
+      await until(() => s.open() === 1, 3000, 'the stream opened');
+      assert.equal(s.connections[0]?.lastEventId, '1');
+      assert.equal(mandate.status().ready, true);
+    } finally {
+      mandate.close();
+    }
+    await until(() => s.open() === 0, 1000, 'the stream closed');
   });
 });
