@@ -1,6 +1,8 @@
 import type { ReplayCacheOption } from './local/replay-cache.ts';
 import type { Mode } from './types.ts';
 
+export type RevocationMode = 'stream' | 'poll';
+
 export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
 
 /** Options of `createVerifier`. Only `mode`, `serviceUrl` and `site` are required. */
@@ -21,7 +23,13 @@ export type VerifierOptions = {
   trustForwardedHeaders?: boolean;
   /** Local mode: the `iss` of passes, i.e. Mandate's BASE_URL exactly. Default: `serviceUrl` without a trailing slash. */
   issuer?: string;
-  /** Local mode: poll the revocation list this often. Default 60 s. */
+  /**
+   * Local mode: how revocations reach this verifier. `stream` (the default): follow Mandate's event
+   * stream, so a revocation is refused within a second; while the stream is down (or where Mandate does
+   * not offer it) the list is polled every `revTtlSec`. `poll`: only poll.
+   */
+  revocation?: RevocationMode;
+  /** Local mode: poll the revocation list this often (with `revocation: 'stream'`: only while the stream is down). Default 60 s. */
   revTtlSec?: number;
   /** Local mode: refuse requests (503 `revocation_stale`) once the held list was signed longer ago than this. Default 5 x revTtlSec. */
   maxStaleSec?: number;
@@ -50,6 +58,7 @@ export type VerifierConfig = {
   publicBaseUrl: string | undefined;
   trustForwardedHeaders: boolean;
   issuer: string;
+  revocation: RevocationMode;
   revTtlSec: number;
   maxStaleSec: number;
   jwksMinRefreshSec: number;
@@ -88,6 +97,7 @@ export function parseOptions(o: VerifierOptions): VerifierConfig {
   const revTtlSec = positive('revTtlSec', o.revTtlSec, 60);
   const maxStaleSec = positive('maxStaleSec', o.maxStaleSec, 5 * revTtlSec);
   if (maxStaleSec < revTtlSec) throw new TypeError('maxStaleSec must be at least revTtlSec');
+  if (o.revocation !== undefined && o.revocation !== 'stream' && o.revocation !== 'poll') throw new TypeError(`revocation must be 'stream' or 'poll'`);
   const fetchImpl = o.fetch ?? globalThis.fetch;
   if (typeof fetchImpl !== 'function') throw new TypeError('no fetch available: pass options.fetch');
   return {
@@ -97,6 +107,7 @@ export function parseOptions(o: VerifierOptions): VerifierConfig {
     publicBaseUrl: o.publicBaseUrl === undefined || o.publicBaseUrl === '' ? undefined : httpUrl('publicBaseUrl', o.publicBaseUrl),
     trustForwardedHeaders: o.trustForwardedHeaders === true,
     issuer: o.issuer === undefined ? serviceUrl : httpUrl('issuer', o.issuer),
+    revocation: o.revocation ?? 'stream',
     revTtlSec,
     maxStaleSec,
     jwksMinRefreshSec: positive('jwksMinRefreshSec', o.jwksMinRefreshSec, 10),

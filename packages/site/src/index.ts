@@ -5,7 +5,7 @@
  */
 export { createVerifier } from './verifier.ts';
 export type { Verifier, VerifierStatus } from './verifier.ts';
-export type { VerifierOptions, FetchLike } from './config.ts';
+export type { VerifierOptions, FetchLike, RevocationMode } from './config.ts';
 export type { HeaderSource, MandateRequest, RouteRequirements, Verified, Refused, VerifyResult, MandateErrorCode, SdkErrorCode, Mode } from './types.ts';
 export { SDK_ERROR_CODES } from './types.ts';
 export { REPORT_KINDS } from './report.ts';

@@ -18,8 +18,17 @@ export type VerifierStatus = {
   /** Local mode only. */
   keys?: number;
   revSeq?: number;
-  /** Local mode: seconds since the held revocation list was signed. */
+  /**
+   * Local mode: seconds since the held revocation list was known current (signed, or a delta or
+   * keep-alive of the event stream); `max_stale` is judged on this.
+   */
   revocationAgeSec?: number;
+  /**
+   * Local mode: how revocations reach this verifier now. `stream`: the event stream is connected and
+   * in step (a revocation is refused within a second). `polling`: every `revTtlSec` (`revocation:
+   * 'poll'`, or while the stream is down or not offered).
+   */
+  revocationVia?: 'stream' | 'polling';
 };
 
 export interface Verifier {
@@ -32,12 +41,16 @@ export interface Verifier {
   verify(request: MandateRequest, route?: RouteRequirements): Promise<VerifyResult>;
   /** `POST /api/v1/reports`: how an agent behaved here. Never throws. */
   report(accessToken: string, kind: ReportKind, detail?: string): Promise<ReportResult>;
-  /** Local mode: loads keys and revocation list, then polls every rev_ttl; rejects if the first load fails (polling goes on). Cloud mode: nothing to do. */
+  /**
+   * Local mode: loads keys and revocation list, then follows the revocation event stream (polling every
+   * rev_ttl while it is down, or always with `revocation: 'poll'`); rejects if the first load fails
+   * (stream and polling go on). Cloud mode: nothing to do.
+   */
   start(): Promise<void>;
   /** Local mode: polls now (keys when due, revocation list). Cloud mode: nothing to do. */
   refresh(): Promise<void>;
   status(): VerifierStatus;
-  /** Stops polling. */
+  /** Stops polling and ends the revocation stream; nothing is left to keep the process alive. */
   close(): void;
 }
 
@@ -146,6 +159,7 @@ export function createVerifier(options: VerifierOptions): Verifier {
         keys: local.keys.size,
         ...(revSeq === undefined ? {} : { revSeq }),
         ...(Number.isFinite(age) ? { revocationAgeSec: age } : {}),
+        revocationVia: local.revocationVia,
       };
     },
   };

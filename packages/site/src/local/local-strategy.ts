@@ -7,6 +7,7 @@ import { JwksCache } from './jwks.ts';
 import type { ReplayCache } from './replay-cache.ts';
 import { verifiedProofIat } from './replay-proof.ts';
 import { RevocationList, RevocationStaleError } from './revocation-list.ts';
+import { RevocationStream } from './revocation-stream.ts';
 import { confirmStepup } from './stepup-confirm.ts';
 
 /** The key set is fetched again in the background at least this often, so retired keys leave. */
@@ -19,7 +20,8 @@ const BEFORE_HORIZON =
 
 /**
  * Local mode: passes and proofs are checked here by the protocol's one check
- * (`verifyPassAndProof`) against the published keys, the polled revocation list and a DPoP jti
+ * (`verifyPassAndProof`) against the published keys, the revocation list (followed on Mandate's event
+ * stream, polled while that is down or with `revocation: 'poll'`) and a DPoP jti
  * replay cache; only step-ups go to Mandate. The order matches cloud verify exactly, so both
  * modes give the same answer: pass and proof, revocation, step-up token checks (only when the
  * pass has the route's scope), jti consumed, step-up used up at Mandate.
@@ -27,6 +29,8 @@ const BEFORE_HORIZON =
 export class LocalStrategy implements Strategy {
   readonly keys: JwksCache;
   readonly revocation: RevocationList;
+  /** Undefined with `revocation: 'poll'`. */
+  readonly stream: RevocationStream | undefined;
   private readonly replay: ReplayCache;
   /** A pass's signature is checked once per token; the proof, expiry, revocation and jti on every request. */
   private readonly passes = new VerifiedPassCache();
@@ -40,10 +44,14 @@ export class LocalStrategy implements Strategy {
   ) {
     this.keys = new JwksCache(config);
     this.revocation = new RevocationList(config, this.keys.resolve);
+    this.stream = config.revocation === 'stream' ? new RevocationStream(config, this.revocation, () => this.refreshRevocation()) : undefined;
     this.replay = replayCache;
   }
 
-  /** Loads keys and revocation list once and starts polling; rejects when that first load fails (polling goes on). */
+  /**
+   * Loads keys and revocation list once, then follows the event stream (resuming from the list just
+   * loaded) and starts polling; rejects when that first load fails (stream and polling go on).
+   */
   start(): Promise<void> {
     if (this.firstLoad === undefined) {
       this.firstLoad = this.poll();
@@ -51,27 +59,42 @@ export class LocalStrategy implements Strategy {
         () => this.schedule(this.config.revTtlSec),
         () => this.schedule(Math.min(this.config.revTtlSec, RETRY_AFTER_FAILURE_SEC)),
       );
+      this.firstLoad.catch(() => undefined).finally(() => {
+        if (!this.closed) this.stream?.start();
+      });
     }
     return this.firstLoad;
   }
 
+  /** How revocations reach us now: the event stream (in step with the held list), or polling. */
+  get revocationVia(): 'stream' | 'polling' {
+    return this.stream?.inStep === true ? 'stream' : 'polling';
+  }
+
   /** Polls now: keys when missing or old, then the revocation list. */
   async refresh(): Promise<void> {
-    await this.poll();
+    await this.poll(true);
   }
 
   close(): void {
     this.closed = true;
+    this.stream?.close();
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
   }
 
-  private async poll(): Promise<void> {
+  /** `force`: fetch the revocation list even while the stream is in step (an explicit refresh). */
+  private async poll(force = false): Promise<void> {
     if (!this.keys.loaded) await this.keys.refresh();
     else if (this.keys.ageMs() >= KEYS_MAX_AGE_MS) {
       // The keys held still verify; a failed background refresh must not hold up the revocation list.
       await this.keys.refresh().catch((e: unknown) => this.config.onError(toError(e)));
     }
+    // A stream in step brings every change within a second: a poll would only cost Mandate a request.
+    if (force || this.stream?.inStep !== true) await this.refreshRevocation();
+  }
+
+  private async refreshRevocation(): Promise<void> {
     const outcome = await this.revocation.refresh();
     if (outcome === 'ignored_older') {
       this.config.onError(new Error('GET /api/v1/revocation: a snapshot older than the one held was ignored'));

@@ -1,5 +1,5 @@
 import { isValidAction } from '@mandate/protocol';
-import { type FetchLike, type VerifierConfig, parseOptions } from '../config.ts';
+import { type FetchLike, type RevocationMode, type VerifierConfig, parseOptions } from '../config.ts';
 import type { ReplayCacheOption } from '../local/replay-cache.ts';
 import type { Mode } from '../types.ts';
 import { checkScope } from '../verifier.ts';
@@ -40,6 +40,7 @@ export type McpAuthOptions = {
   trustForwardedHeaders?: boolean;
   /** Local mode, as in `createVerifier`. */
   issuer?: string;
+  revocation?: RevocationMode;
   revTtlSec?: number;
   maxStaleSec?: number;
   jwksMinRefreshSec?: number;
@@ -128,6 +129,7 @@ export function parseMcpOptions(o: McpAuthOptions): McpConfig {
     ...(publicBaseUrl === '' ? {} : { publicBaseUrl }),
     ...(o.trustForwardedHeaders === undefined ? {} : { trustForwardedHeaders: o.trustForwardedHeaders }),
     ...(o.issuer === undefined ? {} : { issuer: o.issuer }),
+    ...(o.revocation === undefined ? {} : { revocation: o.revocation }),
     ...(o.revTtlSec === undefined ? {} : { revTtlSec: o.revTtlSec }),
     ...(o.maxStaleSec === undefined ? {} : { maxStaleSec: o.maxStaleSec }),
     ...(o.jwksMinRefreshSec === undefined ? {} : { jwksMinRefreshSec: o.jwksMinRefreshSec }),
