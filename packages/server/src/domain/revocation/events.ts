@@ -16,7 +16,7 @@ export interface RevocationEventsOptions {
   keepAliveMs: number;
   /** Deltas held for resuming (Last-Event-ID); an older id gets a snapshot. */
   heldDeltas: number;
-  /** While streams are open, the counter is read this often in case a signal was missed (PostgreSQL reconnects). */
+  /** The counter is read this often in case a signal was missed (PostgreSQL reconnects, a write from outside the service). */
   checkMs: number;
 }
 
@@ -143,7 +143,7 @@ export class RevocationEvents {
       for (const s of this.streams) s.write(text);
     }, this.opts.keepAliveMs);
     const check = setInterval(() => {
-      if (this.streams.size === 0 || !this.head) return;
+      if (!this.head) return;
       const held = this.head.rev_seq;
       new RevocationSequence(this.counters).current().then((c) => (c > held ? this.refresh() : undefined)).catch(() => {});
     }, this.opts.checkMs);
