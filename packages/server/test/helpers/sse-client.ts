@@ -1,5 +1,6 @@
 import { request } from 'node:http';
 import type { IncomingMessage } from 'node:http';
+import { performance } from 'node:perf_hooks';
 
 /** One Server-Sent Event as read off the wire (`comment` for a `:` line). */
 export interface SseEvent {
@@ -7,6 +8,8 @@ export interface SseEvent {
   id?: string;
   data?: string;
   comment?: string;
+  /** performance.now() when the event's end arrived (the bench measures arrival). */
+  at: number;
 }
 
 /**
@@ -66,7 +69,7 @@ export class SseClient {
       if (end < 0) return;
       const block = this.buffer.slice(0, end);
       this.buffer = this.buffer.slice(end + 2);
-      const e: SseEvent = {};
+      const e: SseEvent = { at: performance.now() };
       for (const line of block.split('\n')) {
         if (line.startsWith(':')) e.comment = line.slice(1).trim();
         else {
