@@ -63,9 +63,13 @@ export class SseClient {
   }
 
   private feed(chunk: string): void {
+    // Searched from where the last search ended: an event of MBs comes in many chunks.
+    const from = Math.max(0, this.buffer.length - 1);
     this.buffer += chunk;
+    let start = from;
     for (;;) {
-      const end = this.buffer.indexOf('\n\n');
+      const end = this.buffer.indexOf('\n\n', start);
+      start = 0;
       if (end < 0) return;
       const block = this.buffer.slice(0, end);
       this.buffer = this.buffer.slice(end + 2);

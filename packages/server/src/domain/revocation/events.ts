@@ -7,7 +7,8 @@ import type { RevocationSnapshots, Snapshot } from './snapshot.ts';
 
 /** One open event stream as the hub sees it: the route writes to its connection and drops it when it cannot keep up. */
 export interface RevocationStream {
-  write(text: string): void;
+  /** Buffers are shared by every stream (written, not copied, to each socket). */
+  write(data: Buffer | string): void;
   end(): void;
 }
 
@@ -16,17 +17,19 @@ export interface RevocationEventsOptions {
   keepAliveMs: number;
   /** Deltas held for resuming (Last-Event-ID); an older id gets a snapshot. */
   heldDeltas: number;
+  /** At most this many bytes of deltas held (a mass revocation makes a delta of MBs); the latest is always held. */
+  heldBytes: number;
   /** The counter is read this often in case a signal was missed (PostgreSQL reconnects, a write from outside the service). */
   checkMs: number;
 }
 
-export const DEFAULT_EVENTS_OPTIONS: RevocationEventsOptions = { keepAliveMs: 15_000, heldDeltas: 1000, checkMs: 2000 };
+export const DEFAULT_EVENTS_OPTIONS: RevocationEventsOptions = { keepAliveMs: 15_000, heldDeltas: 1000, heldBytes: 32 * 1024 * 1024, checkMs: 2000 };
 
 interface HeldDelta {
   prevSeq: number;
   revSeq: number;
   /** The whole event, as written to every stream. */
-  text: string;
+  text: Buffer;
 }
 
 /**
@@ -44,7 +47,8 @@ export class RevocationEvents {
   private readonly streams = new Set<RevocationStream>();
   private refreshing: Promise<void> | undefined;
   private again = false;
-  private snapshotEvent: { jws: Buffer[]; text: string } | undefined;
+  private snapshotEvent: { jws: Buffer[]; text: Buffer } | undefined;
+  private chainBytes = 0;
   private unsubscribe: (() => void) | undefined;
   private timers: NodeJS.Timeout[] = [];
   private closed = false;
@@ -88,7 +92,7 @@ export class RevocationEvents {
       await this.refresh();
       head = await this.ready();
     }
-    let opening = '';
+    let opening: Buffer | undefined;
     let from = lastEventId;
     if (from === undefined || this.deltasSince(from) === undefined) {
       opening = await this.snapshotText(head);
@@ -98,7 +102,8 @@ export class RevocationEvents {
     if (this.closed) return stream.end();
     // The chain moved on past `from` while the snapshot was signed (a thousand deltas): start again.
     if (deltas === undefined) return this.open(stream, undefined);
-    stream.write(opening + deltas);
+    if (opening) stream.write(opening);
+    for (const d of deltas) stream.write(d);
     this.streams.add(stream);
   }
 
@@ -166,28 +171,31 @@ export class RevocationEvents {
     const claims: RevocationDeltaClaims = { type: 'revocation-delta', iss: this.issuer, iat: seconds(this.clock.now()), rev_seq: next.rev_seq, prev_seq: prev.rev_seq, added, removed };
     const jwt = await this.sign(claims, REVOCATION_DELTA_TYP);
     if (this.head !== prev) return;
-    const delta: HeldDelta = { prevSeq: prev.rev_seq, revSeq: next.rev_seq, text: `event: delta\nid: ${next.rev_seq}\ndata: ${jwt}\n\n` };
+    const delta: HeldDelta = { prevSeq: prev.rev_seq, revSeq: next.rev_seq, text: Buffer.from(`event: delta\nid: ${next.rev_seq}\ndata: ${jwt}\n\n`) };
     this.chain.push(delta);
-    if (this.chain.length > this.opts.heldDeltas) this.chain.splice(0, this.chain.length - this.opts.heldDeltas);
+    this.chainBytes += delta.text.length;
+    while (this.chain.length > 1 && (this.chain.length > this.opts.heldDeltas || this.chainBytes > this.opts.heldBytes)) {
+      this.chainBytes -= this.chain.shift()?.text.length ?? 0;
+    }
     this.head = next;
     for (const s of this.streams) s.write(delta.text);
     if (this.streams.size > 0) this.onSent(this.streams.size);
   }
 
-  /** The held deltas from `revSeq` to the head, as one text ('' when at the head); undefined when not held from exactly there. */
-  private deltasSince(revSeq: number): string | undefined {
-    if (this.head && revSeq === this.head.rev_seq) return '';
+  /** The held deltas from `revSeq` to the head (none when at the head); undefined when not held from exactly there. */
+  private deltasSince(revSeq: number): Buffer[] | undefined {
+    if (this.head && revSeq === this.head.rev_seq) return [];
     const i = this.chain.findIndex((d) => d.prevSeq === revSeq);
     if (i < 0) return undefined;
-    return this.chain.slice(i).map((d) => d.text).join('');
+    return this.chain.slice(i).map((d) => d.text);
   }
 
   /** `event: snapshot`: the body of GET /api/v1/revocation on one line, written once per signature. */
-  private async snapshotText(head: Snapshot): Promise<string> {
+  private async snapshotText(head: Snapshot): Promise<Buffer> {
     const jws = await this.snapshots.sign(head);
     const e = this.snapshotEvent;
     if (e && e.jws === jws) return e.text;
-    const text = `event: snapshot\nid: ${head.rev_seq}\ndata: ${Buffer.concat(this.snapshots.body(head, jws)).toString('utf8')}\n\n`;
+    const text = Buffer.concat([Buffer.from(`event: snapshot\nid: ${head.rev_seq}\ndata: `), ...this.snapshots.body(head, jws), Buffer.from('\n\n')]);
     this.snapshotEvent = { jws, text };
     return text;
   }

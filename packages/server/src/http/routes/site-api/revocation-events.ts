@@ -51,16 +51,23 @@ export async function revocationEventRoutes(app: FastifyInstance, s: Services): 
     // An injected request (app.inject: no connection) is only answered when its response ends: it gets the opening and the end.
     const injected = '_lightMyRequest' in request.raw;
     let ended = false;
+    // Bounded: a client that does not read is dropped rather than buffered for without end. The
+    // opening (a snapshot of up to MBs, shared by every stream, not copied) does not count: a client
+    // still reading a long snapshot is not dropped for it.
+    let allowed = maxBufferBytes;
+    let opened = false;
     const stream: RevocationStream = {
-      write(text) {
+      write(data) {
         if (ended) return;
-        // Bounded: a client that does not read is dropped rather than buffered for without end.
-        if (raw.writableLength > maxBufferBytes) {
+        if (!opened) {
+          opened = true;
+          allowed += data.length;
+        } else if (raw.writableLength > allowed) {
           stream.end();
           raw.destroy();
           return;
         }
-        raw.write(text);
+        raw.write(data);
       },
       end() {
         if (ended) return;
