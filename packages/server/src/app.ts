@@ -82,6 +82,7 @@ import type { Services } from './services.ts';
 import { openStore } from './store/open.ts';
 import { Metrics } from './metrics/metrics.ts';
 import { RevocationSequence } from './domain/revocation/rev-seq.ts';
+import { DEFAULT_EVENTS_OPTIONS, RevocationEvents } from './domain/revocation/events.ts';
 import type { Store } from './store/ports/index.ts';
 import { SdkTarballs } from './downloads/sdk-tarballs.ts';
 import { WordpressZips } from './downloads/wordpress-zip.ts';
@@ -159,7 +160,9 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   const localStepup = new LocalStepupVerifier(verifierDeps);
   const revocation = new RevocationSnapshots(store, keys, clock, config.baseUrl);
   const revSeq = new RevocationSequence(store.counters);
-  metrics.attachSources({ outboxBacklog: () => store.outbox.countPending(), revSeq: () => revSeq.current(), revocationEntries: () => revocation.lastBuiltEntries(), pool: () => store.poolStats?.() });
+  const revocationEvents = new RevocationEvents(revocation, store.counters, store.revocationSignal, (claims, typ) => keys.sign(claims, typ), clock, config.baseUrl,
+    { ...DEFAULT_EVENTS_OPTIONS, keepAliveMs: config.revocationEvents.keepAliveMs, heldDeltas: config.revocationEvents.heldDeltas }, (n) => metrics.revocationDeltasSent(n));
+  metrics.attachSources({ outboxBacklog: () => store.outbox.countPending(), revSeq: () => revSeq.current(), revocationEntries: () => revocation.lastBuiltEntries(), revocationStreams: () => revocationEvents.openStreams, pool: () => store.poolStats?.() });
   const agentStatuses = new AgentStatuses(store, clock, activity, limiter, config.baseUrl);
   const notes = new AgentNotes(activity, notifier, limiter);
   const takeovers = new Takeovers(store, clock, activity, notifier, limiter);
@@ -211,7 +214,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   // Web Bot Auth (decisions §22); foreign key directories are fetched only through the outbound guard (§24).
   const wba = new WebBotAuth({ store, clock, limiter, baseUrl: config.baseUrl, agentDomain: config.wbaAgentDomain });
   const agentChecks = new AgentChecks({ wba, clock, limiter, fetch: guardedFetch({ allowLoopback: config.outboundAllowLoopback }), policy: { allowLoopback: config.outboundAllowLoopback } });
-  const services: Services = { operators, consent, appConsent, connections, operatorAgents, takeovers, relay, accountDeletion, identityProviders, phone, recovery, sdkTarballs: new SdkTarballs(), wordpressZips: new WordpressZips(), metrics, emailVerification, passwordReset, dataExport, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, receipts, plans, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, agentStatuses, notes, reputation, reports, challenge, readiness, wba, agentChecks };
+  const services: Services = { operators, consent, appConsent, connections, operatorAgents, takeovers, relay, accountDeletion, identityProviders, phone, recovery, sdkTarballs: new SdkTarballs(), wordpressZips: new WordpressZips(), metrics, emailVerification, passwordReset, dataExport, addressTakeover, firstPasskey, pairing, oidcClients, oidc, vapidPublicKey: vapid.publicKey, notifySettings, inbox, devices, outbox, approvals, receipts, plans, grants, config, store, clock, limiter, keys, accounts, agents, passkeys, auth, activity, notifier, passes, verifier, localStepup, revocation, revocationEvents, agentStatuses, notes, reputation, reports, challenge, readiness, wba, agentChecks };
 
   const app = Fastify({
     logger: opts.logger ?? {
@@ -286,6 +289,8 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   });
   app.addHook('preClose', () => housekeeping.stop());
   app.addHook('onClose', () => proofSignatures.close());
+  // Streams never end by themselves: the app's close ends them (before the store closes).
+  app.addHook('preClose', () => revocationEvents.close());
   if (ownsStore) app.addHook('onClose', () => store.close());
   return { app, services };
 }

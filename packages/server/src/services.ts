@@ -11,6 +11,7 @@ import type { Approvals } from './domain/approvals/approvals.ts';
 import type { Plans } from './domain/plans/plans-service.ts';
 import type { Grants } from './domain/grants/grants.ts';
 import type { RevocationSnapshots } from './domain/revocation/snapshot.ts';
+import type { RevocationEvents } from './domain/revocation/events.ts';
 import type { AgentStatuses } from './domain/agents/agent-status.ts';
 import type { AgentNotes } from './domain/notes.ts';
 import type { Reputation } from './domain/reputation/reputation.ts';
@@ -138,6 +139,8 @@ export interface Services {
   verifier: CloudVerifier;
   localStepup: LocalStepupVerifier;
   revocation: RevocationSnapshots;
+  /** The revocation event stream of this node (decisions §30). */
+  revocationEvents: RevocationEvents;
   agentStatuses: AgentStatuses;
   notes: AgentNotes;
   reputation: Reputation;

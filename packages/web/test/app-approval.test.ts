@@ -331,7 +331,7 @@ test('revoking the grant in the Access view makes the agent\'s pass fail at once
   await goTo(page, 'access');
   const grant = page.locator('#grants article', { hasText: SITE });
   await grant.getByRole('button', { name: `Revoke shopper at ${SITE}` }).click();
-  await grant.locator('.confirm-question', { hasText: "Revoke shopper's access to shop.example? The site refuses it at once if it checks with Mandate, within about a minute if it checks passes itself." }).waitFor();
+  await grant.locator('.confirm-question', { hasText: "Revoke shopper's access to shop.example? The site refuses it at once if it checks with Mandate; if it checks passes itself, within a second while connected to Mandate's revocation stream, within a minute otherwise." }).waitFor();
   await grant.locator('.confirm-yes').click();
   await page.locator('#grants article', { hasText: SITE }).waitFor({ state: 'detached' });
   assert.match((await page.locator('#message').textContent()) ?? '', /revoked/);
@@ -358,7 +358,7 @@ test('revoking the agent blocks it at every site at once and ends its access; un
   await goTo(page, 'agents');
   const card = page.locator(`#agents article[data-agent="${agentId}"]`);
   await card.getByRole('button', { name: 'Revoke shopper' }).click();
-  await card.locator('.confirm-question', { hasText: 'Revoke shopper? Sites that check with Mandate refuse it at once, sites that check passes themselves within about a minute.' }).waitFor();
+  await card.locator('.confirm-question', { hasText: "Revoke shopper? Sites that check with Mandate refuse it at once, sites that check passes themselves within a second while connected to Mandate's revocation stream, within a minute otherwise." }).waitFor();
   await card.locator('.confirm-yes').click();
   const revoked = page.locator(`#agents article[data-agent="${agentId}"]`);
   await revoked.locator('.flag', { hasText: 'Revoked' }).waitFor();

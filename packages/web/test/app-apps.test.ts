@@ -140,7 +140,7 @@ test('revoking one resource: confirmed first; the app stays with the other one, 
   const { page } = phone;
   const card = page.getByRole('region', { name: 'Connected apps' }).getByRole('article', { name: appName });
   await card.getByRole('button', { name: `Revoke ${appName} at ${TOOLS}` }).click();
-  await card.locator('.confirm-question', { hasText: `Revoke ${appName} at ${TOOLS}? That server refuses its passes at once if it checks with Mandate, within about a minute if it checks passes itself. The app keeps what it may do elsewhere.` }).waitFor();
+  await card.locator('.confirm-question', { hasText: `Revoke ${appName} at ${TOOLS}? That server refuses its passes at once if it checks with Mandate; if it checks passes itself, within a second while connected to Mandate's revocation stream, within a minute otherwise. The app keeps what it may do elsewhere.` }).waitFor();
   await card.getByRole('button', { name: 'Revoke', exact: true }).click();
   await card.getByRole('listitem', { name: TOOLS }).waitFor({ state: 'detached' });
   await card.getByRole('listitem', { name: FILES }).waitFor();

@@ -195,11 +195,11 @@ test('empty states follow what exists: no agent yet, no access yet, access that 
   const grant = page.locator('#grants article', { hasText: 'shop.example' });
   await grant.getByRole('button', { name: 'Revoke helper at shop.example' }).click();
   const question = (await grant.locator('.confirm-question').textContent()) ?? '';
-  assert.match(question, /at once if it checks with Mandate, within about a minute if it checks passes itself/);
+  assert.match(question, /at once if it checks with Mandate; if it checks passes itself, within a second while connected to Mandate's revocation stream, within a minute otherwise/);
   assert.doesNotMatch(question, /stops working at once/);
   await grant.locator('.confirm-yes').click();
   await grant.waitFor({ state: 'detached' });
-  assert.match((await page.locator('#message').textContent()) ?? '', /within about a minute/);
+  assert.match((await page.locator('#message').textContent()) ?? '', /within a second while connected to Mandate's revocation stream, within a minute otherwise/);
   const ended = page.locator('#grants-empty');
   await ended.locator('#grants-empty-title', { hasText: 'No access is live now.' }).waitFor();
   assert.match((await ended.textContent()) ?? '', /What you gave before has ended/);
@@ -213,7 +213,7 @@ test('empty states follow what exists: no agent yet, no access yet, access that 
   await goTo(page, 'agents');
   const agentCard = page.locator(`#agents article[data-agent="${agent.id}"]`);
   await agentCard.getByRole('button', { name: 'Revoke helper' }).click();
-  assert.match((await agentCard.locator('.confirm-question').textContent()) ?? '', /^Revoke helper\? Sites that check with Mandate refuse it at once, sites that check passes themselves within about a minute\./);
+  assert.match((await agentCard.locator('.confirm-question').textContent()) ?? '', /^Revoke helper\? Sites that check with Mandate refuse it at once, sites that check passes themselves within a second while connected to Mandate's revocation stream, within a minute otherwise\./);
   await agentCard.locator('.confirm-no').click();
   await expectNoError(page);
   assert.deepEqual(problems, []);

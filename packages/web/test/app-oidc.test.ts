@@ -224,7 +224,7 @@ test('revoking the grant asks first, saying it signs the agent out of the site; 
   const grant = grantCard();
   await grant.getByRole('button', { name: `Revoke shopper at ${siteHost}` }).click();
   const question = (await grant.locator('.confirm-question').textContent()) ?? '';
-  assert.equal(question, `Revoke shopper's access to ${siteHost}? The site refuses it at once if it checks with Mandate, within about a minute if it checks passes itself, and shopper is signed out of ${CLIENT_NAME}.`);
+  assert.equal(question, `Revoke shopper's access to ${siteHost}? The site refuses it at once if it checks with Mandate; if it checks passes itself, within a second while connected to Mandate's revocation stream, within a minute otherwise, and shopper is signed out of ${CLIENT_NAME}.`);
   await expectNoSidewaysScroll(page, 'the revoke question at 360 px');
   await centre(grant);
   await screenshot(page, 'oidc-revoke-confirm');

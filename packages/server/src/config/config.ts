@@ -60,6 +60,11 @@ export interface Config {
   android: { packageName: string | null; certSha256: string[]; apkPath: string | null };
   /** How often each node looks for outbox messages due (its own messages are sent at once). */
   outboxPollMs: number;
+  /**
+   * The revocation event stream (decisions §30): keep-alive comment interval, bytes a stream may have
+   * waiting unsent before its client is dropped, and deltas held for resuming with Last-Event-ID.
+   */
+  revocationEvents: { keepAliveMs: number; maxBufferBytes: number; heldDeltas: number };
   /** How long a node's claim on an outbox message lasts: after a node dies mid-send, another sends it then. */
   outboxClaimSec: number;
   /** Outgoing mail (decisions §25): SMTP through nodemailer; smtpUrl null: mail goes to the log and the outbox only. */
@@ -210,6 +215,11 @@ export function parseConfig(env: Env, opts: { smsProviders?: SmsProviders } = {}
     android: androidSettings(get, problems),
     outboxPollMs: int('OUTBOX_POLL_MS', 2000, 50, 600_000),
     outboxClaimSec: int('OUTBOX_CLAIM_SECONDS', 60, 10, 3600),
+    revocationEvents: {
+      keepAliveMs: int('REVOCATION_KEEPALIVE_MS', 15_000, 100, 600_000),
+      maxBufferBytes: int('REVOCATION_STREAM_BUFFER_BYTES', 1024 * 1024, 1024, 256 * 1024 * 1024),
+      heldDeltas: int('REVOCATION_HELD_DELTAS', 1000, 1, 100_000),
+    },
     mail: mailSettings(get('SMTP_URL'), get('MAIL_FROM'), baseUrl, problems),
     sms: smsSettings(opts.smsProviders ?? SMS_PROVIDERS, read, problems),
     metrics: get('METRICS_PORT') === undefined ? null : { port: int('METRICS_PORT', 0, 1, 65535), host: get('METRICS_HOST') ?? '127.0.0.1' },

@@ -11,6 +11,8 @@ export interface MetricsSources {
   revSeq(): Promise<number>;
   /** Entries of the revocation snapshot this node built last; undefined before the first build. */
   revocationEntries(): number | undefined;
+  /** Revocation event streams open on this node. */
+  revocationStreams(): number;
   /** The PostgreSQL pool's connections; undefined on SQLite. */
   pool(): { total: number; idle: number; waiting: number } | undefined;
 }
@@ -32,6 +34,7 @@ export class Metrics {
   private readonly dbErrors = new Counter({ name: 'mandate_db_errors_total', help: 'Requests answered 503 because the database was unreachable', registers: [this.registry] });
   private readonly workerRestarts = new Counter({ name: 'mandate_worker_restarts_total', help: 'Worker threads started again after one stopped', labelNames: ['worker'] as const, registers: [this.registry] });
   private readonly notePushesDropped = new Counter({ name: 'mandate_note_pushes_dropped_total', help: "Agents' note pushes dropped unsent: over their owner's budget of undelivered notes (the notes stay in the inbox)", registers: [this.registry] });
+  private readonly deltasSent = new Counter({ name: 'mandate_revocation_deltas_sent_total', help: 'Revocation deltas written to event streams (GET /api/v1/revocation/events), one per stream', registers: [this.registry] });
   private readonly deliveryFailures = new Counter({ name: 'mandate_outbox_delivery_failures_total', help: 'Outbox messages given up for good, by channel', labelNames: ['channel'] as const, registers: [this.registry] });
 
   constructor() {
@@ -55,10 +58,18 @@ export class Metrics {
       const p = self.sources?.pool();
       if (p) for (const state of ['total', 'idle', 'waiting'] as const) this.set({ state }, p[state]);
     } });
+    new Gauge({ name: 'mandate_revocation_streams', help: 'Revocation event streams (GET /api/v1/revocation/events) open on this node', registers: [this.registry], collect() {
+      const n = self.sources?.revocationStreams();
+      if (n !== undefined) this.set(n);
+    } });
     new Gauge({ name: 'mandate_revocation_entries', help: 'Entries (agents and grants) of the revocation snapshot this node built last', registers: [this.registry], collect() {
       const n = self.sources?.revocationEntries();
       if (n !== undefined) this.set(n);
     } });
+  }
+
+  revocationDeltasSent(streams: number): void {
+    this.deltasSent.inc(streams);
   }
 
   /** The app's store and snapshots exist after the metrics; attached once built. */

@@ -47,6 +47,7 @@ import type { HotPath } from './hot-path.ts';
 import type { GrantsRepo, PassIssuanceBatch } from './ports/index.ts';
 import { kyselyPassIssuance } from './repos/pass-issuance.ts';
 import { batchingPassIssuance } from './pass-issuance-batching.ts';
+import { RevocationSignalHub, signallingCounters } from './revocation-signal.ts';
 
 function repos(db: Db, dialect: Dialect): Repos {
   const purgeChunk = dialect === 'sqlite' ? SQLITE_PURGE_CHUNK : undefined;
@@ -99,7 +100,7 @@ function repos(db: Db, dialect: Dialect): Repos {
  * every statement used here (ON CONFLICT, RETURNING) means the same on both. `hot`, when given,
  * runs cloud verify's statements outside transactions (hot-path.ts).
  */
-export function kyselyStore(db: Kysely<Database>, dialect: Dialect, hot?: HotPath, passes?: PassIssuancePath): Store {
+export function kyselyStore(db: Kysely<Database>, dialect: Dialect, hot?: HotPath, passes?: PassIssuancePath, signal = new RevocationSignalHub()): Store {
   const singleUse = singleUseRepo(db, dialect === 'sqlite' ? SQLITE_PURGE_CHUNK : undefined);
   const agents = agentsRepo(db);
   const hotAgents: AgentsRepo = hot ? { ...agents, withGrants: hot.withGrants, withGrant: async (agentId, grantId) => (await hot.withGrants([{ agentId, grantId }]))[0] } : agents;
@@ -133,13 +134,25 @@ export function kyselyStore(db: Kysely<Database>, dialect: Dialect, hot?: HotPat
   const agentsRead: AgentsRepo = passes?.agentById ? { ...readAgents, byId: passes.agentById } : readAgents;
   return {
     ...base,
+    // Outside a transaction a statement commits by itself: its rev_seq is told at once.
+    counters: signallingCounters(base.counters, db, dialect, (v) => signal.emit(v)),
+    revocationSignal: signal,
     grants,
     singleUse: batchedSingleUse,
     agents: agentsRead,
     verifyLookup,
     commitPassIssuance,
     dialect,
-    transaction: (work) => db.transaction().execute((trx) => work(repos(trx, dialect))),
+    // A rev_seq advanced in a transaction is told after its commit only (decisions §30).
+    async transaction(work) {
+      let advanced: number | undefined;
+      const result = await db.transaction().execute((trx) => {
+        const r = repos(trx, dialect);
+        return work({ ...r, counters: signallingCounters(r.counters, trx, dialect, (v) => { advanced = v; }) });
+      });
+      if (advanced !== undefined) signal.emit(advanced);
+      return result;
+    },
     async ping() {
       await sql`select 1`.execute(db);
     },

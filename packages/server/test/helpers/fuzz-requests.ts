@@ -250,6 +250,11 @@ export function sendRaw(port: number, r: FuzzRequest, timeoutMs = 15_000): Promi
     }
     req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
     req.on('response', (res) => {
+      // An event stream (GET /api/v1/revocation/events) never ends: its status is the answer.
+      if (String(res.headers['content-type']).startsWith('text/event-stream')) {
+        res.destroy();
+        return resolve({ status: res.statusCode ?? 0, body: '' });
+      }
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));

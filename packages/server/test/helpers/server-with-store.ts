@@ -19,7 +19,7 @@ export interface ServerWithStore {
  * Registers, in the calling suite, a built server on a fresh database of `backend` (a SQLite folder
  * or a PostgreSQL database) that the test can open too; stopped and removed after the suite.
  */
-export function serverWithStore(backend: 'sqlite' | 'postgres', folderPrefix: string): ServerWithStore {
+export function serverWithStore(backend: 'sqlite' | 'postgres', folderPrefix: string, env: () => Record<string, string> = () => ({})): ServerWithStore {
   let cleanup: () => Promise<void> = async () => {};
   let open: (() => Promise<Store>) | undefined;
   const handle: ServerWithStore = {
@@ -33,12 +33,12 @@ export function serverWithStore(backend: 'sqlite' | 'postgres', folderPrefix: st
     if (backend === 'sqlite') {
       const dir = mkdtempSync(join(tmpdir(), folderPrefix));
       cleanup = async () => rmSync(dir, { recursive: true, force: true });
-      handle.node = await startServer({ name: 'service', env: { DATA_DIR: dir, DATABASE_URL: '' }, healthyWithinMs: 90_000 });
+      handle.node = await startServer({ name: 'service', env: { ...env(), DATA_DIR: dir, DATABASE_URL: '' }, healthyWithinMs: 90_000 });
       open = () => openSqliteStore(dir);
     } else {
       const db = await freshPostgresDatabase();
       cleanup = db.drop;
-      handle.node = await startServer({ name: 'service', env: { DATABASE_URL: db.url }, healthyWithinMs: 90_000 });
+      handle.node = await startServer({ name: 'service', env: { ...env(), DATABASE_URL: db.url }, healthyWithinMs: 90_000 });
       open = () => openPostgresStore(db.url);
     }
   });

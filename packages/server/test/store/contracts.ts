@@ -23,6 +23,7 @@ import { readinessContract } from './contract-readiness.ts';
 import { wbaKeysContract } from './contract-wba-keys.ts';
 import { receiptsContract } from './contract-receipts.ts';
 import { resourceStandingContract } from './contract-resource-standing.ts';
+import { revocationSignalContract } from './contract-revocation-signal.ts';
 import type { OpenStore } from './use-store.ts';
 
 /** Every contract suite each store must pass (sqlite.test.ts and postgres.test.ts run them all). */
@@ -52,6 +53,7 @@ const CONTRACTS: readonly ((name: string, open: OpenStore) => void)[] = [
   receiptsContract,
   appsContract,
   resourceStandingContract,
+  revocationSignalContract,
 ];
 
 export function storeContracts(name: string, open: OpenStore): void {

@@ -10,6 +10,7 @@ import { verifyRoutes } from './site-api/verify.ts';
 import { stepupVerifyRoutes } from './site-api/stepup-verify.ts';
 import { siteStepupRoutes } from './site-api/site-stepup.ts';
 import { revocationRoutes } from './site-api/revocation.ts';
+import { revocationEventRoutes } from './site-api/revocation-events.ts';
 import { siteAgentStatusRoutes } from './site-api/agent-status.ts';
 import { reputationRoutes } from './site-api/reputation.ts';
 import { reportRoutes } from './site-api/reports.ts';
@@ -62,7 +63,7 @@ import { checkAgentRoutes } from './site-api/check-agent.ts';
 
 /** Every route module, registered in one place. */
 export async function registerRoutes(app: FastifyInstance, s: Services): Promise<void> {
-  for (const routes of [metaRoutes, accountRoutes, agentRoutes, pairingCodeRoutes, agentPairRoutes, passkeyRoutes, jwksRoutes, tokenRoutes, verifyRoutes, stepupVerifyRoutes, siteStepupRoutes, revocationRoutes, siteAgentStatusRoutes, reputationRoutes, reportRoutes, agentStatusRoutes, agentNotifyRoutes, activityRoutes, agentStatusListRoutes, authzRequestRoutes, stepupRequestRoutes, agentPlanRoutes, ownerPlanRoutes, agentApprovalRoutes, receiptRoutes, approvalModeRoutes, passwordManagerRoutes, approvalRoutes, grantRoutes, userInfoRoutes, deviceRoutes, pushRoutes, notificationRoutes, swReportRoutes, oidcClientRoutes, oidcProviderRoutes, adminKeyRoutes, emailRoutes, emailClaimRoutes, passwordRoutes, exportRoutes, phoneRoutes, recoveryRoutes, accountDeleteRoutes, identityProviderRoutes, agentTakeoverRoutes, takeoverRoutes, takeoverSocketRoutes, ownerOperatorRoutes, adminOperatorRoutes, connectRoutes, operatorTokenRoutes, ownerConnectionRoutes, operatorAgentRoutes, operatorConnectionRoutes, readinessRoutes, browserRoutes, wbaRoutes, checkAgentRoutes, pageRoutes]) {
+  for (const routes of [metaRoutes, accountRoutes, agentRoutes, pairingCodeRoutes, agentPairRoutes, passkeyRoutes, jwksRoutes, tokenRoutes, verifyRoutes, stepupVerifyRoutes, siteStepupRoutes, revocationRoutes, revocationEventRoutes, siteAgentStatusRoutes, reputationRoutes, reportRoutes, agentStatusRoutes, agentNotifyRoutes, activityRoutes, agentStatusListRoutes, authzRequestRoutes, stepupRequestRoutes, agentPlanRoutes, ownerPlanRoutes, agentApprovalRoutes, receiptRoutes, approvalModeRoutes, passwordManagerRoutes, approvalRoutes, grantRoutes, userInfoRoutes, deviceRoutes, pushRoutes, notificationRoutes, swReportRoutes, oidcClientRoutes, oidcProviderRoutes, adminKeyRoutes, emailRoutes, emailClaimRoutes, passwordRoutes, exportRoutes, phoneRoutes, recoveryRoutes, accountDeleteRoutes, identityProviderRoutes, agentTakeoverRoutes, takeoverRoutes, takeoverSocketRoutes, ownerOperatorRoutes, adminOperatorRoutes, connectRoutes, operatorTokenRoutes, ownerConnectionRoutes, operatorAgentRoutes, operatorConnectionRoutes, readinessRoutes, browserRoutes, wbaRoutes, checkAgentRoutes, pageRoutes]) {
     await routes(app, s);
   }
 }

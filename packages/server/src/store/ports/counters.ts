@@ -15,3 +15,16 @@ export interface CountersRepo {
   next(name: string): Promise<number>;
   current(name: string): Promise<number>;
 }
+
+/**
+ * Tells this node that the shared `rev_seq` advanced (decisions §30), after the commit that advanced
+ * it, whichever node committed it: on SQLite (one node) in process, on PostgreSQL by `NOTIFY`, which
+ * carries the new value only (never the entries) and is delivered at commit, never for a rollback.
+ */
+export interface RevocationSignal {
+  /**
+   * Calls `listener` with each new rev_seq; with undefined when changes may have been missed (the
+   * PostgreSQL listener reconnected): the listener then reads the counter. Returns the unsubscribe.
+   */
+  subscribe(listener: (revSeq: number | undefined) => void): () => void;
+}

@@ -3,7 +3,7 @@ import type { PasskeysRepo, ChallengesRepo } from './passkeys.ts';
 import type { AgentsRepo, AgentWithGrant } from './agents.ts';
 import type { SigningKeysRepo } from './signing-keys.ts';
 import type { SingleUseRepo, SingleUseItem } from './single-use.ts';
-import type { RateCountersRepo, CountersRepo } from './counters.ts';
+import type { RateCountersRepo, CountersRepo, RevocationSignal } from './counters.ts';
 import type { AuthzRequestsRepo } from './requests.ts';
 import type { ApprovalModesRepo } from './approval-modes.ts';
 import type { GrantsRepo } from './grants.ts';
@@ -105,6 +105,8 @@ export interface Store extends Repos {
    * concurrent calls with the same refresh token exactly one is issued, across all nodes.
    */
   commitPassIssuance(q: PassIssuance): Promise<PassIssuanceOutcome>;
+  /** Each advance of `rev_seq`, after its commit, on any node sharing the database (the revocation event stream). */
+  readonly revocationSignal: RevocationSignal;
   /** Runs `work` in one database transaction. Do not nest. */
   transaction<T>(work: (repos: Repos) => Promise<T>): Promise<T>;
   /** Throws when the database cannot be reached. */

@@ -5,6 +5,8 @@ import type { Database } from '../schema.ts';
 import { kyselyStore } from '../kysely-store.ts';
 import { migrate } from '../migrations/index.ts';
 import { postgresHotPath } from './hot-path.ts';
+import { RevocationSignalHub } from '../revocation-signal.ts';
+import { listenForRevocations } from './revocation-listen.ts';
 import { postgresActiveGrants, postgresAgentsById, postgresPassIssuance } from './pass-issuance.ts';
 
 const INT8_OID = 20;
@@ -28,7 +30,14 @@ export async function openPostgresStore(url: string, poolSize = 10): Promise<Sto
   pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   await migrate(db as Kysely<unknown>, 'postgres');
-  const store: Store = kyselyStore(db, 'postgres', postgresHotPath(pool), { batch: postgresPassIssuance(pool), activeFor: postgresActiveGrants(pool), agentById: postgresAgentsById(pool) });
+  const signal = new RevocationSignalHub();
+  const store: Store = kyselyStore(db, 'postgres', postgresHotPath(pool), { batch: postgresPassIssuance(pool), activeFor: postgresActiveGrants(pool), agentById: postgresAgentsById(pool) }, signal);
+  const listener = listenForRevocations(url, signal);
+  const close = store.close;
+  store.close = async () => {
+    await listener.close();
+    await close();
+  };
   store.poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
   return store;
 }

@@ -7,10 +7,11 @@ export const day = (iso: string): string => new Date(iso).toLocaleDateString();
 
 /**
  * When a revocation takes effect, as the public pages say it: a site that checks each pass with
- * Mandate (cloud mode) refuses at once; one that checks passes itself (local mode) when it fetches
- * the next signed revocation list, within about a minute.
+ * Mandate (cloud mode) refuses at once; one that checks passes itself (local mode) when the next
+ * revocation delta reaches it over the revocation stream (decisions §30: under a second), or, while
+ * it is not connected to the stream, when it fetches the next signed list, within about a minute.
  */
-export const REFUSED_WHEN = 'sites that check with Mandate refuse it at once, sites that check passes themselves within about a minute';
+export const REFUSED_WHEN = "sites that check with Mandate refuse it at once, sites that check passes themselves within a second while connected to Mandate's revocation stream, within a minute otherwise";
 
 /** The text with its first letter in capitals, to begin a sentence. */
 export const capital = (text: string): string => text.charAt(0).toUpperCase() + text.slice(1);

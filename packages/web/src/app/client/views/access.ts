@@ -92,7 +92,7 @@ function grantCard(g: Grant): HTMLElement {
   const signedOut = signIns.length ? siteNames(signIns) : '';
   revoke.addEventListener('click', async () => {
     // When it takes effect (format.ts REFUSED_WHEN, for one site).
-    const stops = 'refuses it at once if it checks with Mandate, within about a minute if it checks passes itself';
+    const stops = "refuses it at once if it checks with Mandate; if it checks passes itself, within a second while connected to Mandate's revocation stream, within a minute otherwise";
     const question = signedOut
       ? `Revoke ${agent}'s access to ${site}? The site ${stops}, and ${agent} is signed out of ${signedOut}.`
       : `Revoke ${agent}'s access to ${site}? The site ${stops}.`;

@@ -21,7 +21,7 @@ export const appLabel = (name: string, host: string | null | undefined): string 
 export const grantPlace = (g: Grant): string => g.resource ?? g.site;
 
 /** The stop sentence for one resource: the same promise the Access view makes for one site. */
-const STOPS = 'refuses its passes at once if it checks with Mandate, within about a minute if it checks passes itself';
+const STOPS = "refuses its passes at once if it checks with Mandate; if it checks passes itself, within a second while connected to Mandate's revocation stream, within a minute otherwise";
 
 function resourceRow(app: Agent, g: Grant, errorNode: HTMLElement): HTMLElement {
   const place = grantPlace(g);

@@ -1,0 +1,202 @@
+import { REVOCATION_DELTA_TYP, type RevocationDeltaClaims } from '@mandate/protocol';
+import type { CountersRepo, RevocationSignal } from '../../store/ports/index.ts';
+import { type Clock, iso, seconds } from '../../clock.ts';
+import { entriesDiff } from './events-diff.ts';
+import { RevocationSequence } from './rev-seq.ts';
+import type { RevocationSnapshots, Snapshot } from './snapshot.ts';
+
+/** One open event stream as the hub sees it: the route writes to its connection and drops it when it cannot keep up. */
+export interface RevocationStream {
+  /** Buffers are shared by every stream (written, not copied, to each socket). */
+  write(data: Buffer | string): void;
+  end(): void;
+}
+
+export interface RevocationEventsOptions {
+  /** Between two keep-alive comments (decisions §30: 15 s). */
+  keepAliveMs: number;
+  /** Deltas held for resuming (Last-Event-ID); an older id gets a snapshot. */
+  heldDeltas: number;
+  /** At most this many bytes of deltas held (a mass revocation makes a delta of MBs); the latest is always held. */
+  heldBytes: number;
+  /** The counter is read this often in case a signal was missed (PostgreSQL reconnects, a write from outside the service). */
+  checkMs: number;
+}
+
+export const DEFAULT_EVENTS_OPTIONS: RevocationEventsOptions = { keepAliveMs: 15_000, heldDeltas: 1000, heldBytes: 32 * 1024 * 1024, checkMs: 2000 };
+
+interface HeldDelta {
+  prevSeq: number;
+  revSeq: number;
+  /** The whole event, as written to every stream. */
+  text: Buffer;
+}
+
+/**
+ * The revocation event stream of one node (decisions §30): the snapshot it holds, the deltas since,
+ * and its open streams. A change committed on any node reaches it as a signal carrying the new
+ * rev_seq only (store: RevocationSignal); the node then builds the new list ONCE (snapshot.ts), signs
+ * one delta against the list it held, and writes the same text to every stream. A connection never
+ * builds a list: it gets the snapshot held (signed again at most once a second, shared by a burst of
+ * reconnects) or the deltas held since its Last-Event-ID.
+ */
+export class RevocationEvents {
+  private head: Snapshot | undefined;
+  private starting: Promise<Snapshot> | undefined;
+  private readonly chain: HeldDelta[] = [];
+  private readonly streams = new Set<RevocationStream>();
+  private refreshing: Promise<void> | undefined;
+  private again = false;
+  private snapshotEvent: { jws: Buffer[]; text: Buffer } | undefined;
+  private chainBytes = 0;
+  private unsubscribe: (() => void) | undefined;
+  private timers: NodeJS.Timeout[] = [];
+  private closed = false;
+
+  constructor(
+    private readonly snapshots: RevocationSnapshots,
+    private readonly counters: CountersRepo,
+    private readonly signal: RevocationSignal,
+    private readonly sign: (claims: RevocationDeltaClaims, typ: string) => Promise<string>,
+    private readonly clock: Clock,
+    private readonly issuer: string,
+    private readonly opts: RevocationEventsOptions = DEFAULT_EVENTS_OPTIONS,
+    /** Told how many streams each delta was written to (the metrics). */
+    private readonly onSent: (streams: number) => void = () => {},
+  ) {}
+
+  /** Streams open on this node. */
+  get openStreams(): number {
+    return this.streams.size;
+  }
+
+  /** The list this node holds, built on first use; throws when the database cannot be reached. */
+  async ready(): Promise<Snapshot> {
+    if (this.head) return this.head;
+    this.start();
+    this.starting ??= this.snapshots.current().finally(() => { this.starting = undefined; });
+    const first = await this.starting;
+    this.head ??= first;
+    return this.head;
+  }
+
+  /**
+   * Writes the stream's opening (a snapshot, or the deltas since `lastEventId` when they are held
+   * from exactly there) and adds it to the streams: in one synchronous step, so no delta is sent
+   * between the two.
+   */
+  async open(stream: RevocationStream, lastEventId: number | undefined): Promise<void> {
+    let head = await this.ready();
+    // A client ahead of this node (it read another node's delta first): this node catches up first.
+    if (lastEventId !== undefined && lastEventId > head.rev_seq) {
+      await this.refresh();
+      head = await this.ready();
+    }
+    let opening: Buffer | undefined;
+    let from = lastEventId;
+    if (from === undefined || this.deltasSince(from) === undefined) {
+      opening = await this.snapshotText(head);
+      from = head.rev_seq;
+    }
+    const deltas = this.deltasSince(from);
+    if (this.closed) return stream.end();
+    // The chain moved on past `from` while the snapshot was signed (a thousand deltas): start again.
+    if (deltas === undefined) return this.open(stream, undefined);
+    if (opening) stream.write(opening);
+    for (const d of deltas) stream.write(d);
+    this.streams.add(stream);
+  }
+
+  /** Forgets a stream whose connection ended. */
+  remove(stream: RevocationStream): void {
+    this.streams.delete(stream);
+  }
+
+  /** Ends every stream and stops listening (the app closes). */
+  close(): void {
+    this.closed = true;
+    this.unsubscribe?.();
+    for (const t of this.timers) clearInterval(t);
+    for (const s of this.streams) s.end();
+    this.streams.clear();
+  }
+
+  /** Builds the list again when the counter moved, and sends the delta; one build at a time, the signals meanwhile coalesced. */
+  refresh(): Promise<void> {
+    if (this.refreshing) {
+      this.again = true;
+      return this.refreshing;
+    }
+    const run = async () => {
+      do {
+        this.again = false;
+        await this.step();
+      } while (this.again && !this.closed);
+    };
+    this.refreshing = run().finally(() => { this.refreshing = undefined; });
+    return this.refreshing;
+  }
+
+  private start(): void {
+    if (this.unsubscribe || this.closed) return;
+    this.unsubscribe = this.signal.subscribe((revSeq) => {
+      if (revSeq !== undefined && this.head && revSeq <= this.head.rev_seq) return;
+      this.refresh().catch(() => { /* the next signal or check tries again */ });
+    });
+    const keepAlive = setInterval(() => {
+      const text = `: keep-alive ${iso(this.clock.now())}\n\n`;
+      for (const s of this.streams) s.write(text);
+    }, this.opts.keepAliveMs);
+    const check = setInterval(() => {
+      if (!this.head) return;
+      const held = this.head.rev_seq;
+      new RevocationSequence(this.counters).current().then((c) => (c > held ? this.refresh() : undefined)).catch(() => {});
+    }, this.opts.checkMs);
+    keepAlive.unref();
+    check.unref();
+    this.timers = [keepAlive, check];
+  }
+
+  private async step(): Promise<void> {
+    const prev = this.head;
+    const next = await this.snapshots.current();
+    if (prev === undefined) {
+      this.head = next;
+      return;
+    }
+    // Entries that only aged out (no new rev_seq) stay with the list held: they refuse no live
+    // pass, and the next delta removes them.
+    if (next.rev_seq <= prev.rev_seq) return;
+    const { added, removed } = entriesDiff(prev, next);
+    const claims: RevocationDeltaClaims = { type: 'revocation-delta', iss: this.issuer, iat: seconds(this.clock.now()), rev_seq: next.rev_seq, prev_seq: prev.rev_seq, added, removed };
+    const jwt = await this.sign(claims, REVOCATION_DELTA_TYP);
+    if (this.head !== prev) return;
+    const delta: HeldDelta = { prevSeq: prev.rev_seq, revSeq: next.rev_seq, text: Buffer.from(`event: delta\nid: ${next.rev_seq}\ndata: ${jwt}\n\n`) };
+    this.chain.push(delta);
+    this.chainBytes += delta.text.length;
+    while (this.chain.length > 1 && (this.chain.length > this.opts.heldDeltas || this.chainBytes > this.opts.heldBytes)) {
+      this.chainBytes -= this.chain.shift()?.text.length ?? 0;
+    }
+    this.head = next;
+    for (const s of this.streams) s.write(delta.text);
+    if (this.streams.size > 0) this.onSent(this.streams.size);
+  }
+
+  /** The held deltas from `revSeq` to the head (none when at the head); undefined when not held from exactly there. */
+  private deltasSince(revSeq: number): Buffer[] | undefined {
+    if (this.head && revSeq === this.head.rev_seq) return [];
+    const i = this.chain.findIndex((d) => d.prevSeq === revSeq);
+    if (i < 0) return undefined;
+    return this.chain.slice(i).map((d) => d.text);
+  }
+
+  /** `event: snapshot`: the body of GET /api/v1/revocation on one line, written once per signature. */
+  private async snapshotText(head: Snapshot): Promise<Buffer> {
+    const jws = await this.snapshots.sign(head);
+    const e = this.snapshotEvent;
+    if (e && e.jws === jws) return e.text;
+    const text = Buffer.concat([Buffer.from(`event: snapshot\nid: ${head.rev_seq}\ndata: `), ...this.snapshots.body(head, jws), Buffer.from('\n\n')]);
+    this.snapshotEvent = { jws, text };
+    return text;
+  }
+}

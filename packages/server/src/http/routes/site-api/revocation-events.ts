@@ -1,0 +1,88 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import type { Services } from '../../../services.ts';
+import type { RevocationStream } from '../../../domain/revocation/events.ts';
+
+/** rev_seq as an event id: digits only, within Number's exact range. */
+const EVENT_ID = /^\d{1,15}$/;
+
+/**
+ * The resume point: `Last-Event-ID` (as EventSource sends it) or `last_event_id` (clients that cannot
+ * set headers); a string when it is not one (the 400's detail).
+ */
+function lastEventId(header: string | string[] | undefined, query: string | undefined): number | undefined | string {
+  if (Array.isArray(header)) return 'Last-Event-ID must be given once';
+  const v = header ?? query;
+  if (v === undefined || v === '') return undefined;
+  if (!EVENT_ID.test(v)) return 'Last-Event-ID must be a rev_seq: the id of an event of this stream (digits)';
+  return Number(v);
+}
+
+export async function revocationEventRoutes(app: FastifyInstance, s: Services): Promise<void> {
+  const { maxBufferBytes } = s.config.revocationEvents;
+  app.get('/api/v1/revocation/events', {
+    schema: {
+      summary: 'The revocation list as a stream of Server-Sent Events',
+      description: [
+        '`text/event-stream`, public. The first event is `event: snapshot` with `id:` its `rev_seq` and `data:` the JSON of `GET /api/v1/revocation` on one line (verify its `signature` as there).',
+        'Then, for every change to the list, `event: delta` with `id:` the new `rev_seq` and `data:` a JWT (header typ `revocation-delta+jwt`, ES256, kid from `GET /api/v1/jwks`) with claims `type` `revocation-delta`, `iss`, `iat`, `rev_seq`, `prev_seq` (the `rev_seq` of the list it applies to), `added` and `removed` (each `{revoked_agents, revoked_grants}`, the entry shapes of the snapshot): remove `removed`, then put in `added` (replacing the entry of the same agent id, or agent and site). Changes may be coalesced: a delta\'s `prev_seq` is always the `rev_seq` of the event before it.',
+        'A change committed on any node is sent within about 200 ms. `Last-Event-ID` (header) or `last_event_id` (query) resumes: the deltas since that `rev_seq` when this node still holds them from exactly there, else a fresh snapshot first.',
+        'A comment line `: keep-alive <ISO time>` every 15 s. A client that does not read is dropped once 1 MiB waits unsent; it reconnects with `Last-Event-ID`.',
+      ].join(' '),
+      tags: ['site'],
+      querystring: Type.Object({ last_event_id: Type.Optional(Type.String({ description: 'the `rev_seq` of the last event received, for clients that cannot send `Last-Event-ID`', maxLength: 15 })) }),
+      response: { 400: Type.Object({ detail: Type.String() }), 200: Type.String({ description: 'text/event-stream: `snapshot`, then `delta` events and keep-alive comments; never ends by itself' }) },
+    },
+  }, async (request, reply) => {
+    const from = lastEventId(request.headers['last-event-id'], (request.query as { last_event_id?: string }).last_event_id);
+    if (typeof from === 'string') return reply.code(400).send({ detail: from });
+    // The list is held before the answer starts, so an unreachable database is a plain 503.
+    await s.revocationEvents.ready();
+    const raw = reply.raw;
+    reply.hijack();
+    raw.writeHead(200, {
+      ...(reply.getHeaders() as Record<string, string>),
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store',
+      // Proxies (nginx) would otherwise hold the events back.
+      'x-accel-buffering': 'no',
+    });
+    raw.flushHeaders();
+    // An injected request (app.inject: no connection) is only answered when its response ends: it gets the opening and the end.
+    const injected = '_lightMyRequest' in request.raw;
+    let ended = false;
+    // Bounded: a client that does not read is dropped rather than buffered for without end. The
+    // opening (a snapshot of up to MBs, shared by every stream, not copied) does not count: a client
+    // still reading a long snapshot is not dropped for it.
+    let allowed = maxBufferBytes;
+    let opened = false;
+    const stream: RevocationStream = {
+      write(data) {
+        if (ended) return;
+        if (!opened) {
+          opened = true;
+          allowed += data.length;
+        } else if (raw.writableLength > allowed) {
+          stream.end();
+          raw.destroy();
+          return;
+        }
+        raw.write(data);
+      },
+      end() {
+        if (ended) return;
+        ended = true;
+        s.revocationEvents.remove(stream);
+        raw.end();
+      },
+    };
+    raw.on('close', () => stream.end());
+    try {
+      await s.revocationEvents.open(stream, from);
+    } catch (e) {
+      request.log.warn({ err: e }, 'revocation stream: the opening failed');
+      stream.end();
+    }
+    if (injected) stream.end();
+  });
+}
