@@ -27,6 +27,9 @@ describe('the revocation stream between a real Mandate and a local-mode site', {
   let mandate: ServerProcess;
   let site: Child;
   let siteUrl: string;
+  /** The control: the same site with `revocation: 'poll'`, which cannot know of a change for an hour. */
+  let pollSite: Child;
+  let pollUrl: string;
   let owner: HttpOwner;
   /** What the site took to follow each change, for the log. */
   const measured: string[] = [];
@@ -38,17 +41,23 @@ describe('the revocation stream between a real Mandate and a local-mode site', {
     port = await freePort();
     dataDir = mkdtempSync(join(tmpdir(), 'mandate-stream-'));
     mandate = await startMandate();
-    const sitePort = await freePort();
-    siteUrl = `http://127.0.0.1:${sitePort}`;
-    site = runNode('stream site', ['--import', 'tsx', 'packages/site/test/helpers/stream-site.ts'], {
-      env: { MANDATE_URL: mandate.url, SITE_ID: SITE, PUBLIC_BASE_URL: siteUrl, PORT: String(sitePort), REV_TTL_SEC: String(REV_TTL_SEC) },
-    });
-    await site.waitFor('stream site listening', 60_000);
+    const startSite = async (name: string, revocation: string) => {
+      const sitePort = await freePort();
+      const url = `http://127.0.0.1:${sitePort}`;
+      const child = runNode(name, ['--import', 'tsx', 'packages/site/test/helpers/stream-site.ts'], {
+        env: { MANDATE_URL: mandate.url, SITE_ID: SITE, PUBLIC_BASE_URL: url, PORT: String(sitePort), REV_TTL_SEC: String(REV_TTL_SEC), REVOCATION: revocation },
+      });
+      await child.waitFor('stream site listening', 60_000);
+      return { child, url };
+    };
+    ({ child: site, url: siteUrl } = await startSite('stream site', 'stream'));
+    ({ child: pollSite, url: pollUrl } = await startSite('poll site', 'poll'));
     owner = await HttpOwner.signUp(mandate, mandate.baseUrl, { label: 'stream-real' });
   });
   after(async () => {
     console.log(`site followed the owner's changes in: ${measured.join('; ')}`);
     await site?.stop();
+    await pollSite?.stop();
     await mandate?.stop();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
@@ -66,8 +75,8 @@ describe('the revocation stream between a real Mandate and a local-mode site', {
     return { agent, pass: await pass(agent) };
   }
   /** The site's answer to the agent's GET /orders: `200`, or the status and error code. */
-  async function ask(h: Holder): Promise<string> {
-    const url = `${siteUrl}/orders`;
+  async function ask(h: Holder, base = siteUrl): Promise<string> {
+    const url = `${base}/orders`;
     const res = await fetch(url, { headers: { authorization: `DPoP ${h.pass}`, dpop: await h.agent.proof(h.pass, url) } });
     const body = (await res.json()) as { error?: string };
     return res.status === 200 ? '200' : `${res.status} ${body.error ?? ''}`;
@@ -101,6 +110,8 @@ describe('the revocation stream between a real Mandate and a local-mode site', {
     assert.equal(await ask(a), '200');
     await owner.flag(a.agent.id, 'revoked');
     assert.equal(await followed('agent revoked', a, '200'), '401 agent_revoked');
+    assert.equal(await ask(a, pollUrl), '200', 'the polling control still accepts it: the stream made the difference');
+    assert.equal((await (await fetch(`${pollUrl}/status`)).json() as VerifierStatus).revocationVia, 'polling');
     // Unblocking advances rev_seq; the agent's entry stays listed for one pass lifetime, so passes
     // minted before the block stay refused while passes minted after it pass (agents.ts setFlag). The
     // revocation had ended its grants: access is asked and approved again.
@@ -122,6 +133,7 @@ describe('the revocation stream between a real Mandate and a local-mode site', {
     assert.ok(grant, 'the grant is listed');
     await owner.ok('POST', `/api/grants/${grant.id}/revoke`);
     assert.equal(await followed('grant revoked', a, '200'), '401 grant_revoked');
+    assert.equal(await ask(a, pollUrl), '200', 'the polling control still accepts it');
     await remoteGrant(mandate, owner, a.agent, SITE);
     const fresh = { agent: a.agent, pass: await pass(a.agent) };
     assert.equal(await ask(fresh), '200', 'a pass of the new grant');

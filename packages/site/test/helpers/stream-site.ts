@@ -1,7 +1,7 @@
 // A local-mode site as its own process, for revocation-stream-real.test.ts: node:http, `requireAgent`
 // on GET /orders, and GET /status answering `verifier.status()` (how revocations reach it now).
-// The revocation mode is the default (the event stream). Environment: MANDATE_URL, SITE_ID,
-// PUBLIC_BASE_URL, PORT, REV_TTL_SEC. Every SDK error is printed (the test shows them on failure).
+// The revocation mode is the default (the event stream) unless REVOCATION=poll (the test's control).
+// Environment: MANDATE_URL, SITE_ID, PUBLIC_BASE_URL, PORT, REV_TTL_SEC, REVOCATION. Every SDK error is printed (the test shows them on failure).
 import { createServer } from 'node:http';
 import { createVerifier, requireAgent } from '../../src/index.ts';
 
@@ -17,6 +17,7 @@ const verifier = createVerifier({
   site: env('SITE_ID'),
   publicBaseUrl: env('PUBLIC_BASE_URL'),
   revTtlSec: Number(env('REV_TTL_SEC')),
+  ...(process.env.REVOCATION === 'poll' ? { revocation: 'poll' as const } : {}),
   onError: (e) => console.warn(`${new Date().toISOString()} mandate: ${e.message}`),
 });
 await verifier.start();
