@@ -57,7 +57,11 @@ export interface McpAuth {
   /** The same, inside a handler: undefined when approved (run the tool), else the tool error to return. */
   requireApproval(extra: ApprovalExtra, name: string, args: unknown): Promise<ToolErrorResult | undefined>;
 
-  /** Local mode: loads keys and revocation list and starts polling (rejects if the first load fails; polling goes on). Cloud: nothing. */
+  /**
+   * Local mode: loads keys and revocation list, then follows Mandate's revocation event stream (a
+   * revocation is refused within a second), polling every revTtlSec while the stream is down or with
+   * `revocation: 'poll'`; rejects if the first load fails (stream and polling go on). Cloud: nothing.
+   */
   start(): Promise<void>;
   refresh(): Promise<void>;
   status(): Pick<VerifierStatus, 'mode' | 'ready'> & { resource: string; pendingApprovals: number };
