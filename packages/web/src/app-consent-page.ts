@@ -2,7 +2,7 @@
 // filled from the /connect shell (app/connect) with every value escaped. The app's logo and website
 // are shown as text, never loaded: the service fetches nothing an app names but its metadata document.
 import { connectShell } from './app-assets.ts';
-import type { ConnectPage } from './connect-page.ts';
+import { CONSENT_ACTIONS, type ConnectPage } from './connect-page.ts';
 import { escapeHtml } from './public/html.ts';
 
 export interface AppConsentPageView {
@@ -56,12 +56,7 @@ export function appConsentPage(v: AppConsentPageView): ConnectPage {
         <li>Your answer is sent to <strong id="ac-redirect">${escapeHtml(v.redirectHost)}</strong>.</li>
         ${about}
       </ul>
-      <p id="cn-status" class="cn-status" role="status" aria-live="polite">Checking your sign-in…</p>
-      <a id="cn-sign-in" href="/app" hidden>Sign in to Mandate</a>
-      <div class="cn-row">
-        <button type="button" id="cn-deny" disabled>Deny</button>
-        <button type="button" id="cn-approve" disabled>Approve with passkey</button>
-      </div>
+      ${CONSENT_ACTIONS}
     </section>`;
   return fill(`Allow ${v.clientName}`, body, true);
 }

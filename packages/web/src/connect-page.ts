@@ -31,6 +31,14 @@ function fill(title: string, body: string, withScript: boolean): ConnectPage {
 }
 
 /** Who asks, where its agents' browser runs and how many agents it may add; Approve and Deny. */
+/** What both consent pages end with: the status line, the sign-in link and the two buttons (app/connect/consent-flow.ts drives them). */
+export const CONSENT_ACTIONS = `<p id="cn-status" class="cn-status" role="status" aria-live="polite">Checking your sign-in…</p>
+      <a id="cn-sign-in" href="/app" hidden>Sign in to Mandate</a>
+      <div class="cn-row">
+        <button type="button" id="cn-deny" disabled>Deny</button>
+        <button type="button" id="cn-approve" disabled>Approve with passkey</button>
+      </div>`;
+
 export function connectPage(v: ConnectPageView): ConnectPage {
   const body = `<section class="cn-card" aria-labelledby="cn-title">
       <h1 id="cn-title">Connect ${escapeHtml(v.operatorName)}?</h1>
@@ -40,12 +48,7 @@ export function connectPage(v: ConnectPageView): ConnectPage {
         <li id="cn-browser">${escapeHtml(BROWSER_TEXT[v.browser])}</li>
         <li>It never sees your email, phone, other agents, approvals or activity.</li>
       </ul>
-      <p id="cn-status" class="cn-status" role="status" aria-live="polite">Checking your sign-in…</p>
-      <a id="cn-sign-in" href="/app" hidden>Sign in to Mandate</a>
-      <div class="cn-row">
-        <button type="button" id="cn-deny" disabled>Deny</button>
-        <button type="button" id="cn-approve" disabled>Approve with passkey</button>
-      </div>
+      ${CONSENT_ACTIONS}
     </section>`;
   return fill(`Connect ${v.operatorName}`, body, true);
 }

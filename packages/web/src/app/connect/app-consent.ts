@@ -1,79 +1,11 @@
 // The consent page of a person's browser at /oidc/authorize (decisions §28). The server checked the
-// request before serving this page. Here: /api/oidc/consent/start with the page's own query (needs
-// the session; not signed in, the page offers the sign-in and comes back), then Approve answers the
-// passkey options (/approve) and Deny declines (/deny); either way the service answers the app's
-// redirect address, which this page opens.
-import { startAuthentication, type PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/browser';
-import { signInLink } from '../client/return-to.ts';
+// request before serving this page; the options come from /api/oidc/consent/start with the page's own
+// query, then /approve or /deny (consent-flow.ts).
+import { runConsent } from './consent-flow.ts';
 
-const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
-
-interface Problem { status: number; detail: string }
-
-async function post<T>(path: string, body: object): Promise<T> {
-  const res = await fetch(path, { method: 'POST', credentials: 'same-origin', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  const json = (await res.json().catch(() => ({}))) as { detail?: unknown };
-  if (!res.ok) throw { status: res.status, detail: typeof json.detail === 'string' ? json.detail : `the service answered ${res.status}` } satisfies Problem;
-  return json as T;
-}
-
-function start(): void {
-  const status = $<HTMLParagraphElement>('cn-status');
-  const approve = $<HTMLButtonElement>('cn-approve');
-  const deny = $<HTMLButtonElement>('cn-deny');
-  const signIn = $<HTMLAnchorElement>('cn-sign-in');
-  const say = (text: string, error = false): void => {
-    status.textContent = text;
-    status.classList.toggle('cn-error', error);
-  };
-  let consent: { consent_id: string; options: PublicKeyCredentialRequestOptionsJSON } | undefined;
-
-  const failed = (e: unknown): void => {
-    const p = e as Partial<Problem>;
-    if (p.status === 401) {
-      say('Sign in to Mandate first: you will come back to this page.', true);
-      signIn.href = signInLink(location.pathname + location.search);
-      signIn.hidden = false;
-    } else say(typeof p.detail === 'string' ? p.detail : 'Something went wrong: reload this page to try again.', true);
-  };
-
-  void (async () => {
-    try {
-      consent = await post('/api/oidc/consent/start', { authorize: location.search.slice(1) });
-      approve.disabled = false;
-      deny.disabled = false;
-      say('');
-    } catch (e) {
-      failed(e);
-    }
-  })();
-
-  approve.addEventListener('click', async () => {
-    if (!consent) return;
-    approve.disabled = deny.disabled = true;
-    say('Confirm with your passkey…');
-    try {
-      const assertion = await startAuthentication({ optionsJSON: consent.options });
-      const { redirect } = await post<{ redirect: string }>('/api/oidc/consent/approve', { consent_id: consent.consent_id, assertion });
-      say('Approved. Taking you back…');
-      location.assign(redirect);
-    } catch (e) {
-      // A cancelled passkey prompt uses up nothing but the challenge: reload for fresh options.
-      failed(e instanceof Error ? { detail: 'The passkey was not confirmed. Reload this page to try again.' } : e);
-    }
-  });
-
-  deny.addEventListener('click', async () => {
-    if (!consent) return;
-    approve.disabled = deny.disabled = true;
-    try {
-      const { redirect } = await post<{ redirect: string }>('/api/oidc/consent/deny', { consent_id: consent.consent_id });
-      say('Declined. Taking you back…');
-      location.assign(redirect);
-    } catch (e) {
-      failed(e);
-    }
-  });
-}
-
-start();
+runConsent({
+  start: { path: '/api/oidc/consent/start', body: { authorize: location.search.slice(1) } },
+  approvePath: '/api/oidc/consent/approve',
+  denyPath: '/api/oidc/consent/deny',
+  approvedText: 'Approved',
+});
