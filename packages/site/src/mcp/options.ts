@@ -1,6 +1,5 @@
 import { isValidAction } from '@mandate/protocol';
-import { type FetchLike, type RevocationMode, type VerifierConfig, parseOptions } from '../config.ts';
-import type { ReplayCacheOption } from '../local/replay-cache.ts';
+import { type VerifierConfig, type VerifierOptions, parseOptions } from '../config.ts';
 import type { Mode } from '../types.ts';
 import { checkScope } from '../verifier.ts';
 
@@ -14,8 +13,11 @@ export type McpToolRule = {
   summary?: (args: Record<string, unknown>) => string;
 };
 
+/** The options that mean for `mcpAuth` what they mean for `createVerifier` (local mode's, and the transport's). */
+type SharedVerifierOptions = Pick<VerifierOptions, 'issuer' | 'revocation' | 'revTtlSec' | 'maxStaleSec' | 'jwksMinRefreshSec' | 'replayCache' | 'fetch' | 'now'>;
+
 /** Options of `mcpAuth`. Only `service`, `resource` and `scopes` are required. */
-export type McpAuthOptions = {
+export type McpAuthOptions = SharedVerifierOptions & {
   /** Where this server reaches Mandate, e.g. `https://mandate.example`: also the authorization server named in the metadata. */
   service: string;
   /**
@@ -38,17 +40,8 @@ export type McpAuthOptions = {
   publicBaseUrl?: string;
   /** Trust X-Forwarded-Host / -Proto; only with `publicBaseUrl` set to '' (build the URL from headers). Default false. */
   trustForwardedHeaders?: boolean;
-  /** Local mode, as in `createVerifier`. */
-  issuer?: string;
-  revocation?: RevocationMode;
-  revTtlSec?: number;
-  maxStaleSec?: number;
-  jwksMinRefreshSec?: number;
-  replayCache?: ReplayCacheOption;
   /** Timeout of each call to Mandate (a long poll adds its wait). Default 5000 ms. */
   timeoutMs?: number;
-  fetch?: FetchLike;
-  now?: () => number;
   /** Told about failures that cost a verdict. Default: console.warn. Never given token bytes. */
   onError?: (error: Error) => void;
   /** Approval tools: how long one call waits for the owner (seconds, 1 to 25, default 25), and how long each long poll lasts (default 5). */
