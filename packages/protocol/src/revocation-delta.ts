@@ -29,8 +29,11 @@ export type RevocationDeltaClaims = {
   removed: RevocationEntries;
 };
 
-/** A delta is small; one bigger than this is refused before its signature is checked. */
-const MAX_DELTA_LENGTH = 1024 * 1024;
+/**
+ * Refused before its signature is checked when longer: as for snapshots (revocation.ts), since one delta
+ * can remove a whole list at once (every entry aging out of the window together).
+ */
+const MAX_DELTA_LENGTH = 8 * 1024 * 1024;
 
 function entries(v: unknown, what: string, code: VerifyErrorCode): RevocationEntries {
   if (!isObject(v) || !Array.isArray(v.revoked_agents) || !Array.isArray(v.revoked_grants)) {

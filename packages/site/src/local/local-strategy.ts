@@ -91,7 +91,11 @@ export class LocalStrategy implements Strategy {
       await this.keys.refresh().catch((e: unknown) => this.config.onError(toError(e)));
     }
     // A stream in step brings every change within a second: a poll would only cost Mandate a request.
-    if (force || this.stream?.inStep !== true) await this.refreshRevocation();
+    // Unless the stream has said nothing for revTtlSec (its keep-alives are sparser than this verifier
+    // polls, e.g. a max_stale shorter than the service's keep-alive interval): then poll, so the list
+    // held stays as fresh as polling alone would keep it.
+    const streamKeepsItFresh = this.stream?.inStep === true && this.revocation.ageSec() < this.config.revTtlSec;
+    if (force || !streamKeepsItFresh) await this.refreshRevocation();
   }
 
   private async refreshRevocation(): Promise<void> {

@@ -46,6 +46,10 @@ export async function revocationEventRoutes(app: FastifyInstance, s: Services): 
       'cache-control': 'no-store',
       // Proxies (nginx) would otherwise hold the events back.
       'x-accel-buffering': 'no',
+      // A stream's connection is not reused: once the stream ends (the node shutting down, a client
+      // dropped) the socket closes with it, rather than idling until the keep-alive timeout (72 s) and
+      // holding the node's shutdown that long.
+      connection: 'close',
     });
     raw.flushHeaders();
     // An injected request (app.inject: no connection) is only answered when its response ends: it gets the opening and the end.
