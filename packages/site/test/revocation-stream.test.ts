@@ -145,6 +145,19 @@ describe('local mode: the revocation stream', () => {
     assert.equal(await verdict(v, agent), 'ok');
   });
 
+  it('a stream quiet for longer than revTtlSec (keep-alives sparser than this verifier polls) does not stop the polls', async () => {
+    const agent = await stubAgent();
+    // Polls every second; the stand-in sends no keep-alive: its stream is in step but says nothing.
+    const v = await connected({ revTtlSec: 1, maxStaleSec: 10 });
+    const before = s.snapshotGets;
+    nowMs += 5_000; // the list held is 5 s old: older than revTtlSec
+    await until(() => s.snapshotGets > before, 5000, 'a poll although the stream is in step');
+    await until(() => (v.status().revocationAgeSec ?? Infinity) < 5, 3000, 'the polled list is the fresh one');
+    nowMs += 8_000; // 13 s after the list first held: fresh only because of the polls
+    await until(async () => (await verdict(v, agent)) === 'ok', 5000, 'never stale while polls keep it fresh');
+    assert.equal(v.status().revocationVia, 'stream', 'still following the stream');
+  });
+
   it('a keep-alive does not count while the held list is behind the stream (a gap with no snapshot to be had)', async () => {
     const agent = await stubAgent();
     let snapshotsDown = false;

@@ -58,7 +58,8 @@ export async function startStandIn(o: { nowSec: () => number }): Promise<StandIn
   let url = '';
 
   const snapshotBody = async () => ({
-    signature: await signRevocationSnapshot(key.privateKey, key.kid, s.list),
+    // Signed now, as the service re-signs its list (at most once a second): a poll refreshes what is held.
+    signature: await signRevocationSnapshot(key.privateKey, key.kid, { ...s.list, iat: o.nowSec() }),
     rev_seq: s.list.rev_seq,
     revoked_agents: s.list.revoked_agents,
     revoked_grants: s.list.revoked_grants,
