@@ -83,6 +83,7 @@ import { openStore } from './store/open.ts';
 import { Metrics } from './metrics/metrics.ts';
 import { RevocationSequence } from './domain/revocation/rev-seq.ts';
 import { DEFAULT_EVENTS_OPTIONS, RevocationEvents } from './domain/revocation/events.ts';
+import { closeUnusedConnectionsOnClose } from './http/unused-connections.ts';
 import type { Store } from './store/ports/index.ts';
 import { SdkTarballs } from './downloads/sdk-tarballs.ts';
 import { WordpressZips } from './downloads/wordpress-zip.ts';
@@ -291,6 +292,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   app.addHook('onClose', () => proofSignatures.close());
   // Streams never end by themselves: the app's close ends them (before the store closes).
   app.addHook('preClose', () => revocationEvents.close());
+  closeUnusedConnectionsOnClose(app);
   if (ownsStore) app.addHook('onClose', () => store.close());
   return { app, services };
 }
