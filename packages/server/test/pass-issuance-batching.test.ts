@@ -4,7 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { batchingPassIssuance, steps } from '../src/store/pass-issuance-batching.ts';
+import { batchingPassIssuance, passIssuanceKeys } from '../src/store/pass-issuance-batching.ts';
+import { steps } from '../src/store/stepped-batching.ts';
 import type { PassIssuance, PassIssuanceOutcome } from '../src/store/ports/index.ts';
 import { openSqliteStore } from '../src/store/sqlite/open.ts';
 import { sqlitePassIssuance, startPassWorker } from '../src/store/sqlite/pass-issuance.ts';
@@ -16,7 +17,7 @@ const item = (grantId: string, rateKey = `token:${grantId}`): PassIssuance => ({
 describe('pass issuance group commits (pass-issuance-batching.ts)', () => {
   it('puts calls for one grant or one rate key into successive steps, in the order they came', () => {
     const items = [item('a'), item('b'), item('a'), item('c', 'token:b'), item('a'), item('d')];
-    assert.deepEqual(steps(items), [[0, 1, 5], [2, 3], [4]]);
+    assert.deepEqual(steps(items, passIssuanceKeys), [[0, 1, 5], [2, 3], [4]]);
   });
 
   it('commits concurrent calls together; a failed step fails its callers and the later steps, never a step already committed', async () => {

@@ -44,7 +44,8 @@ import { plansRepo } from './repos/plans.ts';
 import { oauthIdentitiesRepo } from './repos/oauth-identities.ts';
 import { oauthStatesRepo } from './repos/oauth-states.ts';
 import type { HotPath } from './hot-path.ts';
-import type { GrantsRepo, PassIssuanceBatch } from './ports/index.ts';
+import type { GrantsRepo, OidcClientsRepo, OidcSignInRecord, OidcSignInsRepo, PassIssuanceBatch, SignInRotation, SignInRotationBatch, UsersRepo } from './ports/index.ts';
+import { batchedInSteps } from './stepped-batching.ts';
 import { kyselyPassIssuance } from './repos/pass-issuance.ts';
 import { batchingPassIssuance } from './pass-issuance-batching.ts';
 import { RevocationSignalHub, signallingCounters } from './revocation-signal.ts';
@@ -100,7 +101,7 @@ function repos(db: Db, dialect: Dialect): Repos {
  * every statement used here (ON CONFLICT, RETURNING) means the same on both. `hot`, when given,
  * runs cloud verify's statements outside transactions (hot-path.ts).
  */
-export function kyselyStore(db: Kysely<Database>, dialect: Dialect, hot?: HotPath, passes?: PassIssuancePath, signal = new RevocationSignalHub()): Store {
+export function kyselyStore(db: Kysely<Database>, dialect: Dialect, hot?: HotPath, passes?: TokenPaths, signal = new RevocationSignalHub()): Store {
   const singleUse = singleUseRepo(db, dialect === 'sqlite' ? SQLITE_PURGE_CHUNK : undefined);
   const agents = agentsRepo(db);
   const hotAgents: AgentsRepo = hot ? { ...agents, withGrants: hot.withGrants, withGrant: async (agentId, grantId) => (await hot.withGrants([{ agentId, grantId }]))[0] } : agents;
@@ -128,12 +129,30 @@ export function kyselyStore(db: Kysely<Database>, dialect: Dialect, hot?: HotPat
   // given (sqlite/pass-issuance.ts, postgres/pass-issuance.ts), else the repositories in a transaction.
   const commitPassIssuance = batchingPassIssuance(passes?.batch ?? kyselyPassIssuance(db, dialect));
   const base = repos(db, dialect);
-  // The two reads of every pass issuance (the agent, for its JWT check, and its grant at the site),
-  // where the dialect has faster ones (sqlite/pass-issuance.ts, postgres/pass-issuance.ts).
+  // The reads of every token call (the agent, for its JWT check, and its grant at the site; for an
+  // OIDC refresh the client, the sign-in and the owner), where the dialect has faster ones
+  // (sqlite/token-reads.ts, postgres/token-reads.ts).
   const grants: GrantsRepo = passes?.activeFor ? { ...base.grants, activeFor: passes.activeFor } : base.grants;
   const agentsRead: AgentsRepo = passes?.agentById ? { ...readAgents, byId: passes.agentById } : readAgents;
+  const users: UsersRepo = passes?.userById ? { ...base.users, byId: passes.userById } : base.users;
+  const oidcClients: OidcClientsRepo = passes?.clientById ? { ...base.oidcClients, byId: passes.clientById } : base.oidcClients;
+  // OIDC refresh token rotations in group commits as pass issuances (stepped-batching.ts): the
+  // dialect's own statements when given, else each one through the repository.
+  const rotate = batchedInSteps<SignInRotation, OidcSignInRecord | undefined>(
+    passes?.rotations ?? ((step) => Promise.all(step.map((q) => base.oidcSignIns.rotate(q.sid, q.currentHash, q.nextHash, q.now, q.limit)))),
+    (q) => [q.sid],
+    'sign-in rotation',
+  );
+  const oidcSignIns: OidcSignInsRepo = {
+    ...base.oidcSignIns,
+    ...(passes?.signInBySid ? { bySid: passes.signInBySid } : {}),
+    rotate: (sid, currentHash, nextHash, now, limit) => rotate({ sid, currentHash, nextHash, now, limit }),
+  };
   return {
     ...base,
+    users,
+    oidcClients,
+    oidcSignIns,
     // Outside a transaction a statement commits by itself: its rev_seq is told at once.
     counters: signallingCounters(base.counters, db, dialect, (v) => signal.emit(v)),
     revocationSignal: signal,
@@ -165,14 +184,18 @@ export function kyselyStore(db: Kysely<Database>, dialect: Dialect, hot?: HotPat
 }
 
 /**
- * A dialect's own statements for pass issuance: the batch commit (PassIssuanceBatch) and, outside
- * transactions, the two reads every token call makes. They must mean what the repositories mean:
- * test/store/contract-pass-issuance.ts runs against both.
+ * A dialect's own statements for the token endpoints: the pass issuance and refresh token rotation
+ * batch commits and, outside transactions, the reads every token call makes. They must mean what
+ * the repositories mean: the store contract suites (test/store/) run against both.
  */
-export interface PassIssuancePath {
+export interface TokenPaths {
   batch: PassIssuanceBatch;
+  rotations?: SignInRotationBatch;
   activeFor?: GrantsRepo['activeFor'];
   agentById?: AgentsRepo['byId'];
+  signInBySid?: OidcSignInsRepo['bySid'];
+  userById?: UsersRepo['byId'];
+  clientById?: OidcClientsRepo['byId'];
   close?(): Promise<void>;
 }
 

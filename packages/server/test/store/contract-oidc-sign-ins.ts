@@ -55,6 +55,26 @@ export function oidcSignInsContract(name: string, open: OpenStore): void {
       assert.equal(await store.oidcSignIns.rotate(s.sid, s.refreshHash, 'd'.repeat(64), now, LIMIT), undefined);
     });
 
+    it('rotations of many sign-ins at once (one group commit): each answered with its own sign-in, racing twins of one losing, the limit exact', async () => {
+      const many = Array.from({ length: 40 }, () => signIn());
+      for (const s of many) await store.oidcSignIns.create(s);
+      const now = many[0]!.createdAt + 1000;
+      const limitOne = { max: 1, windowMs: 60_000 };
+      // Every sign-in twice in the same turn: the second of each pair finds the hash rotated already.
+      const calls = many.flatMap((s, i) => [0, 1].map((k) => store.oidcSignIns.rotate(s.sid, s.refreshHash, `${i}-${k}`.padEnd(64, 'x'), now, limitOne)));
+      const results = await Promise.all(calls);
+      many.forEach((s, i) => {
+        const [first, second] = [results[2 * i], results[2 * i + 1]];
+        assert.equal(first?.sid, s.sid, `sign-in ${i}: its own record`);
+        assert.equal(first?.refreshHash, `${i}-0`.padEnd(64, 'x'));
+        assert.equal(second, undefined, `sign-in ${i}: the racing twin loses`);
+      });
+      // Over the limit of one refresh per window: the next rotation from the new hash is refused.
+      const over = await Promise.all(many.map((s, i) => store.oidcSignIns.rotate(s.sid, `${i}-0`.padEnd(64, 'x'), 'z'.repeat(64), now + 1, limitOne)));
+      assert.deepEqual(over, many.map(() => undefined));
+      assert.equal((await store.oidcSignIns.bySid(many[7]!.sid))?.refreshHash, '7-0'.padEnd(64, 'x'), 'a refused rotation leaves the token good');
+    });
+
     it('counts refreshes in the rotation itself: past the limit in a window, no rotation, and the token stays good', async () => {
       const s = signIn();
       await store.oidcSignIns.create(s);

@@ -24,7 +24,8 @@ import { PassRefused, isResourceSignIn, issueResourceTokens } from './resource-t
 import { endSignIn } from './sign-in-end.ts';
 import { startSignIn } from './sign-in-start.ts';
 import { signInBasis } from './standing.ts';
-import { type TokenResponse, hashRefreshToken, identityOf, issueTokens, newRefreshToken, sidOfRefreshToken } from './tokens.ts';
+import { type TokenResponse, hashRefreshToken, identityWith, issueTokens, newRefreshToken, sidOfRefreshToken } from './tokens.ts';
+import type { OidcSignInRecord } from '../../store/ports/index.ts';
 
 const REFRESH_LIMIT = { max: TOKEN_LIMITS.refreshesPerMinute, windowMs: 60_000 };
 
@@ -40,14 +41,18 @@ export interface TokenRequest {
 
 export async function tokenEndpoint(d: OidcDeps, req: TokenRequest): Promise<TokenResponse> {
   if (req.repeated.length > 0) throw invalidRequest(`parameters sent more than once: ${req.repeated.join(', ')}`);
-  const client = await authenticateTokenClient(d, req.authorization, req.form);
   const type = req.form.get('grant_type');
+  // A refresh's sign-in is read while the client is authenticated (one round trip less); nothing
+  // of it is looked at, or answered, before the client is.
+  const signIn = type === 'refresh_token' ? signInOfToken(d, req.form.get('refresh_token')) : undefined;
+  signIn?.catch(() => {});
+  const client = await authenticateTokenClient(d, req.authorization, req.form);
   const supported = ['authorization_code', 'refresh_token', CIBA_GRANT_TYPE];
   if (type === undefined) throw invalidRequest('grant_type is missing');
   if (!supported.includes(type)) throw unsupportedGrantType(`grant_type must be one of ${supported.join(', ')}`);
   const jkt = req.dpop === undefined ? null : await checkDpopProof(d, req.dpop, { method: 'POST', url: `${d.issuer}/oidc/token` });
   if (type === 'authorization_code') return redeemCode(d, client, req.form, jkt);
-  if (type === 'refresh_token') return refresh(d, client, req.form, jkt);
+  if (type === 'refresh_token') return refresh(d, client, req.form, jkt, await signIn);
   return redeemCiba(d, client, req.form, jkt);
 }
 
@@ -81,11 +86,15 @@ async function redeemCode(d: OidcDeps, client: KnownClient, form: Map<string, st
   }, code.nonce, 'the code was used already');
 }
 
-async function refresh(d: OidcDeps, client: KnownClient, form: Map<string, string>, jkt: string | null): Promise<TokenResponse> {
+/** The sign-in a refresh token names (undefined for a token not shaped like one). */
+async function signInOfToken(d: OidcDeps, token: string | undefined): Promise<OidcSignInRecord | undefined> {
+  const sid = token === undefined ? undefined : sidOfRefreshToken(token);
+  return sid === undefined ? undefined : d.store.oidcSignIns.bySid(sid);
+}
+
+async function refresh(d: OidcDeps, client: KnownClient, form: Map<string, string>, jkt: string | null, signIn: OidcSignInRecord | undefined): Promise<TokenResponse> {
   const token = form.get('refresh_token');
   if (token === undefined || token === '') throw invalidRequest('refresh_token is missing');
-  const sid = sidOfRefreshToken(token);
-  const signIn = sid === undefined ? undefined : await d.store.oidcSignIns.bySid(sid);
   // Another client's token is refused and left untouched.
   if (!signIn || signIn.clientId !== client.id) throw invalidGrant('the refresh token is invalid');
   const now = d.clock.now();
@@ -97,11 +106,13 @@ async function refresh(d: OidcDeps, client: KnownClient, form: Map<string, strin
   }
   if (signIn.dpopJkt !== null && jkt !== signIn.dpopJkt) throw invalidGrant('this sign-in is bound to a DPoP key: send a DPoP proof signed by that key');
   checkResource(form, signIn.resource);
-  const basis = await signInBasis(d, signIn, now);
+  // The owner is read with the agent and grant (the ID token names them); a resource pass does not.
+  const [basis, owner] = await Promise.all([signInBasis(d, signIn, now), signIn.resource === null ? d.store.users.byId(signIn.userId) : undefined]);
   if (!basis) {
     await endBroken(d, signIn.sid);
     throw invalidGrant('the sign-in has ended (expired, access revoked, or agent removed)');
   }
+  if (signIn.resource === null && !owner) throw invalidGrant('the agent or its owner is gone');
   const next = newRefreshToken(signIn.sid);
   const rotated = await d.store.oidcSignIns.rotate(signIn.sid, hash, hashRefreshToken(next), now, REFRESH_LIMIT);
   if (!rotated) {
@@ -122,9 +133,8 @@ async function refresh(d: OidcDeps, client: KnownClient, form: Map<string, strin
       throw invalidGrant(e.message);
     }
   }
-  const who = await identityOf(d, rotated, basis);
-  if (!who) throw invalidGrant('the agent or its owner is gone');
-  return issueTokens(d, rotated, who, next, null, rotated.dpopJkt ?? jkt);
+  if (!owner) throw new Error('a sign-in without a resource was rotated without its owner');
+  return issueTokens(d, rotated, identityWith(d, rotated, basis, owner), next, null, rotated.dpopJkt ?? jkt);
 }
 
 /**

@@ -7,7 +7,7 @@
  * (`<sid>.<secret>`; only its SHA-256 is stored).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type { AgentRecord, GrantRecord, OidcSignInRecord } from '../../store/ports/index.ts';
+import type { AgentRecord, GrantRecord, OidcSignInRecord, UserRecord } from '../../store/ports/index.ts';
 import { seconds } from '../../clock.ts';
 import { ACCESS_TOKEN_LIFETIME_SEC, ID_TOKEN_LIFETIME_SEC, type OidcDeps } from './deps.ts';
 import { allowedScopes, scopeClaims } from './scopes.ts';
@@ -47,9 +47,13 @@ export interface Identity {
 
 /** The person and agent as this sign-in's site knows them, with what the grant releases now (`basis`: standing.ts). */
 export async function identityOf(d: OidcDeps, signIn: Pick<OidcSignInRecord, 'site' | 'userId' | 'agentId' | 'scopes'>, basis: { agent: AgentRecord; grant: Pick<GrantRecord, 'scopes' | 'userInfo'> }): Promise<Identity | undefined> {
-  const { agent, grant } = basis;
   const owner = await d.store.users.byId(signIn.userId);
-  if (!owner) return undefined;
+  return owner && identityWith(d, signIn, basis, owner);
+}
+
+/** identityOf with the owner already read. */
+export function identityWith(d: Pick<OidcDeps, 'secret'>, signIn: Pick<OidcSignInRecord, 'site' | 'userId' | 'agentId' | 'scopes'>, basis: { agent: AgentRecord; grant: Pick<GrantRecord, 'scopes' | 'userInfo'> }, owner: UserRecord): Identity {
+  const { agent, grant } = basis;
   const scopes = allowedScopes(signIn.scopes, grant);
   return {
     sub: d.secret.pairwise(signIn.site, signIn.userId),

@@ -119,6 +119,22 @@ export interface RefreshLimit {
   windowMs: number;
 }
 
+/** One OidcSignInsRepo.rotate call, as a batch of them takes it (SignInRotationBatch). */
+export interface SignInRotation {
+  sid: string;
+  currentHash: string;
+  nextHash: string;
+  now: number;
+  limit: RefreshLimit;
+}
+
+/**
+ * Rotations of distinct sign-ins committed together (one transaction, one flush), answered in
+ * order: each as OidcSignInsRepo.rotate would answer it alone. A dialect's own statements
+ * (sqlite/sign-in-rotations.ts, postgres/sign-in-rotations.ts); stepped-batching.ts makes the batches.
+ */
+export type SignInRotationBatch = (items: readonly SignInRotation[]) => Promise<(OidcSignInRecord | undefined)[]>;
+
 /** What an access request filed by the OIDC provider shows the owner (decisions §18). */
 export interface OidcRequestContext {
   clientId: string;

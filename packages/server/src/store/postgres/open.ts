@@ -7,7 +7,9 @@ import { migrate } from '../migrations/index.ts';
 import { postgresHotPath } from './hot-path.ts';
 import { RevocationSignalHub } from '../revocation-signal.ts';
 import { listenForRevocations } from './revocation-listen.ts';
-import { postgresActiveGrants, postgresAgentsById, postgresPassIssuance } from './pass-issuance.ts';
+import { postgresPassIssuance } from './pass-issuance.ts';
+import { postgresSignInRotations } from './sign-in-rotations.ts';
+import { postgresActiveGrants, postgresAgentsById, postgresClientsById, postgresSignInsBySid, postgresUsersById } from './token-reads.ts';
 
 const INT8_OID = 20;
 
@@ -31,7 +33,15 @@ export async function openPostgresStore(url: string, poolSize = 10): Promise<Sto
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   await migrate(db as Kysely<unknown>, 'postgres');
   const signal = new RevocationSignalHub();
-  const store: Store = kyselyStore(db, 'postgres', postgresHotPath(pool), { batch: postgresPassIssuance(pool), activeFor: postgresActiveGrants(pool), agentById: postgresAgentsById(pool) }, signal);
+  const store: Store = kyselyStore(db, 'postgres', postgresHotPath(pool), {
+    batch: postgresPassIssuance(pool),
+    rotations: postgresSignInRotations(pool),
+    activeFor: postgresActiveGrants(pool),
+    agentById: postgresAgentsById(pool),
+    signInBySid: postgresSignInsBySid(pool),
+    userById: postgresUsersById(pool),
+    clientById: postgresClientsById(pool),
+  }, signal);
   const listener = listenForRevocations(url, signal);
   const close = store.close;
   store.close = async () => {

@@ -1,10 +1,8 @@
 import type pg from 'pg';
 import type { Selectable } from 'kysely';
-import type { AgentRecord, AgentsRepo, GrantRecord, GrantsRepo, PassIssuanceBatch, PassIssuanceOutcome } from '../ports/index.ts';
-import { batched } from '../../batching.ts';
-import type { AgentsTable, GrantsTable } from '../schema.ts';
+import type { PassIssuanceBatch, PassIssuanceOutcome } from '../ports/index.ts';
+import type { GrantsTable } from '../schema.ts';
 import { grantFromRow } from '../repos/grants.ts';
-import { agentFromRow } from '../repos/agents.ts';
 import { ownerSeqCounter } from '../repos/activity.ts';
 import { REV_SEQ_COUNTER } from '../repos/pass-issuance.ts';
 
@@ -74,47 +72,9 @@ type AnswerRow = Omit<Selectable<GrantsTable>, 'id' | 'rev_seq'> & {
   grant_rev_seq: number | null;
 };
 
-/**
- * GrantsRepo.activeFor for many (agent, site) pairs in one statement: the newest active grant of
- * each, read through the index grants_agent_site. Pass issuance reads one per call; concurrent calls
- * share one round trip (batching.ts: the calls made while the event loop is busy or while 4 reads are out).
- */
-const ACTIVE_GRANTS: pg.QueryConfig = {
-  name: 'mandate_active_grants',
-  text: `SELECT q.n, g.* FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS q(agent_id, site, n)
-CROSS JOIN LATERAL (SELECT * FROM grants WHERE agent_id = q.agent_id AND site = q.site AND resource IS NULL AND status = 'active' ORDER BY created_at DESC LIMIT 1) g`,
-};
-
-export function postgresActiveGrants(pool: pg.Pool): GrantsRepo['activeFor'] {
-  const read = batched<{ agentId: string; site: string }, GrantRecord | undefined>(async (pairs) => {
-    const { rows } = await pool.query<Selectable<GrantsTable> & { n: string | number }>({ ...ACTIVE_GRANTS, values: [pairs.map((p) => p.agentId), pairs.map((p) => p.site)] });
-    const out = new Array<GrantRecord | undefined>(pairs.length).fill(undefined);
-    for (const { n, ...row } of rows) out[Number(n) - 1] = grantFromRow(row);
-    return out;
-  }, { maxInFlight: 4 });
-  return (agentId, site) => read({ agentId, site });
-}
-
-/**
- * AgentsRepo.byId for many ids in one statement: the agent JWT check of every token call (and of
- * the other agent endpoints) reads one; concurrent calls share one round trip, as above.
- * Measured on pass issuance: 590 against 827 µs of the service's CPU per pass, and 260 against 472
- * µs of PostgreSQL's (bench/README.md).
- */
-const AGENTS_BY_ID: pg.QueryConfig = { name: 'mandate_agents_by_id', text: 'SELECT * FROM agents WHERE id = ANY($1::text[])' };
-
-export function postgresAgentsById(pool: pg.Pool): AgentsRepo['byId'] {
-  const read = batched<string, AgentRecord | undefined>(async (ids) => {
-    const { rows } = await pool.query<Selectable<AgentsTable>>({ ...AGENTS_BY_ID, values: [[...new Set(ids)]] });
-    const byId = new Map(rows.map((r) => [r.id, agentFromRow(r)]));
-    return ids.map((id) => byId.get(id));
-  }, { maxInFlight: 4 });
-  return (id) => read(id);
-}
-
 /** PostgreSQL's "deadlock detected": the statement was cancelled and wrote nothing. */
-const DEADLOCK = '40P01';
-const ATTEMPTS = 3;
+export const DEADLOCK = '40P01';
+export const ATTEMPTS = 3;
 
 export function postgresPassIssuance(pool: pg.Pool): PassIssuanceBatch {
   return async (batch) => {

@@ -3,7 +3,8 @@ import type { OidcClientChanges, OidcClientRecord, OidcClientsRepo } from '../po
 import type { OidcClientsTable } from '../schema.ts';
 import { type Db, affected, fromBool, numOrNull, toBool } from './db.ts';
 
-const toRecord = (r: Selectable<OidcClientsTable>): OidcClientRecord => ({
+/** A row as the record it stores (exported for the dialects' own reads: sqlite/ and postgres/token-reads.ts). */
+export const clientFromRow = (r: Selectable<OidcClientsTable>): OidcClientRecord => ({
   id: r.id,
   userId: r.user_id,
   name: r.name,
@@ -54,11 +55,11 @@ export function oidcClientsRepo(db: Db): OidcClientsRepo {
     },
     async byId(id) {
       const r = await db.selectFrom('oidc_clients').selectAll().where('id', '=', id).executeTakeFirst();
-      return r ? toRecord(r) : undefined;
+      return r ? clientFromRow(r) : undefined;
     },
     async listForUser(userId) {
       const rows = await db.selectFrom('oidc_clients').selectAll().where('user_id', '=', userId).orderBy('created_at').orderBy('id').execute();
-      return rows.map(toRecord);
+      return rows.map(clientFromRow);
     },
     async listForHost(host, limit) {
       // The JSON text narrows the rows (lower() alike on both dialects: SQLite's LIKE ignores case,
@@ -72,7 +73,7 @@ export function oidcClientsRepo(db: Db): OidcClientsRepo {
         .orderBy('id')
         .execute();
       const onHost = (uri: string): boolean => URL.canParse(uri) && new URL(uri).host === host;
-      return rows.map(toRecord).filter((c) => c.redirectUris.some(onHost)).slice(0, limit);
+      return rows.map(clientFromRow).filter((c) => c.redirectUris.some(onHost)).slice(0, limit);
     },
     async countForUser(userId) {
       const r = await db.selectFrom('oidc_clients').select((eb) => eb.fn.countAll().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow();
@@ -91,7 +92,7 @@ export function oidcClientsRepo(db: Db): OidcClientsRepo {
         .where('redirect_uris', '=', JSON.stringify(expectedRedirectUris))
         .returningAll()
         .executeTakeFirst();
-      return r ? toRecord(r) : undefined;
+      return r ? clientFromRow(r) : undefined;
     },
     async replaceSecret(userId, id, secretHash, at) {
       const r = await db

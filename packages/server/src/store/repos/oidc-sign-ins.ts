@@ -3,7 +3,8 @@ import type { OidcSignInRecord, OidcSignInsRepo } from '../ports/index.ts';
 import type { OidcSignInsTable } from '../schema.ts';
 import { type Db, affected, numOrNull } from './db.ts';
 
-const toRecord = (r: Selectable<OidcSignInsTable>): OidcSignInRecord => ({
+/** A row as the record it stores (exported for the dialects' own statements: sqlite/ and postgres/sign-in-rotations.ts, token-reads.ts). */
+export const signInFromRow = (r: Selectable<OidcSignInsTable>): OidcSignInRecord => ({
   sid: r.sid,
   clientId: r.client_id,
   userId: r.user_id,
@@ -51,7 +52,7 @@ export function oidcSignInsRepo(db: Db): OidcSignInsRepo {
     },
     async bySid(sid) {
       const r = await db.selectFrom('oidc_sign_ins').selectAll().where('sid', '=', sid).executeTakeFirst();
-      return r ? toRecord(r) : undefined;
+      return r ? signInFromRow(r) : undefined;
     },
     async rotate(sid, currentHash, nextHash, now, limit) {
       const windowOver = sql<boolean>`(refresh_window_at is null or refresh_window_at <= ${now - limit.windowMs})`;
@@ -69,7 +70,7 @@ export function oidcSignInsRepo(db: Db): OidcSignInsRepo {
         .where(sql<boolean>`(${windowOver} or refresh_count < ${limit.max})`)
         .returningAll()
         .executeTakeFirst();
-      return r ? toRecord(r) : undefined;
+      return r ? signInFromRow(r) : undefined;
     },
     async refreshLimitedUntil(sid, now, limit) {
       const r = await db.selectFrom('oidc_sign_ins').select(['refresh_window_at', 'refresh_count']).where('sid', '=', sid).executeTakeFirst();
@@ -79,18 +80,18 @@ export function oidcSignInsRepo(db: Db): OidcSignInsRepo {
     },
     async end(sid, now) {
       const r = await db.updateTable('oidc_sign_ins').set({ ended_at: now }).where('sid', '=', sid).where('ended_at', 'is', null).returningAll().executeTakeFirst();
-      return r ? toRecord(r) : undefined;
+      return r ? signInFromRow(r) : undefined;
     },
     async endLive(of, now) {
       let q = db.updateTable('oidc_sign_ins').set({ ended_at: now }).where('ended_at', 'is', null).where('expires_at', '>', now).where('agent_id', '=', of.agentId);
       if ('site' in of) q = q.where('site', '=', of.site);
       if ('site' in of && of.resource !== undefined) q = of.resource === null ? q.where('resource', 'is', null) : q.where('resource', '=', of.resource);
-      return (await q.returningAll().execute()).map(toRecord);
+      return (await q.returningAll().execute()).map(signInFromRow);
     },
     async listLiveForUser(userId, now) {
       const rows = await db.selectFrom('oidc_sign_ins').selectAll().where('user_id', '=', userId).where('ended_at', 'is', null).where('expires_at', '>', now)
         .orderBy('created_at', 'desc').orderBy('sid').limit(1000).execute();
-      return rows.map(toRecord);
+      return rows.map(signInFromRow);
     },
     async purgeEnded(before) {
       const r = await db.deleteFrom('oidc_sign_ins').where((eb) => eb.or([eb('ended_at', '<', before), eb('expires_at', '<', before)])).executeTakeFirst();

@@ -3,7 +3,8 @@ import type { UserRecord, UsersRepo } from '../ports/index.ts';
 import type { UsersTable } from '../schema.ts';
 import { type Db, affected, fromBool, toBool } from './db.ts';
 
-const toRecord = (r: Selectable<UsersTable>): UserRecord => ({
+/** A row as the record it stores (exported for the dialects' own reads: sqlite/ and postgres/token-reads.ts). */
+export const userFromRow = (r: Selectable<UsersTable>): UserRecord => ({
   id: r.id,
   email: r.email,
   displayName: r.display_name,
@@ -42,11 +43,11 @@ export function usersRepo(db: Db): UsersRepo {
     },
     async byId(id) {
       const r = await db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
-      return r && toRecord(r);
+      return r && userFromRow(r);
     },
     async byEmail(email) {
       const r = await db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
-      return r && toRecord(r);
+      return r && userFromRow(r);
     },
     async update(id, patch) {
       const values: Partial<UsersTable> = {};

@@ -9,6 +9,7 @@ import { migrate } from '../migrations/index.ts';
 import { withStatementCache } from './statement-cache.ts';
 import { sqliteHotPath } from './hot-path.ts';
 import { sqlitePassIssuance } from './pass-issuance.ts';
+import { sqliteTokenReads } from './token-reads.ts';
 import { ImmediateSqliteDialect } from './immediate-transactions.ts';
 
 /**
@@ -29,5 +30,15 @@ export async function openSqliteStore(dataDir: string, fileName = 'mandate.db', 
   await migrate(db as Kysely<unknown>, 'sqlite');
   // An in-memory database is private to its connection: there the hot path stays on Kysely's.
   if (path === ':memory:') return kyselyStore(db, 'sqlite');
-  return kyselyStore(db, 'sqlite', sqliteHotPath(path, () => onWorkerRestart?.('sqlite-verify')), sqlitePassIssuance(path, undefined, () => onWorkerRestart?.('sqlite-passes')));
+  const passes = sqlitePassIssuance(path, undefined, () => onWorkerRestart?.('sqlite-passes'));
+  const reads = sqliteTokenReads(path);
+  return kyselyStore(db, 'sqlite', sqliteHotPath(path, () => onWorkerRestart?.('sqlite-verify')), {
+    batch: passes.batch,
+    rotations: passes.rotations,
+    ...reads,
+    async close() {
+      await passes.close();
+      reads.close();
+    },
+  });
 }
