@@ -112,11 +112,17 @@ export async function decide(d: ApprovalDeps, userId: string, txnId: string, ack
   const actions = ACTIONS[request.kind];
 
   if (!ack.approve) {
-    const denied = await d.store.authzRequests.transition(request.id, ['pending'], 'denied', d.clock.now());
-    if (!denied) throw conflict(LOST_RACE);
-    if (request.kind === 'plan') await denyPlanOfCard(d.store, request, d.clock.now());
-    await d.activity.record({ userId, action: actions.denied, agentId: request.agentId, site: request.site, detail: summary(request), ip });
-    await d.notifier.requestSettled(userId, request.id);
+    // One transaction: a denial is saved with its record and its notices or not at all, so an error
+    // is never answered for an answer that was kept (the owner could not take it back: 409 then).
+    await d.store.transaction(async (repos) => {
+      const now = d.clock.now();
+      const denied = await repos.authzRequests.transition(request.id, ['pending'], 'denied', now);
+      if (!denied) throw conflict(LOST_RACE);
+      if (request.kind === 'plan') await denyPlanOfCard(repos, request, now);
+      await d.activity.record({ userId, action: actions.denied, agentId: request.agentId, site: request.site, detail: summary(request), ip }, repos.activity);
+      await d.notifier.requestSettled(userId, request.id, repos);
+    });
+    d.notifier.wake();
     return { status: 'denied' };
   }
 
@@ -209,8 +215,10 @@ async function settleApproved(
     // Activity says a receipt was kept (GET /api/v1/receipts/{txn_id}, the export's `receipts`).
     if (receipt) detail['receipt'] = true;
     await d.activity.record({ userId, action, agentId: request.agentId, site: request.site, detail, ip }, repos.activity);
+    // The notices in the same transaction: nothing that can fail runs after the approval is committed.
+    await d.notifier.requestSettled(userId, request.id, repos);
   });
-  await d.notifier.requestSettled(userId, request.id);
+  d.notifier.wake();
   return { status: 'approved' };
 }
 

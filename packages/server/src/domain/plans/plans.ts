@@ -122,13 +122,14 @@ export async function withdrawPlan(d: PlanDeps, userId: string, planId: string, 
   const plan = looksLikeId('p', planId) ? await d.store.plans.byId(planId) : undefined;
   if (!plan || plan.userId !== userId) throw notFound('plan not found');
   const now = d.clock.now();
-  let cardClosed = false;
   await d.store.transaction(async (repos) => {
     if (!(await repos.plans.transition(plan.id, ['pending', 'approved'], 'withdrawn', now))) throw conflict(`plan is ${plan.status}: only a pending or approved plan can be withdrawn`);
-    cardClosed = (await repos.authzRequests.transition(plan.txnId, ['pending'], 'denied', now)) !== undefined;
+    const cardClosed = (await repos.authzRequests.transition(plan.txnId, ['pending'], 'denied', now)) !== undefined;
     await d.activity.record({ userId, action: 'plan.withdrawn', agentId: plan.agentId, detail: { plan_id: plan.id, txn_id: plan.txnId }, ip }, repos.activity);
+    // Its card's notices in the same transaction: nothing that can fail runs after the commit.
+    if (cardClosed) await d.notifier.requestSettled(userId, plan.txnId, repos);
   });
-  if (cardClosed) await d.notifier.requestSettled(userId, plan.txnId);
+  d.notifier.wake();
   return planOut((await d.store.plans.byId(plan.id)) ?? plan);
 }
 
