@@ -1,5 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { newId } from '../src/domain/ids.ts';
 import { freePort } from './helpers/server-process.ts';
 import { serverWithStore } from './helpers/server-with-store.ts';
@@ -100,5 +101,55 @@ describe('REVOCATION_MAX_STREAMS: the streams one node holds (sqlite)', { timeou
     const fresh = Array.from({ length: CAP }, open);
     await until('the fresh streams answered', () => (fresh.every(answered) ? true : undefined), { ms: 10_000 });
     assert.deepEqual(fresh.map((c) => c.status), [200, 200, 200]);
+  });
+});
+
+describe('a client gone while the node builds its first list (sqlite)', { timeout: 120_000 }, () => {
+  let metricsUrl = '';
+  let metricsPort = 0;
+  before(async () => {
+    metricsPort = await freePort();
+    metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+  });
+  const service = serverWithStore('sqlite', 'mandate-events-gone-', () => ({ REVOCATION_MAX_STREAMS: '2', METRICS_PORT: String(metricsPort) }));
+  const clients: SseClient[] = [];
+  after(() => {
+    for (const c of clients) c.close();
+  });
+  const streams = async () => {
+    const line = (await (await fetch(metricsUrl)).text()).split('\n').find((l) => l.startsWith('mandate_revocation_streams '));
+    return line === undefined ? undefined : Number(line.split(' ')[1]);
+  };
+
+  it('is not counted among the streams and gives its place back', async () => {
+    const n = service.node;
+    assert.ok(n);
+    const store = await service.openStore();
+    try {
+      await seedRevokedGrants(store, { userId: newId('u'), agentId: newId('ag'), count: 20_000, at: Date.now() });
+    } finally {
+      await store.close();
+    }
+    // Two requests that hang up 50 ms in, while the node still reads and signs its first list (about 1 s for
+    // this one): their 'close' comes before the stream is set up.
+    const gone = await Promise.all([0, 1].map(() => new Promise<void>((resolve) => {
+      const s = connect(n.port, '127.0.0.1', () => {
+        s.write('GET /api/v1/revocation/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n');
+        setTimeout(() => {
+          s.destroy();
+          resolve();
+        }, 50);
+      });
+      s.on('error', () => {});
+    })));
+    assert.equal(gone.length, 2);
+    // The first list is held once GET /api/v1/revocation answers (it waits for the same build).
+    assert.equal((await fetch(`${n.url}/api/v1/revocation`)).status, 200);
+    let last: number | undefined;
+    await until('no stream counted for the clients gone', async () => ((last = await streams()) === 0 ? true : undefined), { ms: 10_000, describe: () => `streams: ${last}` });
+    const fresh = [0, 1].map(() => new SseClient(`${n.url}/api/v1/revocation/events`));
+    clients.push(...fresh);
+    await until('both answered', () => (fresh.every((c) => c.status !== 0 || c.ended) ? true : undefined), { ms: 10_000 });
+    assert.deepEqual(fresh.map((c) => c.status), [200, 200], 'their places were given back');
   });
 });

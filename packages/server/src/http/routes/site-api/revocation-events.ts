@@ -105,11 +105,13 @@ export async function revocationEventRoutes(app: FastifyInstance, s: Services): 
     // A client gone while the list was read: 'close' has already been emitted and will not be again.
     if (raw.destroyed) stream.end();
     try {
-      await s.revocationEvents.open(stream, from);
+      if (!ended) await s.revocationEvents.open(stream, from);
     } catch (e) {
       request.log.warn({ err: e }, 'revocation stream: the opening failed');
       stream.end();
     }
+    // The client left while the opening was signed: end() ran before open() added the stream.
+    if (ended) s.revocationEvents.remove(stream);
     if (injected) stream.end();
   });
 }
