@@ -204,6 +204,30 @@ describe('local mode: the revocation stream', () => {
     await until(async () => (await verdict(v, other)) === '401 agent_revoked', 1000, 'by the stream');
   });
 
+  it('a node at its maximum of streams (503 with Retry-After): polls meanwhile, tries the stream again no sooner than Retry-After, follows it once let in', async () => {
+    s.eventsStatus = 503;
+    s.eventsRetryAfter = '1';
+    const agent = await stubAgent();
+    const v = verifier({ revTtlSec: 0.05, maxStaleSec: 3600 });
+    await v.start();
+    await until(() => s.snapshotGets >= 4, 2000, 'polling');
+    assert.equal(v.status().revocationVia, 'polling');
+    assert.ok(errors.some((e) => /revocation\/events answered 503: polling instead \(the stream again in 1 s or later\)/.test(e.message)), errors.join());
+    await s.revokeSilently(agent.id);
+    await until(async () => (await verdict(v, agent)) === '401 agent_revoked', 1000, 'the poll brought the revocation');
+
+    // Without Retry-After a broken stream is tried again after 125 to 250 ms; here not before 1 s.
+    await until(() => s.connections.length >= 2, 3000, 'a retry of the stream');
+    const [first, second] = s.connections;
+    assert.ok(first && second && second.at - first.at >= 950, `tried again after ${(second?.at ?? 0) - (first?.at ?? 0)} ms`);
+
+    s.eventsStatus = 200;
+    await until(() => v.status().revocationVia === 'stream', 5000, 'the stream followed once let in');
+    const other = await stubAgent();
+    await s.revoke(other.id);
+    await until(async () => (await verdict(v, other)) === '401 agent_revoked', 1000, 'by the stream');
+  });
+
   it('a stream that ends mid-way is resumed with Last-Event-ID; the changes missed meanwhile come as deltas', async () => {
     const first = await stubAgent();
     const second = await stubAgent();

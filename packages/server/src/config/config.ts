@@ -62,9 +62,10 @@ export interface Config {
   outboxPollMs: number;
   /**
    * The revocation event stream (decisions §30): keep-alive comment interval, bytes a stream may have
-   * waiting unsent before its client is dropped, and deltas held for resuming with Last-Event-ID.
+   * waiting unsent before its client is dropped, deltas held for resuming with Last-Event-ID, and the
+   * streams one node holds open at most (past it a new one gets 503 and the site polls meanwhile).
    */
-  revocationEvents: { keepAliveMs: number; maxBufferBytes: number; heldDeltas: number };
+  revocationEvents: { keepAliveMs: number; maxBufferBytes: number; heldDeltas: number; maxStreams: number };
   /** How long a node's claim on an outbox message lasts: after a node dies mid-send, another sends it then. */
   outboxClaimSec: number;
   /** Outgoing mail (decisions §25): SMTP through nodemailer; smtpUrl null: mail goes to the log and the outbox only. */
@@ -219,6 +220,7 @@ export function parseConfig(env: Env, opts: { smsProviders?: SmsProviders } = {}
       keepAliveMs: int('REVOCATION_KEEPALIVE_MS', 15_000, 100, 600_000),
       maxBufferBytes: int('REVOCATION_STREAM_BUFFER_BYTES', 1024 * 1024, 1024, 256 * 1024 * 1024),
       heldDeltas: int('REVOCATION_HELD_DELTAS', 1000, 1, 100_000),
+      maxStreams: int('REVOCATION_MAX_STREAMS', 20_000, 1, 1_000_000),
     },
     mail: mailSettings(get('SMTP_URL'), get('MAIL_FROM'), baseUrl, problems),
     sms: smsSettings(opts.smsProviders ?? SMS_PROVIDERS, read, problems),

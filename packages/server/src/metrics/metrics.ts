@@ -35,6 +35,7 @@ export class Metrics {
   private readonly workerRestarts = new Counter({ name: 'mandate_worker_restarts_total', help: 'Worker threads started again after one stopped', labelNames: ['worker'] as const, registers: [this.registry] });
   private readonly notePushesDropped = new Counter({ name: 'mandate_note_pushes_dropped_total', help: "Agents' note pushes dropped unsent: over their owner's budget of undelivered notes (the notes stay in the inbox)", registers: [this.registry] });
   private readonly deltasSent = new Counter({ name: 'mandate_revocation_deltas_sent_total', help: 'Revocation deltas written to event streams (GET /api/v1/revocation/events), one per stream', registers: [this.registry] });
+  private readonly streamsRefused = new Counter({ name: 'mandate_revocation_streams_refused_total', help: 'Revocation event streams refused (503) because this node held REVOCATION_MAX_STREAMS', registers: [this.registry] });
   private readonly deliveryFailures = new Counter({ name: 'mandate_outbox_delivery_failures_total', help: 'Outbox messages given up for good, by channel', labelNames: ['channel'] as const, registers: [this.registry] });
 
   constructor() {
@@ -70,6 +71,10 @@ export class Metrics {
 
   revocationDeltasSent(streams: number): void {
     this.deltasSent.inc(streams);
+  }
+
+  revocationStreamRefused(): void {
+    this.streamsRefused.inc();
   }
 
   /** The app's store and snapshots exist after the metrics; attached once built. */

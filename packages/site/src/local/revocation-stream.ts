@@ -16,6 +16,20 @@ const SILENCE_MS = 45_000;
 const MAX_QUEUED = 10_000;
 /** First reconnect delay after a broken stream; doubles per failure up to the cap (see backoffMs). */
 const RETRY_BASE_MS = 250;
+/** A Retry-After longer than this is read as this: polling runs meanwhile, and the stream is worth a try within the hour. */
+const MAX_RETRY_AFTER_MS = 3_600_000;
+
+/**
+ * The wait a 503 or 429 asks for (`Retry-After`: seconds, or an HTTP date), in ms; undefined when
+ * absent or unreadable (the backoff alone then decides).
+ */
+export function retryAfterMs(value: string | null, nowMs: number): number | undefined {
+  if (value === null || value.trim() === '') return undefined;
+  const v = value.trim();
+  const ms = /^\d+$/.test(v) ? Number(v) * 1000 : Date.parse(v) - nowMs;
+  if (!Number.isFinite(ms)) return undefined;
+  return Math.min(MAX_RETRY_AFTER_MS, Math.max(0, ms));
+}
 
 type Failure = 'not_offered' | 'broken';
 
@@ -28,7 +42,8 @@ type Failure = 'not_offered' | 'broken';
  * When the stream fails it is opened again with `Last-Event-ID` (the held `rev_seq`) after a backoff
  * with jitter: short for a broken connection (capped at rev_ttl, so we retry at least as often as we
  * poll, and at most 30 s), long (10 x rev_ttl, doubling, up to an hour) when the service does not
- * offer the stream at all. Polling runs meanwhile.
+ * offer the stream at all; never sooner than the `Retry-After` of a 503 or 429 (a node holding its
+ * maximum of streams refuses new ones that way). Polling runs meanwhile.
  */
 export class RevocationStream {
   /** True while a stream is open and the held list follows it: its keep-alives count, polling pauses. */
@@ -101,7 +116,10 @@ export class RevocationStream {
       await res.body?.cancel().catch(() => undefined);
       const notOffered = res.status === 404 || res.status === 405 || res.status === 501;
       const why = res.status === 200 ? `answered 200 with content-type ${JSON.stringify(type)}` : `answered ${res.status}`;
-      return this.failed(generation, notOffered ? 'not_offered' : 'broken', new ServiceUnavailableError(`${REVOCATION_EVENTS_PATH} ${why}: polling instead`));
+      // A busy service (503: the node holds its maximum of streams; 429) says when to come back.
+      const waitMs = res.status === 503 || res.status === 429 ? retryAfterMs(res.headers.get('retry-after'), Date.now()) : undefined;
+      const retry = waitMs === undefined ? '' : ` (the stream again in ${Math.ceil(waitMs / 1000)} s or later)`;
+      return this.failed(generation, notOffered ? 'not_offered' : 'broken', new ServiceUnavailableError(`${REVOCATION_EVENTS_PATH} ${why}: polling instead${retry}`), waitMs);
     }
     if (generation !== this.generation) {
       await res.body.cancel().catch(() => undefined);
@@ -195,12 +213,13 @@ export class RevocationStream {
     this.silenceTimer.unref();
   }
 
-  private failed(generation: number, kind: Failure, error: Error): void {
+  /** `atLeastMs`: the service's Retry-After, which the backoff never undercuts. */
+  private failed(generation: number, kind: Failure, error: Error, atLeastMs = 0): void {
     if (this.closed || generation !== this.generation) return;
     this.inStep = false;
     clearTimeout(this.silenceTimer);
     this.config.onError(error);
-    const delay = this.backoffMs(kind, this.failures++);
+    const delay = Math.max(atLeastMs, this.backoffMs(kind, this.failures++));
     clearTimeout(this.retryTimer);
     this.retryTimer = setTimeout(() => this.open(), delay);
     this.retryTimer.unref(); // following the stream never keeps the process alive

@@ -29,8 +29,10 @@ export type StandIn = {
   list: RevocationClaims;
   /** What the events path answers: 200 (the stream) or anything else (e.g. 404, as a service without it). */
   eventsStatus: number;
-  /** Every stream opened, in order. */
-  connections: { lastEventId: string | undefined }[];
+  /** The Retry-After sent with a status other than 200 (as a node at its maximum of streams sends with its 503); none when undefined. */
+  eventsRetryAfter: string | undefined;
+  /** Every stream opened (or refused), in order, with the Date.now() of its arrival. */
+  connections: { lastEventId: string | undefined; at: number }[];
   /** How many times `GET /api/v1/revocation` was asked. */
   snapshotGets: number;
   /** Streams open now. */
@@ -95,10 +97,10 @@ export async function startStandIn(o: { nowSec: () => number }): Promise<StandIn
   async function events(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const header = req.headers['last-event-id'];
     const lastEventId = typeof header === 'string' ? header : undefined;
-    s.connections.push({ lastEventId });
+    s.connections.push({ lastEventId, at: Date.now() });
     if (s.eventsStatus !== 200) {
-      res.writeHead(s.eventsStatus, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ detail: 'not found' }));
+      res.writeHead(s.eventsStatus, { 'content-type': 'application/json', ...(s.eventsRetryAfter === undefined ? {} : { 'retry-after': s.eventsRetryAfter }) });
+      res.end(JSON.stringify({ detail: s.eventsStatus === 503 ? 'this node holds its maximum of revocation event streams' : 'not found' }));
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' });
@@ -146,6 +148,7 @@ export async function startStandIn(o: { nowSec: () => number }): Promise<StandIn
     key,
     list: { type: 'revocation', iss: url, iat: o.nowSec(), rev_seq: 1, revoked_agents: [], revoked_grants: [] },
     eventsStatus: 200,
+    eventsRetryAfter: undefined,
     connections: [],
     snapshotGets: 0,
     open: () => streams.size,

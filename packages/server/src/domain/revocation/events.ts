@@ -5,6 +5,14 @@ import { entriesDiff } from './events-diff.ts';
 import { RevocationSequence } from './rev-seq.ts';
 import type { RevocationSnapshots, Snapshot } from './snapshot.ts';
 
+/**
+ * A place among the node's streams (at most `maxStreams`), taken before the opening starts and given
+ * back once the connection ends; giving it back twice counts once.
+ */
+export interface StreamSlot {
+  release(): void;
+}
+
 /** One open event stream as the hub sees it: the route writes to its connection and drops it when it cannot keep up. */
 export interface RevocationStream {
   /** Buffers are shared by every stream (written, not copied, to each socket). */
@@ -21,9 +29,11 @@ export interface RevocationEventsOptions {
   heldBytes: number;
   /** The counter is read this often in case a signal was missed (PostgreSQL reconnects, a write from outside the service). */
   checkMs: number;
+  /** Streams open or opening on this node at most (REVOCATION_MAX_STREAMS): each holds a socket, a file descriptor and some memory. */
+  maxStreams: number;
 }
 
-export const DEFAULT_EVENTS_OPTIONS: RevocationEventsOptions = { keepAliveMs: 15_000, heldDeltas: 1000, heldBytes: 32 * 1024 * 1024, checkMs: 2000 };
+export const DEFAULT_EVENTS_OPTIONS: RevocationEventsOptions = { keepAliveMs: 15_000, heldDeltas: 1000, heldBytes: 32 * 1024 * 1024, checkMs: 2000, maxStreams: 20_000 };
 
 interface HeldDelta {
   prevSeq: number;
@@ -45,6 +55,8 @@ export class RevocationEvents {
   private starting: Promise<Snapshot> | undefined;
   private readonly chain: HeldDelta[] = [];
   private readonly streams = new Set<RevocationStream>();
+  /** Slots taken: the streams open plus those still opening (awaiting the list or its signature). */
+  private slotsTaken = 0;
   private refreshing: Promise<void> | undefined;
   private again = false;
   private snapshotEvent: { jws: Buffer[]; text: Buffer } | undefined;
@@ -68,6 +80,24 @@ export class RevocationEvents {
   /** Streams open on this node. */
   get openStreams(): number {
     return this.streams.size;
+  }
+
+  /**
+   * A slot for a new stream, or undefined when the node holds its maximum. The check and the take are
+   * one synchronous step, and a stream counts from before its opening's first await: a burst of
+   * connections can never take more than `maxStreams` between them.
+   */
+  admit(): StreamSlot | undefined {
+    if (this.slotsTaken >= this.opts.maxStreams) return undefined;
+    this.slotsTaken++;
+    let held = true;
+    return {
+      release: () => {
+        if (!held) return;
+        held = false;
+        this.slotsTaken--;
+      },
+    };
   }
 
   /** The list this node holds, built on first use; throws when the database cannot be reached. */

@@ -18,8 +18,16 @@ function lastEventId(header: string | string[] | undefined, query: string | unde
   return Number(v);
 }
 
+/**
+ * Retry-After of a stream refused at the cap, in seconds: a few, spread so that the sites refused
+ * together do not all come back in the same second.
+ */
+const retryAfterSec = (): number => 3 + Math.floor(Math.random() * 5);
+
+export const STREAMS_FULL_DETAIL = 'this node holds its maximum of revocation event streams: poll GET /api/v1/revocation meanwhile and open the stream again after Retry-After seconds';
+
 export async function revocationEventRoutes(app: FastifyInstance, s: Services): Promise<void> {
-  const { maxBufferBytes } = s.config.revocationEvents;
+  const { maxBufferBytes, maxStreams } = s.config.revocationEvents;
   app.get('/api/v1/revocation/events', {
     schema: {
       summary: 'The revocation list as a stream of Server-Sent Events',
@@ -28,16 +36,28 @@ export async function revocationEventRoutes(app: FastifyInstance, s: Services): 
         'Then, for every change to the list, `event: delta` with `id:` the new `rev_seq` and `data:` a JWT (header typ `revocation-delta+jwt`, ES256, kid from `GET /api/v1/jwks`) with claims `type` `revocation-delta`, `iss`, `iat`, `rev_seq`, `prev_seq` (the `rev_seq` of the list it applies to), `added` and `removed` (each `{revoked_agents, revoked_grants}`, the entry shapes of the snapshot): remove `removed`, then put in `added` (replacing the entry of the same agent id, or agent and site). Changes may be coalesced: a delta\'s `prev_seq` is always the `rev_seq` of the event before it.',
         'A change committed on any node is sent within about 200 ms. `Last-Event-ID` (header) or `last_event_id` (query) resumes: the deltas since that `rev_seq` when this node still holds them from exactly there, else a fresh snapshot first.',
         'A comment line `: keep-alive <ISO time>` every 15 s. A client that does not read is dropped once 1 MiB waits unsent; it reconnects with `Last-Event-ID`.',
+        `A node holds at most ${maxStreams} streams (REVOCATION_MAX_STREAMS, 20,000 by default): past it a new stream is answered \`503\` with \`Retry-After\` (3 to 7 s) and a \`detail\`; the client polls \`GET /api/v1/revocation\` meanwhile and opens the stream again after Retry-After.`,
       ].join(' '),
       tags: ['site'],
       querystring: Type.Object({ last_event_id: Type.Optional(Type.String({ description: 'the `rev_seq` of the last event received, for clients that cannot send `Last-Event-ID`', maxLength: 15 })) }),
-      response: { 400: Type.Object({ detail: Type.String() }), 200: Type.String({ description: 'text/event-stream: `snapshot`, then `delta` events and keep-alive comments; never ends by itself' }) },
+      response: { 400: Type.Object({ detail: Type.String() }), 503: Type.Object({ detail: Type.String() }), 200: Type.String({ description: 'text/event-stream: `snapshot`, then `delta` events and keep-alive comments; never ends by itself' }) },
     },
   }, async (request, reply) => {
     const from = lastEventId(request.headers['last-event-id'], (request.query as { last_event_id?: string }).last_event_id);
     if (typeof from === 'string') return reply.code(400).send({ detail: from });
-    // The list is held before the answer starts, so an unreachable database is a plain 503.
-    await s.revocationEvents.ready();
+    // Taken before the first await, so a burst cannot pass the cap; given back when the stream ends.
+    const slot = s.revocationEvents.admit();
+    if (!slot) {
+      s.metrics.revocationStreamRefused();
+      return reply.code(503).header('retry-after', String(retryAfterSec())).send({ detail: STREAMS_FULL_DETAIL });
+    }
+    try {
+      // The list is held before the answer starts, so an unreachable database is a plain 503.
+      await s.revocationEvents.ready();
+    } catch (e) {
+      slot.release();
+      throw e;
+    }
     const raw = reply.raw;
     reply.hijack();
     raw.writeHead(200, {
@@ -77,16 +97,21 @@ export async function revocationEventRoutes(app: FastifyInstance, s: Services): 
         if (ended) return;
         ended = true;
         s.revocationEvents.remove(stream);
+        slot.release();
         raw.end();
       },
     };
     raw.on('close', () => stream.end());
+    // A client gone while the list was read: 'close' has already been emitted and will not be again.
+    if (raw.destroyed) stream.end();
     try {
-      await s.revocationEvents.open(stream, from);
+      if (!ended) await s.revocationEvents.open(stream, from);
     } catch (e) {
       request.log.warn({ err: e }, 'revocation stream: the opening failed');
       stream.end();
     }
+    // The client left while the opening was signed: end() ran before open() added the stream.
+    if (ended) s.revocationEvents.remove(stream);
     if (injected) stream.end();
   });
 }
