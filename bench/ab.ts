@@ -2,14 +2,15 @@
  * A/B comparison of server variants for cloud verify: one store, one baseline, and one Mandate process
  * per variant (same store, same BASE_URL, each with its own environment), taking turns round by round.
  * Variants: `name[@checkout]:ENV=value,...` (`@checkout`: another checkout of the repository with its own
- * node_modules, e.g. a `git worktree` of the commit before a change). Usage (bench/README.md):
+ * node_modules, e.g. a `git worktree` of the commit before a change; `BUILD=dist` among a variant's settings
+ * runs its build as `npm start` does instead of its sources under tsx). Usage (bench/README.md):
  *   node --import tsx bench/ab.ts --store sqlite --rounds 12 --requests 3000 --concurrency 128 now: before@/tmp/before:
  * Prints each variant's median ratio to the baseline, and the CPU per verification of the server's
  * event loop, its other threads and the load generator, with how idle the machine was.
  */
 import { decodeProtectedHeader, type JWK } from 'jose';
 import { createBenchDb, type Backend } from './lib/stores.ts';
-import { freePort, startBaseline, startMandate, threadCpuMs, type Proc } from './lib/processes.ts';
+import { ensureServerBuilt, freePort, startBaseline, startMandate, threadCpuMs, type Proc, type ServerBuild } from './lib/processes.ts';
 import { SITE, SITE_URL, seedAgents, seedOwner } from './lib/seed.ts';
 import { fetchPass, makeProofs } from './lib/passes.ts';
 import { median, runLoad } from './lib/load.ts';
@@ -43,7 +44,10 @@ const variants = argv.map((a) => {
     const [k, v] = kv.split('=');
     env[k ?? ''] = v ?? '';
   }
-  return { name: name ?? a, env, cwd };
+  // BUILD=dist runs that variant's build as `npm start` does (made current first), not its sources under tsx.
+  const build: ServerBuild = env['BUILD'] === 'dist' ? 'dist' : 'sources';
+  delete env['BUILD'];
+  return { name: name ?? a, env, cwd, build };
 });
 
 const db = await createBenchDb(backend);
@@ -56,7 +60,10 @@ if (!agent) throw new Error('no agent');
 const baseUrl = 'http://localhost:9';
 const procs: Proc[] = [];
 try {
-  for (const v of variants) procs.push(await startMandate({ name: v.name, databaseUrl: db.databaseUrl, dataDir: db.dataDir, baseUrl, port: await freePort(), env: v.env, ...(v.cwd ? { cwd: v.cwd } : {}) }));
+  for (const v of variants) {
+    if (v.build === 'dist') ensureServerBuilt(v.cwd);
+    procs.push(await startMandate({ name: v.name, databaseUrl: db.databaseUrl, dataDir: db.dataDir, baseUrl, port: await freePort(), env: v.env, build: v.build, ...(v.cwd ? { cwd: v.cwd } : {}) }));
+  }
   const first = procs[0];
   if (!first) throw new Error('no variant');
   const pass = (await fetchPass(first.origin, agent, SITE)).access_token;
