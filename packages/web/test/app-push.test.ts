@@ -105,6 +105,27 @@ test('no prompt on opening the app; after the first passkey the app offers notif
   assert.match((await page.locator('#push-state').textContent()) ?? '', /^On/);
 });
 
+/**
+ * Delivers a push to the worker and waits for its "push-received" report. Once in CI (both test lanes
+ * busy) a push delivered through the DevTools protocol right after the worker handled a click was not
+ * shown within 10 s; the cause was not found (alone and beside two busy cores the test passed 12 times
+ * in a row). A delivery the worker does not report within 5 s is made again, once; a push the worker
+ * reported and did not show still fails the test.
+ */
+async function deliverReceived(payload: Payload): Promise<void> {
+  const receivedCount = () => workerReports.filter((r) => r.path === '/api/sw/push-received').length;
+  for (let attempt = 1; ; attempt++) {
+    const before = receivedCount();
+    await worker.deliver(payload);
+    try {
+      await until('the worker reported the push', () => (receivedCount() > before ? true : undefined), { ms: 5_000 });
+      return;
+    } catch (e) {
+      if (attempt >= 2) throw e;
+    }
+  }
+}
+
 function recordWorkerReport(r: Request): void {
   const path = new URL(r.url()).pathname;
   if (!path.startsWith('/api/sw/')) return;
@@ -160,7 +181,7 @@ test('an agent asks: the approval push shows with Approve and Deny; a tap opens 
   });
 
   // Still showing on another device: the answer here closes it there.
-  await worker.deliver(push);
+  await deliverReceived(push);
   await waitForNotifications(page, 'the approval shown again', (l) => l.some((n) => n.tag === txn));
   await card.getByRole('button', { name: 'Approve' }).click();
   await withServerLogs(card.locator('.outcome.ok').waitFor());
