@@ -161,7 +161,7 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   const localStepup = new LocalStepupVerifier(verifierDeps);
   const revocation = new RevocationSnapshots(store, keys, clock, config.baseUrl);
   const revSeq = new RevocationSequence(store.counters);
-  const revocationEvents = new RevocationEvents(revocation, store.counters, store.revocationSignal, (claims, typ) => keys.sign(claims, typ), clock, config.baseUrl,
+  const revocationEvents = new RevocationEvents(revocation, revSeq, store.revocationSignal, (claims, typ) => keys.sign(claims, typ), clock, config.baseUrl,
     { ...DEFAULT_EVENTS_OPTIONS, keepAliveMs: config.revocationEvents.keepAliveMs, heldDeltas: config.revocationEvents.heldDeltas, maxStreams: config.revocationEvents.maxStreams }, (n) => metrics.revocationDeltasSent(n));
   metrics.attachSources({ outboxBacklog: () => store.outbox.countPending(), revSeq: () => revSeq.current(), revocationEntries: () => revocation.lastBuiltEntries(), revocationStreams: () => revocationEvents.openStreams, pool: () => store.poolStats?.() });
   const agentStatuses = new AgentStatuses(store, clock, activity, limiter, config.baseUrl);

@@ -8,6 +8,6 @@ import { batchedInSteps } from './stepped-batching.ts';
  * calls with one refresh token) go into successive steps.
  */
 export const batchingPassIssuance = (run: PassIssuanceBatch): ((q: PassIssuance) => Promise<PassIssuanceOutcome>) =>
-  batchedInSteps((step) => run(step), passIssuanceKeys, 'pass issuance');
+  batchedInSteps(run, passIssuanceKeys, 'pass issuance');
 
 export const passIssuanceKeys = (q: PassIssuance): string[] => [`g\u0000${q.grantId}`, `r\u0000${q.rate.key}`];

@@ -1,8 +1,8 @@
 import { REVOCATION_DELTA_TYP, type RevocationDeltaClaims } from '@mandate/protocol';
-import type { CountersRepo, RevocationSignal } from '../../store/ports/index.ts';
+import type { RevocationSignal } from '../../store/ports/index.ts';
 import { type Clock, iso, seconds } from '../../clock.ts';
 import { entriesDiff } from './events-diff.ts';
-import { RevocationSequence } from './rev-seq.ts';
+import type { RevocationSequence } from './rev-seq.ts';
 import type { RevocationSnapshots, Snapshot } from './snapshot.ts';
 
 /**
@@ -67,7 +67,7 @@ export class RevocationEvents {
 
   constructor(
     private readonly snapshots: RevocationSnapshots,
-    private readonly counters: CountersRepo,
+    private readonly sequence: Pick<RevocationSequence, 'current'>,
     private readonly signal: RevocationSignal,
     private readonly sign: (claims: RevocationDeltaClaims, typ: string) => Promise<string>,
     private readonly clock: Clock,
@@ -180,7 +180,7 @@ export class RevocationEvents {
     const check = setInterval(() => {
       if (!this.head) return;
       const held = this.head.rev_seq;
-      new RevocationSequence(this.counters).current().then((c) => (c > held ? this.refresh() : undefined)).catch(() => {});
+      this.sequence.current().then((c) => (c > held ? this.refresh() : undefined)).catch(() => {});
     }, this.opts.checkMs);
     keepAlive.unref();
     check.unref();
