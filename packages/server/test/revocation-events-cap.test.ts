@@ -2,6 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { newId } from '../src/domain/ids.ts';
+import { metricValue } from './helpers/metric-value.ts';
 import { freePort } from './helpers/server-process.ts';
 import { serverWithStore } from './helpers/server-with-store.ts';
 import { seedRevokedGrants } from './helpers/revocation-seed.ts';
@@ -38,10 +39,7 @@ describe('REVOCATION_MAX_STREAMS: the streams one node holds (sqlite)', { timeou
   after(() => {
     for (const c of clients) c.close();
   });
-  const metric = async (name: string) => {
-    const line = (await (await fetch(metricsUrl)).text()).split('\n').find((l) => l.startsWith(`${name} `));
-    return line === undefined ? undefined : Number(line.split(' ')[1]);
-  };
+  const metric = (name: string) => metricValue(metricsUrl, name);
   const answered = (c: SseClient) => (c.status !== 0 || c.ended ? true : undefined);
   const retryAfter = (value: unknown) => {
     const sec = Number(value);
@@ -116,10 +114,7 @@ describe('a client gone while the node builds its first list (sqlite)', { timeou
   after(() => {
     for (const c of clients) c.close();
   });
-  const streams = async () => {
-    const line = (await (await fetch(metricsUrl)).text()).split('\n').find((l) => l.startsWith('mandate_revocation_streams '));
-    return line === undefined ? undefined : Number(line.split(' ')[1]);
-  };
+  const streams = () => metricValue(metricsUrl, 'mandate_revocation_streams');
 
   it('is not counted among the streams and gives its place back', async () => {
     const n = service.node;

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { newId } from '../src/domain/ids.ts';
+import { metricValue } from './helpers/metric-value.ts';
 import { freePort } from './helpers/server-process.ts';
 import { serverWithStore } from './helpers/server-with-store.ts';
 import { seedRevokedGrants } from './helpers/revocation-seed.ts';
@@ -32,10 +33,7 @@ describe('revocation event stream under load (sqlite)', { timeout: 300_000 }, ()
     for (const c of clients) c.close();
     for (const s of sockets) s.destroy();
   });
-  const streams = async () => {
-    const line = (await (await fetch(metricsUrl)).text()).split('\n').find((l) => l.startsWith('mandate_revocation_streams '));
-    return line === undefined ? undefined : Number(line.split(' ')[1]);
-  };
+  const streams = () => metricValue(metricsUrl, 'mandate_revocation_streams');
 
   it('serves a burst of 1,000 connections their snapshot, none refused', async () => {
     const n = service.node;
