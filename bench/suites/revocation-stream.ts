@@ -203,7 +203,9 @@ async function main(): Promise<void> {
   const port = await freePort();
   const metricsPort = await freePort();
   const baseUrl = `http://localhost:${port}`;
-  const server = await startMandate({ databaseUrl: db.databaseUrl, dataDir: db.dataDir, baseUrl, port, build: 'dist', env: { METRICS_PORT: String(metricsPort) } });
+  // Every client process connects from 127.0.0.1: one address, whose share of the node's streams
+  // (REVOCATION_MAX_STREAMS_PER_ADDRESS, 1,000 by default) would refuse all but 1,000 of them.
+  const server = await startMandate({ databaseUrl: db.databaseUrl, dataDir: db.dataDir, baseUrl, port, build: 'dist', env: { METRICS_PORT: String(metricsPort), REVOCATION_MAX_STREAMS_PER_ADDRESS: '1000000' } });
   try {
     const node = { url: server.origin };
     const owner = await HttpOwner.signUp(node, baseUrl, { label: 'bench' });

@@ -162,7 +162,14 @@ export async function buildApp(opts: BuildOptions): Promise<Built> {
   const revocation = new RevocationSnapshots(store, keys, clock, config.baseUrl);
   const revSeq = new RevocationSequence(store.counters);
   const revocationEvents = new RevocationEvents(revocation, revSeq, store.revocationSignal, (claims, typ) => keys.sign(claims, typ), clock, config.baseUrl,
-    { ...DEFAULT_EVENTS_OPTIONS, keepAliveMs: config.revocationEvents.keepAliveMs, heldDeltas: config.revocationEvents.heldDeltas, maxStreams: config.revocationEvents.maxStreams }, (n) => metrics.revocationDeltasSent(n));
+    {
+      ...DEFAULT_EVENTS_OPTIONS,
+      keepAliveMs: config.revocationEvents.keepAliveMs,
+      heldDeltas: config.revocationEvents.heldDeltas,
+      maxStreams: config.revocationEvents.maxStreams,
+      maxStreamsPerAddress: config.revocationEvents.maxStreamsPerAddress,
+      maxStreamsPerNetwork: config.revocationEvents.maxStreamsPerNetwork,
+    }, (n) => metrics.revocationDeltasSent(n));
   metrics.attachSources({ outboxBacklog: () => store.outbox.countPending(), revSeq: () => revSeq.current(), revocationEntries: () => revocation.lastBuiltEntries(), revocationStreams: () => revocationEvents.openStreams, pool: () => store.poolStats?.() });
   const agentStatuses = new AgentStatuses(store, clock, activity, limiter, config.baseUrl);
   const notes = new AgentNotes(activity, notifier, limiter);

@@ -26,7 +26,8 @@ describe('revocation event stream under load (sqlite)', { timeout: 300_000 }, ()
     metricsPort = await freePort();
     metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
   });
-  const service = serverWithStore('sqlite', 'mandate-events-load-', () => ({ REVOCATION_KEEPALIVE_MS: '3000', METRICS_PORT: String(metricsPort) }));
+  // Every client connects from 127.0.0.1: one address, whose share of the node's streams is raised past the burst.
+  const service = serverWithStore('sqlite', 'mandate-events-load-', () => ({ REVOCATION_KEEPALIVE_MS: '3000', REVOCATION_MAX_STREAMS_PER_ADDRESS: '2000', METRICS_PORT: String(metricsPort) }));
   const clients: SseClient[] = [];
   const sockets: Socket[] = [];
   after(() => {

@@ -63,9 +63,10 @@ export interface Config {
   /**
    * The revocation event stream (decisions §30): keep-alive comment interval, bytes a stream may have
    * waiting unsent before its client is dropped, deltas held for resuming with Last-Event-ID, and the
-   * streams one node holds open at most (past it a new one gets 503 and the site polls meanwhile).
+   * streams one node holds open at most (past it a new one gets 503 and the site polls meanwhile), and
+   * of those the share of one client address (IPv4, IPv6 /64) and of one IPv6 /48 (past it: 429).
    */
-  revocationEvents: { keepAliveMs: number; maxBufferBytes: number; heldDeltas: number; maxStreams: number };
+  revocationEvents: { keepAliveMs: number; maxBufferBytes: number; heldDeltas: number; maxStreams: number; maxStreamsPerAddress: number; maxStreamsPerNetwork: number };
   /** How long a node's claim on an outbox message lasts: after a node dies mid-send, another sends it then. */
   outboxClaimSec: number;
   /** Outgoing mail (decisions §25): SMTP through nodemailer; smtpUrl null: mail goes to the log and the outbox only. */
@@ -221,6 +222,8 @@ export function parseConfig(env: Env, opts: { smsProviders?: SmsProviders } = {}
       maxBufferBytes: int('REVOCATION_STREAM_BUFFER_BYTES', 1024 * 1024, 1024, 256 * 1024 * 1024),
       heldDeltas: int('REVOCATION_HELD_DELTAS', 1000, 1, 100_000),
       maxStreams: int('REVOCATION_MAX_STREAMS', 20_000, 1, 1_000_000),
+      maxStreamsPerAddress: int('REVOCATION_MAX_STREAMS_PER_ADDRESS', 1000, 1, 1_000_000),
+      maxStreamsPerNetwork: int('REVOCATION_MAX_STREAMS_PER_NETWORK', 4000, 1, 1_000_000),
     },
     mail: mailSettings(get('SMTP_URL'), get('MAIL_FROM'), baseUrl, problems),
     sms: smsSettings(opts.smsProviders ?? SMS_PROVIDERS, read, problems),

@@ -36,6 +36,9 @@ export class Metrics {
   private readonly notePushesDropped = new Counter({ name: 'mandate_note_pushes_dropped_total', help: "Agents' note pushes dropped unsent: over their owner's budget of undelivered notes (the notes stay in the inbox)", registers: [this.registry] });
   private readonly deltasSent = new Counter({ name: 'mandate_revocation_deltas_sent_total', help: 'Revocation deltas written to event streams (GET /api/v1/revocation/events), one per stream', registers: [this.registry] });
   private readonly streamsRefused = new Counter({ name: 'mandate_revocation_streams_refused_total', help: 'Revocation event streams refused (503) because this node held REVOCATION_MAX_STREAMS', registers: [this.registry] });
+  // A counter of its own rather than a label on the one above: that one still means "the node is
+  // full, add capacity", and a client over its share (its own doing) must not move it.
+  private readonly streamsOverShare = new Counter({ name: 'mandate_revocation_streams_share_refused_total', help: 'Revocation event streams refused (429) because the client address (IPv4, IPv6 /64) or its IPv6 /48 (network) held its share of this node\'s streams', labelNames: ['share'] as const, registers: [this.registry] });
   private readonly deliveryFailures = new Counter({ name: 'mandate_outbox_delivery_failures_total', help: 'Outbox messages given up for good, by channel', labelNames: ['channel'] as const, registers: [this.registry] });
 
   constructor() {
@@ -73,8 +76,9 @@ export class Metrics {
     this.deltasSent.inc(streams);
   }
 
-  revocationStreamRefused(): void {
-    this.streamsRefused.inc();
+  revocationStreamRefused(reason: 'node' | 'address' | 'network'): void {
+    if (reason === 'node') this.streamsRefused.inc();
+    else this.streamsOverShare.inc({ share: reason });
   }
 
   /** The app's store and snapshots exist after the metrics; attached once built. */

@@ -26,14 +26,15 @@ export class SseClient {
   private readonly req;
   readonly opened: Promise<void>;
 
-  constructor(url: string, headers: Record<string, string> = {}) {
+  /** `localAddress`: the source address to connect from (any 127.x.y.z is local on Linux: a second client address). */
+  constructor(url: string, headers: Record<string, string> = {}, opts: { localAddress?: string } = {}) {
     let opened!: () => void;
     let failed!: (e: Error) => void;
     this.opened = new Promise((resolve, reject) => {
       opened = resolve;
       failed = reject;
     });
-    this.req = request(url, { headers: { accept: 'text/event-stream', ...headers }, agent: false });
+    this.req = request(url, { headers: { accept: 'text/event-stream', ...headers }, agent: false, ...(opts.localAddress ? { localAddress: opts.localAddress } : {}) });
     this.req.on('response', (res) => {
       this.res = res;
       this.status = res.statusCode ?? 0;

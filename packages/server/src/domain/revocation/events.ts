@@ -4,14 +4,25 @@ import { type Clock, iso, seconds } from '../../clock.ts';
 import { entriesDiff } from './events-diff.ts';
 import type { RevocationSequence } from './rev-seq.ts';
 import type { RevocationSnapshots, Snapshot } from './snapshot.ts';
+import type { ClientKeys } from '../client-address.ts';
+import { StreamShares } from './stream-shares.ts';
 
 /**
- * A place among the node's streams (at most `maxStreams`), taken before the opening starts and given
- * back once the connection ends; giving it back twice counts once.
+ * A place among the node's streams (at most `maxStreams`) and within its client's shares, taken before
+ * the opening starts and given back once the connection ends; giving it back twice counts once.
  */
 export interface StreamSlot {
   release(): void;
 }
+
+/**
+ * Why a stream was refused: `node`, the node holds `maxStreams` (nothing the client did: it may get a
+ * place here or on another node soon); `address` or `network`, the client's address or IPv6 /48 holds
+ * its share of this node's streams (its own streams stand in its way).
+ */
+export type StreamRefusal = 'node' | 'address' | 'network';
+
+export type StreamAdmission = { slot: StreamSlot; refused?: undefined } | { slot?: undefined; refused: StreamRefusal };
 
 /** One open event stream as the hub sees it: the route writes to its connection and drops it when it cannot keep up. */
 export interface RevocationStream {
@@ -31,9 +42,15 @@ export interface RevocationEventsOptions {
   checkMs: number;
   /** Streams open or opening on this node at most (REVOCATION_MAX_STREAMS): each holds a socket, a file descriptor and some memory. */
   maxStreams: number;
+  /** Of those, at most this many for one client address: an IPv4 address or an IPv6 /64 (REVOCATION_MAX_STREAMS_PER_ADDRESS). */
+  maxStreamsPerAddress: number;
+  /** And at most this many for one IPv6 /48, however many /64s it spreads them over (REVOCATION_MAX_STREAMS_PER_NETWORK). */
+  maxStreamsPerNetwork: number;
 }
 
-export const DEFAULT_EVENTS_OPTIONS: RevocationEventsOptions = { keepAliveMs: 15_000, heldDeltas: 1000, heldBytes: 32 * 1024 * 1024, checkMs: 2000, maxStreams: 20_000 };
+export const DEFAULT_EVENTS_OPTIONS: RevocationEventsOptions = {
+  keepAliveMs: 15_000, heldDeltas: 1000, heldBytes: 32 * 1024 * 1024, checkMs: 2000, maxStreams: 20_000, maxStreamsPerAddress: 1000, maxStreamsPerNetwork: 4000,
+};
 
 interface HeldDelta {
   prevSeq: number;
@@ -57,6 +74,9 @@ export class RevocationEvents {
   private readonly streams = new Set<RevocationStream>();
   /** Slots taken: the streams open plus those still opening (awaiting the list or its signature). */
   private slotsTaken = 0;
+  /** The slots taken per client address and per IPv6 /48, within `slotsTaken`. */
+  private readonly perAddress: StreamShares;
+  private readonly perNetwork: StreamShares;
   private refreshing: Promise<void> | undefined;
   private again = false;
   private snapshotEvent: { jws: Buffer[]; text: Buffer } | undefined;
@@ -75,27 +95,46 @@ export class RevocationEvents {
     private readonly opts: RevocationEventsOptions = DEFAULT_EVENTS_OPTIONS,
     /** Told how many streams each delta was written to (the metrics). */
     private readonly onSent: (streams: number) => void = () => {},
-  ) {}
+  ) {
+    this.perAddress = new StreamShares(opts.maxStreamsPerAddress);
+    this.perNetwork = new StreamShares(opts.maxStreamsPerNetwork);
+  }
 
   /** Streams open on this node. */
   get openStreams(): number {
     return this.streams.size;
   }
 
+  /** Client keys (addresses and IPv6 /48s) holding a slot: none once every stream has ended. */
+  get streamHolders(): number {
+    return this.perAddress.holders + this.perNetwork.holders;
+  }
+
   /**
-   * A slot for a new stream, or undefined when the node holds its maximum. The check and the take are
-   * one synchronous step, and a stream counts from before its opening's first await: a burst of
-   * connections can never take more than `maxStreams` between them.
+   * A slot for a new stream from `client`, or why there is none: its address or network holds its
+   * share already (checked first: a client past its share is told so, even when the node is full
+   * too), or the node holds its maximum. The checks and the takes are one synchronous step, and a
+   * stream counts from before its opening's first await: a burst of connections can never take more
+   * than the node's cap or a client's share between them.
    */
-  admit(): StreamSlot | undefined {
-    if (this.slotsTaken >= this.opts.maxStreams) return undefined;
+  admit(client: ClientKeys): StreamAdmission {
+    const { address, network } = client;
+    if (this.perAddress.full(address)) return { refused: 'address' };
+    if (this.perNetwork.full(network)) return { refused: 'network' };
+    if (this.slotsTaken >= this.opts.maxStreams) return { refused: 'node' };
     this.slotsTaken++;
+    this.perAddress.take(address);
+    this.perNetwork.take(network);
     let held = true;
     return {
-      release: () => {
-        if (!held) return;
-        held = false;
-        this.slotsTaken--;
+      slot: {
+        release: () => {
+          if (!held) return;
+          held = false;
+          this.slotsTaken--;
+          this.perAddress.give(address);
+          this.perNetwork.give(network);
+        },
       },
     };
   }

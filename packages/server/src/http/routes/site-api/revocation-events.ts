@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { Services } from '../../../services.ts';
-import type { RevocationStream } from '../../../domain/revocation/events.ts';
+import type { RevocationStream, StreamRefusal } from '../../../domain/revocation/events.ts';
+import { clientKeys } from '../../../domain/client-address.ts';
 
 /** rev_seq as an event id: digits only, within Number's exact range. */
 const EVENT_ID = /^\d{1,15}$/;
@@ -19,15 +20,21 @@ function lastEventId(header: string | string[] | undefined, query: string | unde
 }
 
 /**
- * Retry-After of a stream refused at the cap, in seconds: a few, spread so that the sites refused
- * together do not all come back in the same second.
+ * Retry-After of a stream refused at the cap or past a share, in seconds: a few, spread so that the
+ * sites refused together do not all come back in the same second.
  */
 const retryAfterSec = (): number => 3 + Math.floor(Math.random() * 5);
 
 export const STREAMS_FULL_DETAIL = 'this node holds its maximum of revocation event streams: poll GET /api/v1/revocation meanwhile and open the stream again after Retry-After seconds';
 
+/** The 429's detail: whose share is used up, how large it is, and what to do (decisions §10: "rate limit exceeded" first). */
+export function shareDetail(share: Exclude<StreamRefusal, 'node'>, size: number): string {
+  const who = share === 'address' ? 'this client address (an IPv6 client: its /64)' : "this client's IPv6 /48";
+  return `rate limit exceeded: ${who} holds its share of this node's revocation event streams: ${size}. Close the streams it does not use; poll GET /api/v1/revocation meanwhile and open the stream again after Retry-After seconds`;
+}
+
 export async function revocationEventRoutes(app: FastifyInstance, s: Services): Promise<void> {
-  const { maxBufferBytes, maxStreams } = s.config.revocationEvents;
+  const { maxBufferBytes, maxStreams, maxStreamsPerAddress, maxStreamsPerNetwork } = s.config.revocationEvents;
   app.get('/api/v1/revocation/events', {
     schema: {
       summary: 'The revocation list as a stream of Server-Sent Events',
@@ -37,19 +44,29 @@ export async function revocationEventRoutes(app: FastifyInstance, s: Services): 
         'A change committed on any node is sent within about 200 ms. `Last-Event-ID` (header) or `last_event_id` (query) resumes: the deltas since that `rev_seq` when this node still holds them from exactly there, else a fresh snapshot first.',
         'A comment line `: keep-alive <ISO time>` every 15 s. A client that does not read is dropped once 1 MiB waits unsent; it reconnects with `Last-Event-ID`.',
         `A node holds at most ${maxStreams} streams (REVOCATION_MAX_STREAMS, 20,000 by default): past it a new stream is answered \`503\` with \`Retry-After\` (3 to 7 s) and a \`detail\`; the client polls \`GET /api/v1/revocation\` meanwhile and opens the stream again after Retry-After.`,
+        `Of those, one client address (an IPv4 address, or an IPv6 /64; the address \`TRUST_PROXY\` says to believe) holds at most ${maxStreamsPerAddress} (REVOCATION_MAX_STREAMS_PER_ADDRESS, 1,000 by default) and one IPv6 /48 at most ${maxStreamsPerNetwork} (REVOCATION_MAX_STREAMS_PER_NETWORK, 4,000 by default), so one party cannot take every stream of a node: past its share a new stream is answered \`429\` with \`Retry-After\` (3 to 7 s), \`retry_after\` and a \`detail\`; the client closes the streams it does not use and polls meanwhile. The shares are counted per node, as the cap is.`,
       ].join(' '),
       tags: ['site'],
       querystring: Type.Object({ last_event_id: Type.Optional(Type.String({ description: 'the `rev_seq` of the last event received, for clients that cannot send `Last-Event-ID`', maxLength: 15 })) }),
-      response: { 400: Type.Object({ detail: Type.String() }), 503: Type.Object({ detail: Type.String() }), 200: Type.String({ description: 'text/event-stream: `snapshot`, then `delta` events and keep-alive comments; never ends by itself' }) },
+      response: {
+        400: Type.Object({ detail: Type.String() }),
+        429: Type.Object({ detail: Type.String(), retry_after: Type.Integer({ minimum: 1, description: 'seconds, as Retry-After' }) }),
+        503: Type.Object({ detail: Type.String() }),
+        200: Type.String({ description: 'text/event-stream: `snapshot`, then `delta` events and keep-alive comments; never ends by itself' }),
+      },
     },
   }, async (request, reply) => {
     const from = lastEventId(request.headers['last-event-id'], (request.query as { last_event_id?: string }).last_event_id);
     if (typeof from === 'string') return reply.code(400).send({ detail: from });
-    // Taken before the first await, so a burst cannot pass the cap; given back when the stream ends.
-    const slot = s.revocationEvents.admit();
+    // Taken before the first await, so a burst cannot pass the cap or a share; given back when the stream ends.
+    const { slot, refused } = s.revocationEvents.admit(clientKeys(request.ip));
     if (!slot) {
-      s.metrics.revocationStreamRefused();
-      return reply.code(503).header('retry-after', String(retryAfterSec())).send({ detail: STREAMS_FULL_DETAIL });
+      s.metrics.revocationStreamRefused(refused);
+      const wait = retryAfterSec();
+      reply.header('retry-after', String(wait));
+      if (refused === 'node') return reply.code(503).send({ detail: STREAMS_FULL_DETAIL });
+      const size = refused === 'address' ? maxStreamsPerAddress : maxStreamsPerNetwork;
+      return reply.code(429).send({ detail: shareDetail(refused, size), retry_after: wait });
     }
     try {
       // The list is held before the answer starts, so an unreachable database is a plain 503.
