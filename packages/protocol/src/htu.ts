@@ -1,4 +1,5 @@
 import { ProtocolError } from './errors.ts';
+import { Memo } from './memo.ts';
 
 /**
  * Canonical form of a DPoP `htu` / request URL (decisions.md §4): scheme and host lower-cased,
@@ -22,10 +23,9 @@ type ParsedHtu = { htu: string; hostname: string };
 /**
  * A verifier sees the same few URLs (a site's endpoints, and the same in every proof) on every
  * request, and the URL parser costs more than the rest of the comparison: the last answers are kept,
- * keyed by the exact input string. Only accepted URLs are kept, at most MAX_REMEMBERED.
+ * keyed by the exact input string. Only accepted URLs are kept, at most 1024.
  */
-const MAX_REMEMBERED = 1024;
-const remembered = new Map<string, ParsedHtu>();
+const remembered = new Memo<ParsedHtu>(1024);
 
 function parsedHtu(url: string): ParsedHtu {
   if (typeof url !== 'string' || url.length === 0 || url.length > 8192) {
@@ -46,10 +46,7 @@ function parsedHtu(url: string): ParsedHtu {
     throw new ProtocolError('invalid_request', 'the URL has no host');
   }
   // `host` carries the port only when it is not the scheme's default.
-  const answer = { htu: `${parsed.protocol}//${parsed.host}${parsed.pathname}`, hostname: parsed.hostname };
-  if (remembered.size >= MAX_REMEMBERED) remembered.delete(remembered.keys().next().value as string);
-  remembered.set(url, answer);
-  return answer;
+  return remembered.set(url, { htu: `${parsed.protocol}//${parsed.host}${parsed.pathname}`, hostname: parsed.hostname });
 }
 
 /**

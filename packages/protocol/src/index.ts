@@ -20,7 +20,7 @@ export type {
 } from './claims.ts';
 export { keyResolverFromJwks, MAX_KID_LENGTH } from './keys.ts';
 export type { KeyResolver, ServiceKeys, VerificationKey } from './keys.ts';
-export { accessTokenHash, verifyDpopSignature, verifyDpopProof } from './dpop.ts';
+export { accessTokenHash, verifyDpopSignature, verifyDpopProof, verifyDpopProofWhile } from './dpop.ts';
 export type { DpopExpectation, VerifiedDpopProof, VerifiedDpopSignature } from './dpop.ts';
 export { verifyServiceToken } from './service-token.ts';
 export type { ServiceTokenOptions } from './service-token.ts';

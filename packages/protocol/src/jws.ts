@@ -22,14 +22,15 @@ export function decodeJsonSegment(segment: string): JsonObject | null {
   }
 }
 
-export function splitCompact(token: unknown, maxLength: number): CompactParts | null {
+export function splitCompact(token: unknown, maxLength: number, knownHeader?: JsonObject): CompactParts | null {
   if (typeof token !== 'string' || token.length === 0 || token.length > maxLength) return null;
   const segments = token.split('.');
   if (segments.length !== 3) return null;
   const [h, p, s] = segments;
   if (h === undefined || p === undefined || s === undefined) return null;
   if (!SEGMENT.test(p) || !SEGMENT.test(s)) return null;
-  const header = decodeJsonSegment(h);
+  // `knownHeader`: the caller decoded this very header segment before (and it was well formed).
+  const header = knownHeader ?? decodeJsonSegment(h);
   if (header === null) return null;
   return { header };
 }

@@ -1,7 +1,7 @@
 import { parsePassClaims } from './claim-shapes.ts';
 import type { PassClaims } from './claims.ts';
 import { PASS_TYP } from './claims.ts';
-import { verifyDpopProof } from './dpop.ts';
+import { type DpopExpectation, verifyDpopProof, verifyDpopProofWhile } from './dpop.ts';
 import type { VerifyErrorCode } from './errors.ts';
 import { ProtocolError } from './errors.ts';
 import { htuHostname } from './htu.ts';
@@ -106,16 +106,20 @@ type SeparateSteps = {
   /** Revocation hook: 'agent_revoked' / 'grant_revoked', or null when the pass may be used. */
   isRevoked?: (claims: PassClaims) => Promise<VerifyErrorCode | null>;
   checkAndConsume?: undefined;
+  releaseJti?: undefined;
 };
 
 type CombinedStep = {
   /**
    * Revocation and jti in one step, for a store that answers both in one round trip (cloud verify).
-   * Called last, for an otherwise valid request. The jti may then be spent although the pass is
+   * Started for a request whose every other check passed, WHILE the proof's signature is checked
+   * (verifyDpopProofWhile): the two waits overlap. The jti may then be spent although the pass is
    * refused as revoked; an agent makes a new proof for every request anyway, and the proof is bound
    * (`ath`) to the refused pass. Revocation is answered first, then replay.
    */
   checkAndConsume: (claims: PassClaims, jti: string, expiresAtSec: number) => Promise<{ verdict: VerifyErrorCode | null; fresh: boolean }>;
+  /** Gives back a jti that `checkAndConsume` spent for a proof whose signature then did not verify. */
+  releaseJti: (jti: string) => Promise<void>;
   consumeJti?: undefined;
   isRevoked?: undefined;
 };
@@ -126,7 +130,8 @@ export type VerifiedRequest = { claims: PassClaims; proof: { jti: string; jkt: s
  * THE check shared by cloud verify and the local verifier: pass, then proof bound to the pass
  * key, then revocation, then jti consumption. Consuming last means a request that fails any
  * other check does not burn its jti (the agent may retry with a corrected request); with
- * `checkAndConsume`, revocation and consumption are one step.
+ * `checkAndConsume`, revocation and consumption are one step, run while the proof's signature is
+ * checked (given back if the signature fails).
  */
 export async function verifyPassAndProof(i: VerifyPassAndProofInput): Promise<VerifiedRequest> {
   if (!isNonEmptyString(i.method) || !isNonEmptyString(i.url)) {
@@ -141,23 +146,29 @@ export async function verifyPassAndProof(i: VerifyPassAndProofInput): Promise<Ve
   if (typeof i.dpop !== 'string' || i.dpop.length === 0) {
     throw new ProtocolError('invalid_dpop', 'the DPoP proof is missing');
   }
-  const proof = await verifyDpopProof(i.dpop, {
+  const expectation: DpopExpectation = {
     method: i.method,
     url: i.url,
     accessToken: i.accessToken,
     now: i.now,
     jkt: claims.cnf.dpop,
     ...(i.proofSignatureCheck === undefined ? {} : { signatureCheck: i.proofSignatureCheck }),
-  });
-
+  };
   // Retained past the whole ±120 s acceptance window of this proof.
   const jtiExpiresAt = Math.floor(i.now) + LIMITS.dpopJtiRetentionSec;
   if (i.checkAndConsume !== undefined) {
-    const { verdict, fresh } = await i.checkAndConsume(claims, proof.jti, jtiExpiresAt);
-    if (verdict !== null) throw new ProtocolError(verdict);
-    if (!fresh) throw new ProtocolError('dpop_replay');
+    const { checkAndConsume, releaseJti } = i;
+    const { proof, spent } = await verifyDpopProofWhile(
+      i.dpop,
+      expectation,
+      (jti) => checkAndConsume(claims, jti, jtiExpiresAt),
+      async ({ fresh }, jti) => (fresh ? releaseJti(jti) : undefined),
+    );
+    if (spent.verdict !== null) throw new ProtocolError(spent.verdict);
+    if (!spent.fresh) throw new ProtocolError('dpop_replay');
     return { claims, proof: { jti: proof.jti, jkt: proof.jkt } };
   }
+  const proof = await verifyDpopProof(i.dpop, expectation);
   if (i.isRevoked !== undefined) {
     const verdict = await i.isRevoked(claims);
     if (verdict !== null) throw new ProtocolError(verdict);

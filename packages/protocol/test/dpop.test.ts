@@ -122,6 +122,21 @@ describe('verifyDpopProof: header and key attacks', () => {
     await rejectsWith(verifyDpopProof(`${h}.${flip(p, 5)}.${s}`, expect()), 'invalid_dpop');
     await rejectsWith(verifyDpopProof(`${h}.${p}.${flip(s, 10)}`, expect()), 'invalid_dpop');
   });
+
+  it('a header vetted before (kept by its text) still needs its own well-formed proof and signature', async () => {
+    const proof = await rawProof(agent, TOKEN);
+    await verifyDpopProof(proof, expect()); // the header is now kept
+    const [h, p, s] = proof.split('.') as [string, string, string];
+    for (const bad of [`${h}.${p}`, `${h}.${p}.${s}.${s}`, `${h}.${p}.`, `${h}..${s}`, `${h}.${p}.${s}!`]) {
+      await rejectsWith(verifyDpopProof(bad, expect()), 'invalid_dpop');
+    }
+    // Same header, another agent's signature over the same payload.
+    const stranger = (await rawProof(other, TOKEN)).split('.')[2];
+    await rejectsWith(verifyDpopProof(`${h}.${p}.${stranger}`, expect()), 'invalid_dpop');
+    // A refused header is never kept: refused again, by the same check.
+    const typNone = b64json({ typ: 'jwt', alg: 'ES256', jwk: agent.publicJwk });
+    for (let i = 0; i < 2; i++) await rejectsWith(verifyDpopProof(`${typNone}.${p}.${s}`, expect()), 'invalid_dpop');
+  });
 });
 
 describe('verifyDpopProof: claims', () => {

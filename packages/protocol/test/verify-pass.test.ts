@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { exportJWK, generateKeyPair } from 'jose';
-import type { PassClaims, VerifyErrorCode, VerifyPassAndProofInput, VerifyPassOptions } from '../src/index.ts';
+import type { PassClaims, SignatureChecker, VerifyErrorCode, VerifyPassAndProofInput, VerifyPassOptions } from '../src/index.ts';
 import {
+  ProtocolError,
   createAgentJwt,
   createDpopProof,
   keyResolverFromJwks,
@@ -316,9 +317,25 @@ describe('verifyPassAndProof', () => {
   });
 
   describe('with checkAndConsume (revocation and jti in one step)', () => {
-    const combined = (token: string, dpop: string, step: (claims: PassClaims, jti: string, exp: number) => Promise<{ verdict: VerifyErrorCode | null; fresh: boolean }>): VerifyPassAndProofInput => ({
+    const combined = (
+      token: string,
+      dpop: string,
+      step: (claims: PassClaims, jti: string, exp: number) => Promise<{ verdict: VerifyErrorCode | null; fresh: boolean }>,
+      extra: { released?: string[]; proofSignatureCheck?: SignatureChecker } = {},
+    ): VerifyPassAndProofInput => ({
       accessToken: token, dpop, method: 'POST', url: URL_, site: SITE, now: NOW, keys: svc.resolver, issuer: ISSUER, checkAndConsume: step,
+      releaseJti: async (jti) => void extra.released?.push(jti),
+      ...(extra.proofSignatureCheck ? { proofSignatureCheck: extra.proofSignatureCheck } : {}),
     });
+    /** invalid_dpop for the proof's signature (not any other of its checks). */
+    const refusedForSignature = (p: Promise<unknown>) =>
+      assert.rejects(p, (e: unknown) => e instanceof ProtocolError && e.code === 'invalid_dpop' && /signature is invalid/.test(e.message));
+    /** The proof with the signature of another proof by the same key: well formed, claims right, signature wrong. */
+    const forged = async (token: string, over: { jti?: string; htm?: string } = {}) => {
+      const [h, p] = (await proofFor(token, over)).split('.');
+      const sig = (await proofFor(token, { jti: 'another-proof-jti' })).split('.')[2];
+      return `${h}.${p}.${sig}`;
+    };
 
     it('gets the pass claims, the jti and an expiry at least 250 s ahead; a fresh jti and no verdict accept', async () => {
       const token = await mintPass(svc, agent);
@@ -349,6 +366,58 @@ describe('verifyPassAndProof', () => {
       await rejectsWith(verifyPassAndProof(combined(token, await proofFor(token, {}, other), step)), 'dpop_key_mismatch');
       await rejectsWith(verifyPassAndProof(combined(`${token}x`, await proofFor(token), step)), 'invalid_token');
       assert.equal(called, false);
+    });
+
+    it('runs while the signature is checked: started before the check answers', { timeout: 10_000 }, async () => {
+      const token = await mintPass(svc, agent);
+      const order: string[] = [];
+      let answer: (ok: boolean) => void = () => {};
+      const check: SignatureChecker = () => {
+        order.push('signature asked');
+        return new Promise<boolean>((resolve) => (answer = resolve));
+      };
+      const done = verifyPassAndProof(combined(token, await proofFor(token), async () => {
+        order.push('step');
+        queueMicrotask(() => answer(true));
+        return { verdict: null, fresh: true };
+      }, { proofSignatureCheck: check }));
+      await done;
+      assert.deepEqual(order, ['signature asked', 'step']);
+    });
+
+    it('a proof whose signature fails is invalid_dpop and gets back the jti the step spent (only when it spent it)', async () => {
+      const token = await mintPass(svc, agent);
+      const released: string[] = [];
+      const fresh = await forged(token, { jti: 'forged-jti-fresh' });
+      await refusedForSignature(verifyPassAndProof(combined(token, fresh, async () => ({ verdict: null, fresh: true }), { released })));
+      await refusedForSignature(verifyPassAndProof(combined(token, await forged(token, { jti: 'forged-jti-spent' }), async () => ({ verdict: null, fresh: false }), { released })));
+      // Revoked and forged: the signature answers first, and the spent jti is given back too.
+      await refusedForSignature(verifyPassAndProof(combined(token, await forged(token, { jti: 'forged-jti-revoked' }), async () => ({ verdict: 'agent_revoked', fresh: true }), { released })));
+      assert.deepEqual(released, ['forged-jti-fresh', 'forged-jti-revoked']);
+    });
+
+    it('a forged proof that also fails another check is judged by its signature, and the step never runs', async () => {
+      const token = await mintPass(svc, agent);
+      let called = false;
+      const step = async () => {
+        called = true;
+        return { verdict: null, fresh: true };
+      };
+      await refusedForSignature(verifyPassAndProof(combined(token, await forged(token, { htm: 'GET' }), step)));
+      assert.equal(called, false);
+    });
+
+    it("the step's own error counts only for a proof whose signature verified; a checker that cannot check fails the call and gives the jti back", async () => {
+      const token = await mintPass(svc, agent);
+      const broken = async () => {
+        throw new Error('database down');
+      };
+      await assert.rejects(verifyPassAndProof(combined(token, await proofFor(token), broken)), /database down/);
+      await refusedForSignature(verifyPassAndProof(combined(token, await forged(token), broken)));
+      const released: string[] = [];
+      const stopped: SignatureChecker = () => Promise.reject(new Error('signature thread stopped'));
+      await assert.rejects(verifyPassAndProof(combined(token, await proofFor(token, { jti: 'thread-stopped-jti' }), async () => ({ verdict: null, fresh: true }), { released, proofSignatureCheck: stopped })), /signature thread stopped/);
+      assert.deepEqual(released, ['thread-stopped-jti']);
     });
   });
 });

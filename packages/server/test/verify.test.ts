@@ -86,6 +86,13 @@ describe('POST /api/v1/verify', () => {
     const fresh = randomJti();
     await expectError({ ...body, dpop: await proof(t, agent, p, { jti: fresh, method: 'POST' }) }, 'dpop_method_mismatch');
     assert.equal((await verify(t, { ...body, dpop: await proof(t, agent, p, { jti: fresh }) })).valid, true);
+    // Nor does a proof whose signature fails: its jti was spent while the signature was checked, and given back.
+    const forgedJti = randomJti();
+    const [header, payload] = (await proof(t, agent, p, { jti: forgedJti })).split('.');
+    const otherSignature = (await proof(t, agent, p)).split('.')[2];
+    const refused = await expectError({ ...body, dpop: `${header}.${payload}.${otherSignature}` }, 'invalid_dpop');
+    assert.match(refused.error_description ?? "", /signature is invalid/);
+    assert.equal((await verify(t, { ...body, dpop: await proof(t, agent, p, { jti: forgedJti }) })).valid, true);
   });
 
   it('compares htu and url after normalisation (case, default port, query, fragment)', async () => {

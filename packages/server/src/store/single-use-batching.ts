@@ -22,6 +22,7 @@ export function batchingSingleUse(repo: SingleUseRepo, o: BatchingOptions = {}):
   return {
     consume: (namespace, key, expiresAt, now) => consume({ namespace, key, expiresAt, now }),
     consumeMany: (items, now) => repo.consumeMany(items, now),
+    release: (namespace, key) => repo.release(namespace, key),
     purgeExpired: (now) => repo.purgeExpired(now),
   };
 }

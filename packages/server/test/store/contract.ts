@@ -121,6 +121,17 @@ export function storeContract(name: string, open: OpenStore): void {
       assert.ok((await store.singleUse.purgeExpired(1_000_000)) >= 1);
     });
 
+    it('single-use: a key given back can be consumed again, once; other keys stay spent', async () => {
+      const [key, other] = [uniq('jti'), uniq('jti')];
+      assert.deepEqual(await store.singleUse.consumeMany([{ namespace: 'dpop', key, expiresAt: 5000 }, { namespace: 'dpop', key: other, expiresAt: 5000 }], 0), [true, true]);
+      await store.singleUse.release('dpop', key);
+      await store.singleUse.release('stepup', other); // another namespace: not this entry
+      const results = await Promise.all(Array.from({ length: 10 }, () => store.singleUse.consume('dpop', key, 5000, 0)));
+      assert.equal(results.filter(Boolean).length, 1);
+      assert.equal(await store.singleUse.consume('dpop', other, 5000, 0), false);
+      await store.singleUse.release('dpop', uniq('jti')); // a key never consumed: nothing to give back, no error
+    });
+
     it('single-use in one statement: each key decided on its own, a key listed twice first at most once', async () => {
       const [a, b, c] = [uniq('jti'), uniq('jti'), uniq('jti')];
       assert.equal(await store.singleUse.consume('dpop', b, 5000, 0), true);

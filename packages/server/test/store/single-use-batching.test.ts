@@ -21,6 +21,7 @@ function fakeRepo() {
           fail: reject,
         });
       }),
+    release: () => Promise.reject(new Error('not used')),
     purgeExpired: async () => 0,
   };
   return { repo, calls };

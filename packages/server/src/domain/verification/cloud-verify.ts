@@ -61,14 +61,16 @@ export interface VerifierDeps {
 
 /**
  * `POST /api/v1/verify` (cloud mode). Steps, cheapest and non-consuming first:
- * 1. pass + DPoP proof (the protocol's one check);
+ * 1. pass + DPoP proof (the protocol's one check), the proof's signature on the signature thread
+ *    while steps 2-3 run (verifyDpopProofWhile);
  * 2. the step-up token, if sent, checked against the pass (same agent, key, person, site; action);
  * 3. revocation read and the DPoP jti consumed, in one store round trip (Store.verifyLookup);
  * 4. the step-up jti consumed.
- * Steps 1-2 run before anything is consumed, so a request refused there leaves its proof and its
- * step-up token usable (for a refused step-up token, revocation is read alone: it answers first). A
- * pass refused as revoked in step 3 spends its proof, which is bound to that pass; a replayed proof
- * (3) never burns a step-up token.
+ * Steps 2-3 start only once every other check of step 1 passed, and a proof whose signature then
+ * fails gets its jti back; so a request refused in steps 1-2 leaves its proof and its step-up token
+ * usable (for a refused step-up token, revocation is read alone: it answers first). A pass refused
+ * as revoked in step 3 spends its proof, which is bound to that pass; a replayed proof (3) never
+ * burns a step-up token.
  */
 export class CloudVerifier {
   /**
@@ -103,7 +105,8 @@ export class CloudVerifier {
         issuer: this.d.issuer,
         passCache: this.passCache,
         proofSignatureCheck: this.d.proofSignatures ?? 'inline',
-        // Runs after the pass and proof verified: revocation and the jti in one store round trip.
+        // Runs once the pass and every check of the proof but its signature passed, while the
+        // signature is checked: revocation and the jti in one store round trip.
         checkAndConsume: async (passClaims, jti, expiresAtSec) => {
           if (req.stepupToken !== undefined) {
             try {
@@ -126,6 +129,8 @@ export class CloudVerifier {
           agent = revocation.agent;
           return { verdict: null, fresh };
         },
+        // The signature then failed: the proof uses up nothing (`POST /api/v1/verify`'s promise).
+        releaseJti: (jti) => this.d.store.singleUse.release('dpop', jti),
       });
       if (!agent) throw new ProtocolError('agent_revoked');
       if (stepup) await consumeStepup(this.d, stepup, nowMs, req.ip ?? null);

@@ -12,6 +12,12 @@ export interface SingleUseRepo {
    * first. The same guarantee per key as `consume`; a key listed twice is first at most once.
    */
   consumeMany(items: readonly SingleUseItem[], now: number): Promise<boolean[]>;
+  /**
+   * Gives a key back: its entry is deleted, so it can be consumed again. Only for the caller that
+   * consumed it and then found its request refused for a reason the key's owner must not pay for
+   * (cloud verify: a proof's jti spent while its signature was still being checked, which failed).
+   */
+  release(namespace: string, key: string): Promise<void>;
   purgeExpired(now: number): Promise<number>;
 }
 

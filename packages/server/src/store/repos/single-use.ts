@@ -62,6 +62,9 @@ export function singleUseRepo(db: Db, purgeChunk?: number): SingleUseRepo {
       // Only the first listing of a key may report it; a repeat in the same call is a replay.
       return items.map((i) => won.delete(idOf(i)));
     },
+    async release(namespace, key) {
+      await db.deleteFrom('single_use').where('namespace', '=', namespace).where('key', '=', key).execute();
+    },
     purgeExpired: (now) =>
       purgeInChunks(purgeChunk, async (limit) => {
         const expired = db.selectFrom('single_use').select(['namespace', 'key']).where('expires_at', '<=', now);
