@@ -50,11 +50,11 @@ type ProofHeader = { parts: CompactParts; key: ProofKey };
 const vettedHeaders = new Memo<ProofHeader>(1024);
 
 async function proofHeader(proof: unknown): Promise<ProofHeader & { proof: string }> {
-  const vetted = typeof proof === 'string' ? vettedHeaders.get(proof.slice(0, proof.indexOf('.'))) : undefined;
+  const headerText = typeof proof === 'string' ? proof.slice(0, proof.indexOf('.')) : '';
+  const vetted = vettedHeaders.get(headerText);
   const parts = splitCompact(proof, MAX_PROOF_LENGTH, vetted?.parts.header);
   if (parts === null || typeof proof !== 'string') throw invalid('is not a well-formed JWS');
   if (vetted !== undefined) return { proof, ...vetted };
-  const headerText = proof.slice(0, proof.indexOf('.'));
   const { typ, alg, jwk: headerJwk } = parts.header;
   if (typ !== DPOP_TYP) throw invalid(`header typ must be ${DPOP_TYP}`);
   // Checked before jose sees the token: none, HS256 (public key as HMAC secret), RS256, ES384 ...
