@@ -5,6 +5,7 @@
  * node_modules, e.g. a `git worktree` of the commit before a change; `BUILD=dist` among a variant's settings
  * runs its build as `npm start` does instead of its sources under tsx). Usage (bench/README.md):
  *   node --import tsx bench/ab.ts --store sqlite --rounds 12 --requests 3000 --concurrency 128 now: before@/tmp/before:
+ * Each process first gets `--process-warmup` unmeasured verifications (default 20000; 0: none).
  * Prints each variant's median ratio to the baseline, and the CPU per verification of the server's
  * event loop, its other threads and the load generator, with how idle the machine was.
  */
@@ -14,7 +15,7 @@ import { ensureServerBuilt, freePort, startBaseline, startMandate, threadCpuMs, 
 import { SITE, SITE_URL, seedAgents, seedOwner } from './lib/seed.ts';
 import { fetchPass, makeProofs } from './lib/passes.ts';
 import { median, runLoad } from './lib/load.ts';
-import { measured } from './suites/cloud-verify.ts';
+import { measured, warmUp } from './suites/cloud-verify.ts';
 import { readFileSync } from 'node:fs';
 
 /** [idle ticks, all ticks] of the whole machine, from /proc/stat. */
@@ -36,6 +37,8 @@ const backend = opt('--store', 'sqlite') as Backend;
 const rounds = Number(opt('--rounds', '8'));
 const requests = Number(opt('--requests', '3000'));
 const concurrency = Number(opt('--concurrency', '32'));
+// As the suite's --process-warmup: unmeasured verifications on each fresh process before round 0.
+const processWarmup = Number(opt('--process-warmup', '20000'));
 const variants = argv.map((a) => {
   const [nameAt, ...envs] = a.split(':');
   const [name, cwd] = (nameAt ?? a).split('@');
@@ -71,6 +74,7 @@ try {
   const jwk = jwks.keys.find((k) => k.kid === decodeProtectedHeader(pass).kid);
   const baseline = await startBaseline({ jwk: jwk as object, port: await freePort() });
   procs.push(baseline);
+  if (processWarmup > 0) await warmUp({ targets: [baseline, ...procs.slice(0, -1)].map((proc) => ({ proc, path: proc === baseline ? '/verify' : '/api/v1/verify' })), agent, pass, concurrency, requests: processWarmup });
   const warmup = 500;
   const rates: number[][] = variants.map(() => []);
   const cpu: number[] = variants.map(() => 0);

@@ -15,7 +15,7 @@ import { freePort, startBaseline, startMandate, type Proc } from './lib/processe
 import { SITE, fillerAgentIds, seedActivity, seedAgents, seedFiller, seedOwner, seedRevocations, type BenchAgent, type BenchOwner } from './lib/seed.ts';
 import { createBenchDb, type Backend, type BenchDb } from './lib/stores.ts';
 import { formatTable, type Row } from './lib/table.ts';
-import { cloudVerifyRows, type LoadSettings } from './suites/cloud-verify.ts';
+import { cloudVerifyRows, warmUp, type LoadSettings } from './suites/cloud-verify.ts';
 import { localVerifyRows } from './suites/local-verify.ts';
 import { readRows } from './suites/scale.ts';
 import { spreadActivityFilters } from './lib/activity-filter-data.ts';
@@ -83,6 +83,14 @@ async function startServers(db: BenchDb, holder: PassHolder): Promise<{ mandate:
   return { mandate, baseline, baseUrl, pass };
 }
 
+/** Fresh server processes get `--process-warmup` verifications each before cloud verify is measured on them. */
+async function warmUpServers(servers: { mandate: Proc; baseline: Proc; pass: string }, agent: BenchAgent, concurrency: number): Promise<void> {
+  if (options.processWarmup === 0) return;
+  await timed(`warm-up: ${options.processWarmup} verifications on each process`, () =>
+    warmUp({ targets: [{ proc: servers.baseline, path: '/verify' }, { proc: servers.mandate, path: '/api/v1/verify' }], agent, pass: servers.pass, concurrency, requests: options.processWarmup }),
+  );
+}
+
 async function benchStore(backend: Backend, first: boolean): Promise<Row[]> {
   const rows: Row[] = [];
   const load: LoadSettings = { concurrency: options.concurrency, requests: options.requests, warmup: Math.min(1000, Math.ceil(options.requests / 10)), rounds: options.rounds };
@@ -109,6 +117,7 @@ async function benchStore(backend: Backend, first: boolean): Promise<Row[]> {
     servers = await startServers(db, holder);
     if (options.suites.has('cloud')) {
       log(`${backend}: cloud verify`);
+      await warmUpServers(servers, verifyAgent, load.concurrency);
       rows.push(...(await cloudVerifyRows({ ...servers, agent: verifyAgent, pass: servers.pass, store: backend, load })));
       if (options.saturation > 0 && options.saturation !== load.concurrency) {
         rows.push(...(await cloudVerifyRows({ ...servers, agent: verifyAgent, pass: servers.pass, store: backend, load: { ...load, concurrency: options.saturation } })));
@@ -160,6 +169,7 @@ async function benchStore(backend: Backend, first: boolean): Promise<Row[]> {
           servers = await startServers(db, holder);
           log(`${backend}: ${label}`);
           const scaleLoad: LoadSettings = { ...load, concurrency: options.saturation || load.concurrency, requests: Math.ceil(load.requests / 2), rounds: Math.max(2, Math.ceil(load.rounds / 2)) };
+          await warmUpServers(servers, verifyAgent, scaleLoad.concurrency);
           scaleRows.push(...(await cloudVerifyRows({ ...servers, agent: verifyAgent, pass: servers.pass, store: backend, load: scaleLoad, label: `cloud verify, ${label}, ${sizeLabel(REVOCATION_ENTRIES)} revoked` })));
           const readLoad: LoadSettings = { concurrency: Math.min(8, load.concurrency), requests: 400, warmup: 40, rounds: 1 };
           scaleRows.push(...(await readRows({ mandate: servers.mandate, store: backend, sessionToken: owner.sessionToken, middleSeq, filterAgent: verifyAgent.id, load: readLoad, sizeLabel: label })));

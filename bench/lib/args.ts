@@ -12,6 +12,8 @@ export interface Options {
   saturation: number;
   requests: number;
   rounds: number;
+  /** Verifications each fresh server process gets, unmeasured, before cloud verify's first round (0: none). */
+  processWarmup: number;
   suites: Set<Suite>;
   out: string | undefined;
   /** --isolate: serving process on CPU 0, load generator and database backends on the others (lib/isolation.ts). */
@@ -31,10 +33,13 @@ export const USAGE = `npm run bench -- [options]
                                  servers are bound by CPU; 0 = not (default 128)
   --requests N                   measured verify requests per scenario, over all rounds (default 12000)
   --rounds N                     baseline and measured scenario take turns N times (default 4)
+  --process-warmup N             cloud verify: verifications each fresh server process gets, unmeasured,
+                                 before its first round, so that rounds compare steady states (default
+                                 20000; 0 = none: the first rounds then include V8 compiling the path)
   --out FILE                     also write the tables (Markdown) to FILE
   --isolate                      serving process on CPU 0; load generator and PostgreSQL backends on the
                                  other CPUs (emulates a service with its own machine; needs taskset)
-  --quick                        small numbers for a smoke run: --sizes 1k --requests 2000 --rounds 2`;
+  --quick                        small numbers for a smoke run: --sizes 1k --requests 2000 --rounds 2 --process-warmup 2000`;
 
 function size(text: string): number {
   const m = /^(\d+(?:\.\d+)?)([kKmM]?)$/.exec(text.trim());
@@ -51,7 +56,7 @@ function positive(name: string, text: string | undefined): number {
 }
 
 export function parseArgs(argv: readonly string[]): Options {
-  const o: Options = { stores: ['sqlite', 'postgres'], sizes: [1e3, 1e5], concurrency: 32, saturation: 128, requests: 12_000, rounds: 4, suites: new Set(SUITES), out: undefined, isolate: false };
+  const o: Options = { stores: ['sqlite', 'postgres'], sizes: [1e3, 1e5], concurrency: 32, saturation: 128, requests: 12_000, rounds: 4, processWarmup: 20_000, suites: new Set(SUITES), out: undefined, isolate: false };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = () => {
@@ -86,9 +91,14 @@ export function parseArgs(argv: readonly string[]): Options {
       }
       case '--requests': o.requests = positive(flag, value()); break;
       case '--rounds': o.rounds = positive(flag, value()); break;
+      case '--process-warmup': {
+        const v = value();
+        o.processWarmup = v === '0' ? 0 : positive(flag, v);
+        break;
+      }
       case '--out': o.out = value(); break;
       case '--isolate': o.isolate = true; break;
-      case '--quick': o.sizes = [1e3]; o.requests = 2000; o.rounds = 2; break;
+      case '--quick': o.sizes = [1e3]; o.requests = 2000; o.rounds = 2; o.processWarmup = 2000; break;
       case '--help': case '-h': throw new Error(USAGE);
       default: throw new Error(`unknown option ${flag}\n${USAGE}`);
     }

@@ -16,6 +16,29 @@ export interface LoadSettings {
 
 const isValid = (status: number, body: string): boolean => status === 200 && body.includes('"valid":true');
 
+/**
+ * A Mandate process runs its first few tens of thousands of verifications slower than it runs for the
+ * rest of its life (V8 compiles its request path, far longer than the bare route's, as it goes): in
+ * one run of 16 rounds on a fresh process the first three measured 0.84, 0.72 and 0.67 x the
+ * baseline, the others 0.71-0.87 (bench/README.md, "Steady state"). A service runs for days, so each
+ * fresh process gets the same warm-up before its first round (`--process-warmup`): `requests`
+ * verifications each, with fresh proofs, at `concurrency` in flight, nothing measured. A request not
+ * answered `valid` stops the run: a warm-up that failed would have warmed an error path.
+ */
+export async function warmUp(o: { targets: readonly { proc: Proc; path: string }[]; agent: BenchAgent; pass: string; concurrency: number; requests: number }): Promise<void> {
+  const chunk = 5000;
+  for (let done = 0; done < o.requests; done += chunk) {
+    const n = Math.min(chunk, o.requests - done);
+    for (const { proc, path } of o.targets) {
+      // Proofs of its own for each process: the Mandate processes of bench/ab.ts share one database.
+      const proofs = await makeProofs(o.agent, o.pass, SITE_URL, n);
+      const bodies = proofs.map((dpop) => JSON.stringify({ access_token: o.pass, dpop, method: 'GET', url: SITE_URL, site: SITE }));
+      const r = await runLoad({ origin: proc.origin, concurrency: o.concurrency, requests: n, warmup: 0, next: (i) => ({ method: 'POST', path, body: bodies[i] ?? '' }), ok: isValid });
+      if (r.errors > 0) throw new Error(`${proc.name} warm-up: ${r.errors} of ${n} requests not valid, first: ${r.firstError ?? ''}`);
+    }
+  }
+}
+
 /** A phase of load on one process, with the CPU that process (and PostgreSQL) spent on it. */
 export async function measured(proc: Proc, run: () => Promise<LoadResult>): Promise<{ result: LoadResult; cpuMs: number; dbCpuMs: number }> {
   pinDatabaseBackends();
