@@ -201,6 +201,17 @@ export function storeContract(name: string, open: OpenStore): void {
       const all = await Promise.all(Array.from({ length: 30 }, () => lookup(raced)));
       assert.equal(all.filter((r) => r.fresh).length, 1);
       assert.ok(all.every((r) => r.standing?.grant?.status === 'active'));
+      // Lookups of several agents interleaved in one batch: each gets its own standing.
+      const second = agentOf(u);
+      await store.agents.create({ ...second, name: 'Second' });
+      const secondGrant = grantOf(second);
+      await store.grants.create(secondGrant);
+      const mixed = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 3 === 0 ? lookup(uniq('jti')) : i % 3 === 1 ? lookup(uniq('jti'), second.id, secondGrant.id) : lookup(uniq('jti'), second.id, grant.id))));
+      mixed.forEach((r, i) => {
+        assert.equal(r.fresh, true);
+        if (i % 3 === 0) assert.deepEqual(r.standing, standing);
+        else assert.deepEqual([r.standing?.agent.name, r.standing?.grant?.id], ['Second', i % 3 === 1 ? secondGrant.id : undefined], `lookup ${i}`);
+      });
       // A committed revocation is read by the next lookup.
       await store.grants.revoke(grant.id, 7, 3);
       assert.equal((await lookup(uniq('jti'))).standing?.grant?.status, 'revoked');

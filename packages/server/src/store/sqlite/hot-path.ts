@@ -45,7 +45,8 @@ export function sqliteHotPath(path: string, onRestart?: () => void): HotPath {
       if (batch.length === 0) return [];
       const pairs = batch.map((q) => ({ agentId: q.agentId, grantId: q.grantId }));
       // Expired entries are taken over against the earliest clock of the batch (single-use-batching.ts).
-      const { won, rows } = await writer.send({ items: batch.map((q) => q.jti), now: Math.min(...batch.map((q) => q.now)), pairs });
+      // Each (agent, grant) is read once: a site's requests in one batch mostly come from one agent session.
+      const { won, rows } = await writer.send({ items: batch.map((q) => q.jti), now: Math.min(...batch.map((q) => q.now)), pairs: distinctPairs(pairs) });
       const standings = standingsFor(rows, pairs);
       return batch.map((_, i) => ({ standing: standings[i], fresh: won[i] === true }));
     },
@@ -54,6 +55,14 @@ export function sqliteHotPath(path: string, onRestart?: () => void): HotPath {
       db.close();
     },
   };
+}
+
+/** The pairs without repeats, in their first order. */
+function distinctPairs(pairs: readonly { agentId: string; grantId: string }[]): { agentId: string; grantId: string }[] {
+  const seen = new Map<string, { agentId: string; grantId: string }>();
+  // Agent and grant ids are the service's own (no NUL), so a NUL can separate the two.
+  for (const p of pairs) seen.set(`${p.agentId}\u0000${p.grantId}`, p);
+  return [...seen.values()];
 }
 
 /** Starts verify-worker.ts on `input` (tests start it through their own function, to stop it). */
