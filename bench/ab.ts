@@ -74,7 +74,10 @@ try {
   const jwk = jwks.keys.find((k) => k.kid === decodeProtectedHeader(pass).kid);
   const baseline = await startBaseline({ jwk: jwk as object, port: await freePort() });
   procs.push(baseline);
-  if (processWarmup > 0) await warmUp({ targets: [baseline, ...procs.slice(0, -1)].map((proc) => ({ proc, path: proc === baseline ? '/verify' : '/api/v1/verify' })), agent, pass, concurrency, requests: processWarmup });
+  const mandates = procs.filter((p) => p !== baseline);
+  if (processWarmup > 0) {
+    await warmUp({ targets: [{ proc: baseline, path: '/verify' }, ...mandates.map((proc) => ({ proc, path: '/api/v1/verify' }))], agent, pass, concurrency, requests: processWarmup });
+  }
   const warmup = 500;
   const rates: number[][] = variants.map(() => []);
   const cpu: number[] = variants.map(() => 0);
