@@ -4,7 +4,7 @@
 // The server's suite is about as long as all the others together, and each suite runs its files one
 // at a time (they start service processes and browsers), so on a 2-core machine one lane leaves a
 // core idle for most of the run. Lane 1 runs the server's suite but its resilience files; lane 2 those
-// first (nodes killed and restarted, PostgreSQL restarted: about 95 s, at the start, where no
+// first (nodes killed and restarted, PostgreSQL restarted: 1.5-2 minutes, at the start, where no
 // long-running load test of lane 1 is near), then the other packages in order. Each part's output is
 // printed whole when it ends (never interleaved), with a line a minute saying what is still running.
 // Every test file picks its own free ports and PostgreSQL database, so the lanes share nothing but the
