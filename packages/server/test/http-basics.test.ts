@@ -120,8 +120,21 @@ describe('cross-cutting HTTP behaviour on PostgreSQL', () => {
 });
 
 const b64 = (v: unknown): string => Buffer.from(JSON.stringify(v)).toString('base64url');
+/** A body naming most fields of the API, each malformed. */
+const EVERY_FIELD = JSON.stringify({
+  agent_id: 'ag_x', site: 'x'.repeat(300), scopes: ['A', 'b c'], agent_jwt: 'a.b.c', access_token: 'x', dpop: 'y', method: 'GET', url: 'not a url',
+  stepup_token: 'z', refresh_token: '', action: '\u202e', kind: 'fraud', text: 'x', status: 'x', approve: true, assertion: {}, limits: { expires_in: -1, max_uses: 0 },
+  user_info: ['user:ssn'], flag: 'revoked', jwk: { kty: 'EC', crv: 'P-256', x: 'A'.repeat(43), y: 'A'.repeat(43) },
+});
 /** An unsigned agent JWT whose iss/sub hold a NUL: must be refused before any lookup. */
 const UNSIGNED_NUL_AGENT_JWT = `${b64({ alg: 'ES256' })}.${b64({ iss: 'ag_\u0000', sub: 'ag_\u0000', type: 'agent', iat: 1, exp: 2 })}.AAAA`;
+/** Broken credentials of every kind: read before any body is. */
+const BROKEN_CREDENTIALS: Record<string, string>[] = [
+  { authorization: 'Bearer \u00ff garbage' },
+  { cookie: 'session=' + 'z'.repeat(4000) },
+  { 'x-agent-jwt': 'a.b.c', 'if-none-match': '"\u0000"', origin: 'null', 'sec-fetch-site': 'cross-site' },
+  { 'x-agent-jwt': UNSIGNED_NUL_AGENT_JWT },
+];
 
 /**
  * Walks every route of the OpenAPI description with malformed bodies, ids, queries and credentials:
@@ -136,11 +149,7 @@ async function walkEveryRoute(t: TestApp, auth: Record<string, string>): Promise
   JSON.stringify({ email: 'a\u0000@b.c', password: 'pass\u0000word', name: 'n\u0000', display_name: 'd\u0000', text: 't\u0000', status: 's\u0000', detail: 'x\u0000', challenge: 'c\u0000', site: 's\u0000' }),
   JSON.stringify({ approve: false, limits: { max_uses: 3_000_000_000, expires_in: 1e300 }, scopes: ['list'], user_info: [] }),
   JSON.stringify({ approve: true, limits: { max_uses: 2147483648 }, assertion: { id: 'x\u0000' } }),
-    JSON.stringify({
-      agent_id: 'ag_x', site: 'x'.repeat(300), scopes: ['A', 'b c'], agent_jwt: 'a.b.c', access_token: 'x', dpop: 'y', method: 'GET', url: 'not a url',
-      stepup_token: 'z', refresh_token: '', action: '\u202e', kind: 'fraud', text: 'x', status: 'x', approve: true, assertion: {}, limits: { expires_in: -1, max_uses: 0 },
-      user_info: ['user:ssn'], flag: 'revoked', jwk: { kty: 'EC', crv: 'P-256', x: 'A'.repeat(43), y: 'A'.repeat(43) },
-    }),
+    EVERY_FIELD,
     JSON.stringify({ agent_id: 'ag_' + 'a'.repeat(26), site: 'shop.example', scopes: Array.from({ length: 1000 }, (_, i) => `s${i}`), agent_jwt: 'e30.e30.e30', user_info: [] }),
     JSON.stringify({ access_token: 'eyJhbGciOiJub25lIn0.e30.', dpop: 'eyJhbGciOiJub25lIn0.e30.', method: 'POST', url: 'https://a.example/x', site: 'a.example', action: 'pay' }),
     // The details binding (decisions §29): `details` of step-ups and agent approvals, `details_digest` of the verify endpoints.
@@ -175,33 +184,31 @@ async function walkEveryRoute(t: TestApp, auth: Record<string, string>): Promise
       const urls = path.includes('{')
       ? [...badIds.map((id) => path.replace(/\{[^}]+\}/g, id)), ...withKnownProvider, ...waits]
       : [path, `${path}?email=&limit=abc&before=-1`, `${path}?email=a%00b&agent=%00&site=%00&agent_id=ag_%00&before=9223372036854775807`, `${path}?before=1e300&limit=1e300`, ...authorizeQueries];
+      const bodies = method === 'get' || method === 'delete' ? [undefined] : badBodies;
+      // Every bad body without credentials and with a session; the broken credentials (read before
+      // any body) with no body and with one naming every field: every route meets each of them.
+      const sends = [
+        ...bodies.flatMap((body) => [{}, auth].map((headers) => ({ body, headers }))),
+        ...BROKEN_CREDENTIALS.flatMap((headers) => (bodies.includes(EVERY_FIELD) ? [undefined, EVERY_FIELD] : [undefined]).map((body) => ({ body, headers }))),
+      ];
       for (const url of urls) {
-        for (const body of method === 'get' || method === 'delete' ? [undefined] : badBodies) {
-          for (const headers of [
-            {},
-            auth,
-            { authorization: 'Bearer \u00ff garbage' },
-            { cookie: 'session=' + 'z'.repeat(4000) },
-            { 'x-agent-jwt': 'a.b.c', 'if-none-match': '"\u0000"', origin: 'null', 'sec-fetch-site': 'cross-site' },
-          { 'x-agent-jwt': UNSIGNED_NUL_AGENT_JWT },
-          ]) {
-            const res = await t.app.inject({
-              method: method.toUpperCase() as 'GET',
-              url,
-              headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-              payload: body,
-            });
-            checked.push(`${method} ${url}`);
-            assert.ok(res.statusCode < 500, `${method.toUpperCase()} ${url} ${String(body).slice(0, 40)} -> ${res.statusCode} ${res.body.slice(0, 200)}`);
-            if (res.statusCode >= 400 && String(res.headers['content-type']).startsWith('text/html')) {
-              // A person's browser at /oidc/authorize (decisions §28) gets an error page, never a redirect.
-              assert.ok(url.startsWith('/oidc/authorize'), `${method} ${url}: an HTML error outside the authorize page`);
-              assert.match(res.body, /id="cn-error" class="cn-status cn-error">[^<]+</, `${method} ${url}: the error page says what is wrong`);
-              assert.equal(res.headers.location, undefined);
-            } else if (res.statusCode >= 400) {
-              const detail = json<{ detail: unknown }>(res).detail;
-              assert.ok(typeof detail === 'string' || Array.isArray(detail), `${method} ${url}: no detail`);
-            }
+        for (const { body, headers } of sends) {
+          const res = await t.app.inject({
+            method: method.toUpperCase() as 'GET',
+            url,
+            headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+            payload: body,
+          });
+          checked.push(`${method} ${url}`);
+          assert.ok(res.statusCode < 500, `${method.toUpperCase()} ${url} ${String(body).slice(0, 40)} -> ${res.statusCode} ${res.body.slice(0, 200)}`);
+          if (res.statusCode >= 400 && String(res.headers['content-type']).startsWith('text/html')) {
+            // A person's browser at /oidc/authorize (decisions §28) gets an error page, never a redirect.
+            assert.ok(url.startsWith('/oidc/authorize'), `${method} ${url}: an HTML error outside the authorize page`);
+            assert.match(res.body, /id="cn-error" class="cn-status cn-error">[^<]+</, `${method} ${url}: the error page says what is wrong`);
+            assert.equal(res.headers.location, undefined);
+          } else if (res.statusCode >= 400) {
+            const detail = json<{ detail: unknown }>(res).detail;
+            assert.ok(typeof detail === 'string' || Array.isArray(detail), `${method} ${url}: no detail`);
           }
         }
       }
