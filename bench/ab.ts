@@ -12,10 +12,10 @@
 import { decodeProtectedHeader, type JWK } from 'jose';
 import { createBenchDb, type Backend } from './lib/stores.ts';
 import { ensureServerBuilt, freePort, startBaseline, startMandate, threadCpuMs, type Proc, type ServerBuild } from './lib/processes.ts';
-import { SITE, SITE_URL, seedAgents, seedOwner } from './lib/seed.ts';
-import { fetchPass, makeProofs } from './lib/passes.ts';
+import { SITE, seedAgents, seedOwner } from './lib/seed.ts';
+import { fetchPass } from './lib/passes.ts';
 import { median, runLoad } from './lib/load.ts';
-import { measured, warmUp } from './suites/cloud-verify.ts';
+import { measured, verifyBodies, warmUp } from './suites/cloud-verify.ts';
 import { readFileSync } from 'node:fs';
 
 /** [idle ticks, all ticks] of the whole machine, from /proc/stat. */
@@ -86,8 +86,7 @@ try {
   const baseRates: number[] = [];
   const detail = new Map<string, number[]>();
   const drive = async (p: Proc, path: string) => {
-    const proofs = await makeProofs(agent, pass, SITE_URL, warmup + requests);
-    const bodies = proofs.map((dpop) => JSON.stringify({ access_token: pass, dpop, method: 'GET', url: SITE_URL, site: SITE }));
+    const bodies = await verifyBodies(agent, pass, warmup + requests);
     let t0: [number, number] = [0, 0];
     let g0: [number, number] = [0, 0];
     let i0: [number, number] = [0, 0];

@@ -16,6 +16,12 @@ export interface LoadSettings {
 
 const isValid = (status: number, body: string): boolean => status === 200 && body.includes('"valid":true');
 
+/** `n` verify bodies for GET SITE_URL with `pass`, each with a fresh proof (as a site sends them for one agent session). */
+export async function verifyBodies(agent: BenchAgent, pass: string, n: number): Promise<string[]> {
+  const proofs = await makeProofs(agent, pass, SITE_URL, n);
+  return proofs.map((dpop) => JSON.stringify({ access_token: pass, dpop, method: 'GET', url: SITE_URL, site: SITE }));
+}
+
 /**
  * A Mandate process runs its first few tens of thousands of verifications slower than it runs for the
  * rest of its life (V8 compiles its request path, far longer than the bare route's, as it goes): in
@@ -31,8 +37,7 @@ export async function warmUp(o: { targets: readonly { proc: Proc; path: string }
     const n = Math.min(chunk, o.requests - done);
     for (const { proc, path } of o.targets) {
       // Proofs of its own for each process: the Mandate processes of bench/ab.ts share one database.
-      const proofs = await makeProofs(o.agent, o.pass, SITE_URL, n);
-      const bodies = proofs.map((dpop) => JSON.stringify({ access_token: o.pass, dpop, method: 'GET', url: SITE_URL, site: SITE }));
+      const bodies = await verifyBodies(o.agent, o.pass, n);
       const r = await runLoad({ origin: proc.origin, concurrency: o.concurrency, requests: n, warmup: 0, next: (i) => ({ method: 'POST', path, body: bodies[i] ?? '' }), ok: isValid });
       if (r.errors > 0) throw new Error(`${proc.name} warm-up: ${r.errors} of ${n} requests not valid, first: ${r.firstError ?? ''}`);
     }
@@ -88,8 +93,7 @@ export async function cloudVerifyRows(o: { mandate: Proc; baseline: Proc; agent:
       proc: o.baseline,
       run: async () => {
         // Fresh proofs per round (iat stays well inside the 120 s window), made before the clock starts.
-        const proofs = await makeProofs(o.agent, o.pass, SITE_URL, n);
-        bodies = proofs.map((dpop) => JSON.stringify({ access_token: o.pass, dpop, method: 'GET', url: SITE_URL, site: SITE }));
+        bodies = await verifyBodies(o.agent, o.pass, n);
         return drive(o.baseline.origin, '/verify', bodies);
       },
     },
