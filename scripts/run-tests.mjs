@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm test` after the typecheck: every package's test files, in groups, two at a time.
 //   node scripts/run-tests.mjs
-//   MANDATE_TEST_LANES=1        one group at a time
+//   MANDATE_TEST_LANES=N        N groups at a time (default 2; 1: one after another)
 //   MANDATE_TEST_GROUP_FILES=N  files per group (default 8; 1: a process per file, as `npm test -w <package>`)
 // A group is one process running several files of a package (scripts/test-group.mjs): a process per
 // file paid Node's start, the TypeScript loader and the code under test again for every file, about
@@ -29,7 +29,7 @@ const PACKAGES = [
   ['@mandate/e2e', 'e2e'],
 ];
 const GROUP_FILES = Math.max(1, Number(process.env.MANDATE_TEST_GROUP_FILES ?? 8) || 8);
-const LANE_COUNT = process.env.MANDATE_TEST_LANES === '1' ? 1 : 2;
+const LANE_COUNT = Math.max(1, Number(process.env.MANDATE_TEST_LANES ?? 2) || 2);
 
 /** A package's test files, relative to it, in the order its `npm test` runs them: `test/*.test.ts`, then `test/<folder>/*.test.ts`. */
 function testFiles(dir) {
