@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { buildPublicSite, type PublicResponse } from '@mandate/web';
+import { buildPublicSite, type PublicResponse, type PublicSite } from '@mandate/web';
 import type { Services } from '../../../services.ts';
 import { challengeRoutes } from './challenge.ts';
 import { checkPageRoutes } from './check.ts';
@@ -11,6 +11,23 @@ function send(reply: FastifyReply, answer: PublicResponse): FastifyReply {
   return reply.send(answer.body);
 }
 
+const sites = new Map<string, PublicSite>();
+
+/**
+ * The public site for a base URL and agent package, built once per process: building renders every
+ * page of docs/ (about 0.1 s of CPU), and a test process builds dozens of apps. The site is read-only
+ * and its sources are the repository's files, which do not change while the service runs.
+ */
+function publicSite(baseUrl: string, agentPackage: string | null): PublicSite {
+  const key = JSON.stringify([baseUrl, agentPackage]);
+  let site = sites.get(key);
+  if (!site) {
+    site = buildPublicSite({ baseUrl, agentPackage });
+    sites.set(key, site);
+  }
+  return site;
+}
+
 /**
  * The public pages (home, how it works, for sites, docs, legal, robots.txt, sitemap.xml, llms.txt),
  * rendered once at start by @mandate/web with this service's BASE_URL. Each page is an exact route;
@@ -19,7 +36,7 @@ function send(reply: FastifyReply, answer: PublicResponse): FastifyReply {
  * challenge's routes, which also answer agents in JSON, are described).
  */
 export async function publicPageRoutes(app: FastifyInstance, s: Services): Promise<void> {
-  const site = buildPublicSite({ baseUrl: s.config.baseUrl, agentPackage: s.config.agentPackage });
+  const site = publicSite(s.config.baseUrl, s.config.agentPackage);
   for (const warning of site.warnings) app.log.warn(warning);
   app.useNotFoundPage(site.fallback('/404'));
 
