@@ -100,6 +100,7 @@ test('link Google in Account, sign out, sign in with Google, approve an access r
   const asked = google.authorizations.length;
   await viaGoogle.click();
   await message(tab, 'Approved with Google');
+  assert.equal(new URL(page.url()).hash, '#requests', 'the answered request is not looked for (its card would be reported gone)');
   const fresh = google.authorizations.slice(asked).at(-1);
   assert.deepEqual([fresh?.get('max_age'), fresh?.get('prompt')], ['0', 'login'], 'the provider was asked for a fresh sign-in');
   const after = await call<{ grants: { site: string; agent_id: string }[]; pending: { id: string }[] }>(server, 'GET', '/api/me', undefined, { cookie });

@@ -19,6 +19,35 @@ describe('fragments with an identity-provider outcome', () => {
   });
 });
 
+describe('taking the outcome out of the address', () => {
+  /** Runs takeIdentityReturn at /app<hash>; returns what it read and the address it left. */
+  async function take(hash: string) {
+    const { takeIdentityReturn } = await import('../src/app/client/views/identity-return.ts');
+    let address = `/app${hash}`;
+    const g = globalThis as unknown as Record<string, unknown>;
+    g['location'] = { pathname: '/app', search: '', hash };
+    g['history'] = { replaceState: (_s: unknown, _t: string, url: string) => { address = url; } };
+    try {
+      return { read: takeIdentityReturn(), address };
+    } finally {
+      delete g['location'];
+      delete g['history'];
+    }
+  }
+
+  test('an approval leaves the request view without the request (it is answered: nothing to look for)', async () => {
+    // With the id left in, the view looked for the card, and a refresh landing after "Approved with
+    // Google" replaced it with "That request is no longer waiting" (seen under load in CI).
+    assert.deepEqual(await take('#requests/t_abc123?oauth=approved&provider=google'), { read: { outcome: 'approved', provider: 'google', reason: '' }, address: '/app#requests' });
+  });
+
+  test('a refusal keeps the request it was about in view; other outcomes keep their view', async () => {
+    assert.deepEqual(await take('#requests/t_abc123?oauth=refused&provider=google&reason=wrong_owner'), { read: { outcome: 'refused', provider: 'google', reason: 'wrong_owner' }, address: '/app#requests/t_abc123' });
+    assert.equal((await take('#account?oauth=linked&provider=google')).address, '/app#account');
+    assert.deepEqual(await take('#requests/t_abc123'), { read: null, address: '/app#requests/t_abc123' });
+  });
+});
+
 describe('what the app says after a refusal', () => {
   test('every reason the service documents has its own sentence, naming the provider', async () => {
     const { refusalText } = await import('../src/app/client/views/identity-return.ts');

@@ -11,14 +11,17 @@ export interface IdentityReturn {
   reason: string;
 }
 
-/** Reads and removes the outcome from the fragment; null when there is none. */
+/** Reads and removes the outcome from the fragment (and, for an approval, the request's id); null when there is none. */
 export function takeIdentityReturn(): IdentityReturn | null {
   const hash = location.hash;
   const at = hash.indexOf('?');
   if (at < 0) return null;
   const q = new URLSearchParams(hash.slice(at + 1));
   const outcome = q.get('oauth');
-  history.replaceState(null, '', `${location.pathname}${location.search}${hash.slice(0, at)}`);
+  // Approved with a provider, the request is answered: its view opens without looking for its card,
+  // which a refresh would otherwise report gone ("no longer waiting"), over "Approved with …".
+  const route = outcome === 'approved' ? hash.slice(0, at).replace(/\/.*$/, '') : hash.slice(0, at);
+  history.replaceState(null, '', `${location.pathname}${location.search}${route}`);
   if (!outcome) return null;
   return { outcome, provider: q.get('provider') ?? '', reason: q.get('reason') ?? '' };
 }
