@@ -20,14 +20,15 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const GROUP_RUNNER = join(ROOT, 'scripts', 'test-group.mjs');
-const PACKAGES = [
+/** Each package and its folder, in the summary's order. */
+const PACKAGES = new Map([
   ['@mandate/protocol', 'packages/protocol'],
   ['@mandate/site', 'packages/site'],
   ['@mandate/agent', 'packages/agent'],
   ['@mandate/web', 'packages/web'],
   ['@mandate/server', 'packages/server'],
   ['@mandate/e2e', 'e2e'],
-];
+]);
 const GROUP_FILES = Math.max(1, Number(process.env.MANDATE_TEST_GROUP_FILES ?? 8) || 8);
 const LANE_COUNT = Math.max(1, Number(process.env.MANDATE_TEST_LANES ?? 2) || 2);
 
@@ -47,26 +48,26 @@ function chunks(list, size) {
   return out;
 }
 
-/** The groups of a package, named after it and the files they hold. */
-function groupsOf(pkg, dir, files) {
+/** The groups of some of a package's files, named after it and the files they hold. */
+function groupsOf(pkg, files) {
   return chunks(files, GROUP_FILES).map((group) => ({
     pkg,
-    dir,
+    dir: PACKAGES.get(pkg),
     files: group,
     name: `${pkg} ${group.length === 1 ? group[0] : `${group[0]} .. ${group.at(-1)}`}`,
   }));
 }
 
-const byPackage = new Map(PACKAGES.map(([pkg, dir]) => [pkg, testFiles(dir)]));
+const byPackage = new Map([...PACKAGES].map(([pkg, dir]) => [pkg, testFiles(dir)]));
 const isResilience = (f) => f.startsWith('test/resilience/');
 const serverFiles = byPackage.get('@mandate/server');
 // The queue: the resilience files first; then the packages whose files are long (browsers, whole
 // journeys), the server's many groups, and the quick protocol files last to fill the lanes' ends.
 const QUEUE = [
-  ...groupsOf('@mandate/server', 'packages/server', serverFiles.filter(isResilience)),
-  ...['@mandate/e2e', '@mandate/web', '@mandate/agent', '@mandate/site'].flatMap((pkg) => groupsOf(pkg, PACKAGES.find(([p]) => p === pkg)[1], byPackage.get(pkg))),
-  ...groupsOf('@mandate/server', 'packages/server', serverFiles.filter((f) => !isResilience(f))),
-  ...groupsOf('@mandate/protocol', 'packages/protocol', byPackage.get('@mandate/protocol')),
+  ...groupsOf('@mandate/server', serverFiles.filter(isResilience)),
+  ...['@mandate/e2e', '@mandate/web', '@mandate/agent', '@mandate/site'].flatMap((pkg) => groupsOf(pkg, byPackage.get(pkg))),
+  ...groupsOf('@mandate/server', serverFiles.filter((f) => !isResilience(f))),
+  ...groupsOf('@mandate/protocol', byPackage.get('@mandate/protocol')),
 ];
 
 const started = Date.now();
@@ -91,13 +92,13 @@ function runGroup(group) {
   return new Promise((resolve) => {
     const t0 = Date.now();
     running.set(group.name, t0);
-    const chunks = [];
+    const outputParts = [];
     const child = spawn(process.execPath, ['--import', 'tsx', '--test-reporter=spec', GROUP_RUNNER, ...group.files], { cwd: join(ROOT, group.dir), stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
-    child.stdout.on('data', (c) => chunks.push(c));
-    child.stderr.on('data', (c) => chunks.push(c));
+    child.stdout.on('data', (c) => outputParts.push(c));
+    child.stderr.on('data', (c) => outputParts.push(c));
     child.on('close', (code, signal) => {
       running.delete(group.name);
-      const output = Buffer.concat(chunks).toString();
+      const output = Buffer.concat(outputParts).toString();
       const seconds = Math.round((Date.now() - t0) / 1000);
       const tests = Number(/^ℹ tests (\d+)/m.exec(output)?.[1] ?? 0);
       const ok = code === 0;
@@ -124,7 +125,7 @@ clearInterval(heartbeat);
 
 for (const r of results.filter((x) => !x.ok)) process.stdout.write(`\n===== what failed in ${r.group.name} =====\n${r.failures}\n`);
 process.stdout.write(`\n===== summary (${minutes(Date.now() - started)}) =====\n`);
-for (const [pkg] of PACKAGES) {
+for (const pkg of PACKAGES.keys()) {
   const mine = results.filter((r) => r.group.pkg === pkg);
   const failed = mine.filter((r) => !r.ok).length;
   const tests = mine.reduce((n, r) => n + r.tests, 0);
