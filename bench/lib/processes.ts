@@ -238,6 +238,8 @@ export async function startBaseline(o: { jwk: object; port: number }): Promise<P
     script: 'bench/lib/baseline-server.ts',
     port: o.port,
     healthPath: '/healthz',
+    // As BENCH_SERVER_NODE_ARGS, for the baseline (e.g. to profile both under the same load).
+    nodeArgs: process.env.BENCH_BASELINE_NODE_ARGS?.split(' ').filter(Boolean) ?? [],
     env: { PORT: String(o.port), BASELINE_JWK: JSON.stringify(o.jwk) },
   });
 }
