@@ -58,6 +58,15 @@ export class SseClient {
     return this.events.filter((e) => e.event === name);
   }
 
+  /** Stops reading (the bytes sent wait in the socket buffers, then unsent at the server) until resume(). */
+  pause(): void {
+    this.res?.pause();
+  }
+
+  resume(): void {
+    this.res?.resume();
+  }
+
   close(): void {
     this.req.destroy();
     this.res?.destroy();

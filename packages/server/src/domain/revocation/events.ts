@@ -84,6 +84,9 @@ export class RevocationEvents {
   private unsubscribe: (() => void) | undefined;
   private timers: NodeJS.Timeout[] = [];
   private closed = false;
+  /** Deltas written to every stream within the last keep-alive period, oldest first (see recentBytes). */
+  private readonly recent: { at: number; bytes: number }[] = [];
+  private recentTotal = 0;
 
   constructor(
     private readonly snapshots: RevocationSnapshots,
@@ -103,6 +106,22 @@ export class RevocationEvents {
   /** Streams open on this node. */
   get openStreams(): number {
     return this.streams.size;
+  }
+
+  /**
+   * Bytes of the deltas written to every stream within the last keep-alive period. A stream may have
+   * them unsent on top of its bound (the route): a client still reading a delta of MBs (a mass
+   * revocation) is not dropped because a keep-alive or another delta came before it had read it all;
+   * a client that has not read it a keep-alive period later is. Wall time (performance.now()), not the
+   * service's clock: this is about how fast bytes move.
+   */
+  recentBytes(): number {
+    const since = performance.now() - this.opts.keepAliveMs;
+    for (let first = this.recent[0]; first !== undefined && first.at <= since; first = this.recent[0]) {
+      this.recent.shift();
+      this.recentTotal -= first.bytes;
+    }
+    return this.recentTotal;
   }
 
   /** Client keys (addresses and IPv6 /48s) holding a slot: none once every stream has ended. */
@@ -247,6 +266,9 @@ export class RevocationEvents {
       this.chainBytes -= this.chain.shift()?.text.length ?? 0;
     }
     this.head = next;
+    this.recent.push({ at: performance.now(), bytes: delta.text.length });
+    this.recentTotal += delta.text.length;
+    this.recentBytes(); // forgets the old ones even when no stream writes
     for (const s of this.streams) s.write(delta.text);
     if (this.streams.size > 0) this.onSent(this.streams.size);
   }

@@ -42,7 +42,7 @@ export async function revocationEventRoutes(app: FastifyInstance, s: Services): 
         '`text/event-stream`, public. The first event is `event: snapshot` with `id:` its `rev_seq` and `data:` the JSON of `GET /api/v1/revocation` on one line (verify its `signature` as there).',
         'Then, for every change to the list, `event: delta` with `id:` the new `rev_seq` and `data:` a JWT (header typ `revocation-delta+jwt`, ES256, kid from `GET /api/v1/jwks`) with claims `type` `revocation-delta`, `iss`, `iat`, `rev_seq`, `prev_seq` (the `rev_seq` of the list it applies to), `added` and `removed` (each `{revoked_agents, revoked_grants}`, the entry shapes of the snapshot): remove `removed`, then put in `added` (replacing the entry of the same agent id, or agent and site). Changes may be coalesced: a delta\'s `prev_seq` is always the `rev_seq` of the event before it.',
         'A change committed on any node is sent within about 200 ms. `Last-Event-ID` (header) or `last_event_id` (query) resumes: the deltas since that `rev_seq` when this node still holds them from exactly there, else a fresh snapshot first.',
-        'A comment line `: keep-alive <ISO time>` every 15 s. A client that does not read is dropped once 1 MiB waits unsent; it reconnects with `Last-Event-ID`.',
+        'A comment line `: keep-alive <ISO time>` every 15 s. A client that does not read is dropped once 1 MiB waits unsent beyond its opening and the deltas sent within the last keep-alive period; it reconnects with `Last-Event-ID`.',
         `A node holds at most ${maxStreams} streams (REVOCATION_MAX_STREAMS, 20,000 by default): past it a new stream is answered \`503\` with \`Retry-After\` (3 to 7 s) and a \`detail\`; the client polls \`GET /api/v1/revocation\` meanwhile and opens the stream again after Retry-After.`,
         `Of those, one client address (an IPv4 address, or an IPv6 /64; the address \`TRUST_PROXY\` says to believe) holds at most ${maxStreamsPerAddress} (REVOCATION_MAX_STREAMS_PER_ADDRESS, 1,000 by default) and one IPv6 /48 at most ${maxStreamsPerNetwork} (REVOCATION_MAX_STREAMS_PER_NETWORK, 4,000 by default), so one party cannot take every stream of a node: past its share a new stream is answered \`429\` with \`Retry-After\` (3 to 7 s), \`retry_after\` and a \`detail\`; the client closes the streams it does not use and polls meanwhile. The shares are counted per node, as the cap is.`,
       ].join(' '),
@@ -93,17 +93,17 @@ export async function revocationEventRoutes(app: FastifyInstance, s: Services): 
     const injected = '_lightMyRequest' in request.raw;
     let ended = false;
     // Bounded: a client that does not read is dropped rather than buffered for without end. The
-    // opening (a snapshot of up to MBs, shared by every stream, not copied) does not count: a client
-    // still reading a long snapshot is not dropped for it.
+    // opening (a snapshot of up to MBs, or the deltas held since Last-Event-ID; shared by every stream,
+    // not copied) does not count, nor do the deltas written within the last keep-alive period
+    // (recentBytes): a client still reading them is not dropped for it.
     let allowed = maxBufferBytes;
-    let opened = false;
+    let opening = true;
     const stream: RevocationStream = {
       write(data) {
         if (ended) return;
-        if (!opened) {
-          opened = true;
+        if (opening) {
           allowed += data.length;
-        } else if (raw.writableLength > allowed) {
+        } else if (raw.writableLength > allowed + s.revocationEvents.recentBytes()) {
           stream.end();
           raw.destroy();
           return;
@@ -123,6 +123,7 @@ export async function revocationEventRoutes(app: FastifyInstance, s: Services): 
     if (raw.destroyed) stream.end();
     try {
       if (!ended) await s.revocationEvents.open(stream, from);
+      opening = false;
     } catch (e) {
       request.log.warn({ err: e }, 'revocation stream: the opening failed');
       stream.end();
