@@ -58,6 +58,11 @@ export class SseClient {
     return this.events.filter((e) => e.event === name);
   }
 
+  /** What the client got so far, and whether its stream ended: for a wait's timeout message. */
+  summary(): string {
+    return `${this.ended ? 'dropped' : 'connected'}, got: ${this.events.map((e) => e.event ?? 'keep-alive').join(', ')}`;
+  }
+
   /** Stops reading (the bytes sent wait in the socket buffers, then unsent at the server) until resume(). */
   pause(): void {
     this.res?.pause();
