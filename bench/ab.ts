@@ -11,7 +11,7 @@
  */
 import { decodeProtectedHeader, type JWK } from 'jose';
 import { createBenchDb, type Backend } from './lib/stores.ts';
-import { ensureServerBuilt, freePort, startBaseline, startMandate, threadCpuMs, type Proc, type ServerBuild } from './lib/processes.ts';
+import { ensureServerBuilt, freePort, postgresCpuMs, startBaseline, startMandate, threadCpuMs, type Proc, type ServerBuild } from './lib/processes.ts';
 import { SITE, seedAgents, seedOwner } from './lib/seed.ts';
 import { fetchPass } from './lib/passes.ts';
 import { median, runLoad } from './lib/load.ts';
@@ -44,8 +44,10 @@ const variants = argv.map((a) => {
   const [name, cwd] = (nameAt ?? a).split('@');
   const env: Record<string, string> = {};
   for (const kv of envs.join(':').split(',').filter(Boolean)) {
-    const [k, v] = kv.split('=');
-    env[k ?? ''] = v ?? '';
+    // At the first `=` only: a value may hold more (PGOPTIONS=-c name=value).
+    const eq = kv.indexOf('=');
+    if (eq < 0) env[kv] = '';
+    else env[kv.slice(0, eq)] = kv.slice(eq + 1);
   }
   // BUILD=dist runs that variant's build as `npm start` does (made current first), not its sources under tsx.
   const build: ServerBuild = env['BUILD'] === 'dist' ? 'dist' : 'sources';
@@ -90,17 +92,20 @@ try {
     let t0: [number, number] = [0, 0];
     let g0: [number, number] = [0, 0];
     let i0: [number, number] = [0, 0];
+    let pg0 = 0;
     const m = await measured(p, () => runLoad({ origin: p.origin, concurrency, requests, warmup, next: (i) => {
-      if (i === warmup) { t0 = threadCpuMs(p.pid); g0 = threadCpuMs(process.pid); i0 = machineIdle(); }
+      if (i === warmup) { t0 = threadCpuMs(p.pid); g0 = threadCpuMs(process.pid); i0 = machineIdle(); pg0 = postgresCpuMs(); }
       return { method: 'POST', path, body: bodies[i] ?? '' };
     }, ok: (s, b) => s === 200 && b.includes('"valid":true') }));
     const t1 = threadCpuMs(p.pid);
     const g1 = threadCpuMs(process.pid);
     const i1 = machineIdle();
+    // NaN (not shown) without PostgreSQL; the baseline uses none.
+    const pg1 = postgresCpuMs();
     const us = (ms: number) => (ms * 1000) / requests;
-    const d = [us(t1[0] - t0[0]), us(t1[1] - t0[1]), us(g1[0] + g1[1] - g0[0] - g0[1]), (100 * (i1[0] - i0[0])) / Math.max(1, i1[1] - i0[1])];
-    const acc = detail.get(p.name) ?? [0, 0, 0, 0, 0];
-    detail.set(p.name, [...d.map((x, k) => x + (acc[k] ?? 0)), (acc[4] ?? 0) + 1]);
+    const d = [us(t1[0] - t0[0]), us(t1[1] - t0[1]), us(g1[0] + g1[1] - g0[0] - g0[1]), (100 * (i1[0] - i0[0])) / Math.max(1, i1[1] - i0[1]), backend === 'postgres' ? us(pg1 - pg0) : 0];
+    const acc = detail.get(p.name) ?? [0, 0, 0, 0, 0, 0];
+    detail.set(p.name, [...d.map((x, k) => x + (acc[k] ?? 0)), (acc[5] ?? 0) + 1]);
     return m;
   };
   for (let r = 0; r < rounds; r++) {
@@ -127,9 +132,16 @@ try {
     const rs = sorted(ratios[i] ?? []);
     console.log(`${v.name.padEnd(12)} ${median(sorted(rates[i] ?? [])).toFixed(0)}/s  ratio median ${median(rs).toFixed(3)} (${rs[0]?.toFixed(2)}-${rs[rs.length - 1]?.toFixed(2)})  CPU ${(((cpu[i] ?? 0) * 1000) / (rounds * requests)).toFixed(0)} µs/op`);
   });
+  // The whole machine's CPU per request (server, generator, PostgreSQL): when the machine is the bound
+  // (as at 32 in flight on two cores), the baseline's total over a variant's is about its ratio.
+  const totalOf = (d: number[]) => ((d[0] ?? 0) + (d[1] ?? 0) + (d[2] ?? 0) + (d[4] ?? 0)) / (d[5] ?? 1);
+  const baseTotal = totalOf(detail.get(baseline.name) ?? []);
   for (const [name, d] of detail) {
-    const n = d[4] ?? 1;
-    console.log(`${name.padEnd(12)} server main ${((d[0] ?? 0) / n).toFixed(0)} µs/op, other threads ${((d[1] ?? 0) / n).toFixed(0)}, generator ${((d[2] ?? 0) / n).toFixed(0)}, machine idle ${((d[3] ?? 0) / n).toFixed(0)} %`);
+    const n = d[5] ?? 1;
+    const per = (k: number) => ((d[k] ?? 0) / n).toFixed(0);
+    const db = backend === 'postgres' && name !== baseline.name ? `, postgres ${per(4)}` : '';
+    const share = name === baseline.name ? '' : ` (baseline's / this: ${(baseTotal / totalOf(d)).toFixed(2)})`;
+    console.log(`${name.padEnd(12)} server main ${per(0)} µs/op, other threads ${per(1)}, generator ${per(2)}${db}; all ${totalOf(d).toFixed(0)}${share}; machine idle ${per(3)} %`);
   }
 } finally {
   for (const p of procs) await p.stop();
