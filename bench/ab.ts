@@ -100,7 +100,7 @@ try {
     const t1 = threadCpuMs(p.pid);
     const g1 = threadCpuMs(process.pid);
     const i1 = machineIdle();
-    // NaN (not shown) without PostgreSQL; the baseline uses none.
+    // All of PostgreSQL's processes, counted on PostgreSQL runs (for the baseline, which uses none, it is their background work).
     const pg1 = postgresCpuMs();
     const us = (ms: number) => (ms * 1000) / requests;
     const d = [us(t1[0] - t0[0]), us(t1[1] - t0[1]), us(g1[0] + g1[1] - g0[0] - g0[1]), (100 * (i1[0] - i0[0])) / Math.max(1, i1[1] - i0[1]), backend === 'postgres' ? us(pg1 - pg0) : 0];

@@ -18,7 +18,7 @@ SELECT * FROM unnest(${namespaces}::text[], ${keys}::text[], ${expiries}::bigint
 ON CONFLICT (namespace, key) DO UPDATE SET expires_at = excluded.expires_at WHERE single_use.expires_at <= ${now}
 RETURNING namespace, key`;
 
-/** Exported, as the two below, for bench/verify-statement.ts (what each part of the statement costs). */
+/** Exported, with CONSUME and VERIFY_LOOKUPS, for bench/verify-statement.ts (what each part of the statement costs). */
 export const READ_STANDINGS: pg.QueryConfig = { name: 'mandate_verify_standings', text: standingsSql('$1', '$2') };
 
 export const CONSUME: pg.QueryConfig = { name: 'mandate_single_use_consume', text: consumeSql('$1', '$2', '$3', '$4') };
