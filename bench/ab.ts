@@ -127,10 +127,12 @@ try {
     console.error(line.join(', '));
   }
   const sorted = (a: number[]) => [...a].sort((x, y) => x - y);
-  console.log(`baseline: ${median(sorted(baseRates)).toFixed(0)}/s, CPU ${((baseCpu * 1000) / (rounds * requests)).toFixed(0)} µs/op`);
+  // measured() takes the CPU of each whole run: its warm-up requests too.
+  const answered = rounds * (warmup + requests);
+  console.log(`baseline: ${median(sorted(baseRates)).toFixed(0)}/s, CPU ${((baseCpu * 1000) / answered).toFixed(0)} µs/op`);
   variants.forEach((v, i) => {
     const rs = sorted(ratios[i] ?? []);
-    console.log(`${v.name.padEnd(12)} ${median(sorted(rates[i] ?? [])).toFixed(0)}/s  ratio median ${median(rs).toFixed(3)} (${rs[0]?.toFixed(2)}-${rs[rs.length - 1]?.toFixed(2)})  CPU ${(((cpu[i] ?? 0) * 1000) / (rounds * requests)).toFixed(0)} µs/op`);
+    console.log(`${v.name.padEnd(12)} ${median(sorted(rates[i] ?? [])).toFixed(0)}/s  ratio median ${median(rs).toFixed(3)} (${rs[0]?.toFixed(2)}-${rs[rs.length - 1]?.toFixed(2)})  CPU ${(((cpu[i] ?? 0) * 1000) / answered).toFixed(0)} µs/op`);
   });
   // The whole machine's CPU per request (server, generator, PostgreSQL): when the machine is the bound
   // (as at 32 in flight on two cores), the baseline's total over a variant's is about its ratio.

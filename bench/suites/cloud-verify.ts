@@ -55,8 +55,12 @@ export async function measured(proc: Proc, run: () => Promise<LoadResult>): Prom
 
 type Side = { result: LoadResult; cpuUs: number; dbCpuUs: number };
 
-/** Rounds of `a` and `b` taking turns; each side's results combined, with CPU µs per request. */
-export async function alternate(rounds: number, a: { proc: Proc; run: (round: number) => Promise<LoadResult> }, b: { proc: Proc; run: (round: number) => Promise<LoadResult> }) {
+/**
+ * Rounds of `a` and `b` taking turns; each side's results combined, with CPU µs per request. The CPU
+ * is that of the whole run, so it is divided by every request the server answered in it: the
+ * measured ones and `warmupPerRound` unmeasured ones of each round (runLoad's `warmup`).
+ */
+export async function alternate(rounds: number, warmupPerRound: number, a: { proc: Proc; run: (round: number) => Promise<LoadResult> }, b: { proc: Proc; run: (round: number) => Promise<LoadResult> }) {
   const sides = [a, b].map(() => ({ results: [] as LoadResult[], cpuMs: 0, dbCpuMs: 0 }));
   for (let round = 0; round < rounds; round++) {
     for (const [k, side] of [a, b].entries()) {
@@ -71,7 +75,8 @@ export async function alternate(rounds: number, a: { proc: Proc; run: (round: nu
   }
   return sides.map((s) => {
     const result = combineRounds(s.results);
-    return { result, cpuUs: (s.cpuMs * 1000) / result.requests, dbCpuUs: (s.dbCpuMs * 1000) / result.requests };
+    const answered = result.requests + rounds * warmupPerRound;
+    return { result, cpuUs: (s.cpuMs * 1000) / answered, dbCpuUs: (s.dbCpuMs * 1000) / answered };
   }) as [Side, Side];
 }
 
@@ -89,6 +94,7 @@ export async function cloudVerifyRows(o: { mandate: Proc; baseline: Proc; agent:
   let bodies: string[] = [];
   const [base, verify] = await alternate(
     o.load.rounds,
+    o.load.warmup,
     {
       proc: o.baseline,
       run: async () => {

@@ -22,7 +22,9 @@ export async function readRows(o: { mandate: Proc; store: string; sessionToken: 
     const { result, cpuMs, dbCpuMs } = await measured(o.mandate, () =>
       runLoad({ origin: o.mandate.origin, concurrency: o.load.concurrency, requests: o.load.requests, warmup: o.load.warmup, next: () => ({ method: 'GET', path, headers }), ok: (s) => s === status }));
     if (result.firstError !== undefined) console.error(`${name}: ${result.errors} unexpected answers, first: ${result.firstError}`);
-    rows.push(rowOf(`${name}, ${o.sizeLabel}`, o.store, result, { rssMiB: o.mandate.rssMiB(), cpuUs: (cpuMs * 1000) / result.requests, ...dbCpu(o.store, (dbCpuMs * 1000) / result.requests) }));
+    // The CPU is that of the whole run: the measured requests and the warm-up's.
+    const answered = result.requests + o.load.warmup;
+    rows.push(rowOf(`${name}, ${o.sizeLabel}`, o.store, result, { rssMiB: o.mandate.rssMiB(), cpuUs: (cpuMs * 1000) / answered, ...dbCpu(o.store, (dbCpuMs * 1000) / answered) }));
   }
   rows.push(...(await activityRows(o)));
   return rows;
@@ -55,7 +57,7 @@ async function activityRows(o: { mandate: Proc; store: string; sessionToken: str
     runLoad({ origin: o.mandate.origin, concurrency: o.load.concurrency, requests: Math.ceil(o.load.requests / rounds), warmup: o.load.warmup, next: () => ({ method: 'GET', path: `/api/activity?limit=50${query ? `&${query}` : ''}`, headers }), ok: (s) => s === 200 });
   const rows: Row[] = [];
   for (const [k, [name, query]] of pages.entries()) {
-    const [base, page] = await alternate(rounds, { proc: o.mandate, run: drive('') }, { proc: o.mandate, run: drive(query) });
+    const [base, page] = await alternate(rounds, o.load.warmup, { proc: o.mandate, run: drive('') }, { proc: o.mandate, run: drive(query) });
     for (const [what, r] of [['first page', base.result], [name, page.result]] as const) {
       if (r.firstError !== undefined) console.error(`activity ${what}: ${r.errors} unexpected answers, first: ${r.firstError}`);
     }
