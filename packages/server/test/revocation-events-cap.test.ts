@@ -1,9 +1,8 @@
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { newId } from '../src/domain/ids.ts';
-import { metricValue } from './helpers/metric-value.ts';
-import { freePort } from './helpers/server-process.ts';
+import { metricsEndpoint } from './helpers/metric-value.ts';
 import { serverWithStore } from './helpers/server-with-store.ts';
 import { seedRevokedGrants } from './helpers/revocation-seed.ts';
 import { SseClient } from './helpers/sse-client.ts';
@@ -19,13 +18,8 @@ import { until } from './helpers/until.ts';
 const CAP = 3;
 
 describe('REVOCATION_MAX_STREAMS: the streams one node holds (sqlite)', { timeout: 120_000 }, () => {
-  let metricsUrl = '';
-  let metricsPort = 0;
-  before(async () => {
-    metricsPort = await freePort();
-    metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
-  });
-  const service = serverWithStore('sqlite', 'mandate-events-cap-', () => ({ REVOCATION_MAX_STREAMS: String(CAP), METRICS_PORT: String(metricsPort) }));
+  const metrics = metricsEndpoint();
+  const service = serverWithStore('sqlite', 'mandate-events-cap-', () => ({ REVOCATION_MAX_STREAMS: String(CAP), METRICS_PORT: metrics.port() }));
   const node = () => {
     assert.ok(service.node);
     return service.node;
@@ -39,7 +33,7 @@ describe('REVOCATION_MAX_STREAMS: the streams one node holds (sqlite)', { timeou
   after(() => {
     for (const c of clients) c.close();
   });
-  const metric = (name: string) => metricValue(metricsUrl, name);
+  const metric = (name: string) => metrics.value(name);
   const answered = (c: SseClient) => (c.status !== 0 || c.ended ? true : undefined);
   const retryAfter = (value: unknown) => {
     const sec = Number(value);
@@ -103,18 +97,13 @@ describe('REVOCATION_MAX_STREAMS: the streams one node holds (sqlite)', { timeou
 });
 
 describe('a client gone while the node builds its first list (sqlite)', { timeout: 120_000 }, () => {
-  let metricsUrl = '';
-  let metricsPort = 0;
-  before(async () => {
-    metricsPort = await freePort();
-    metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
-  });
-  const service = serverWithStore('sqlite', 'mandate-events-gone-', () => ({ REVOCATION_MAX_STREAMS: '2', METRICS_PORT: String(metricsPort) }));
+  const metrics = metricsEndpoint();
+  const service = serverWithStore('sqlite', 'mandate-events-gone-', () => ({ REVOCATION_MAX_STREAMS: '2', METRICS_PORT: metrics.port() }));
   const clients: SseClient[] = [];
   after(() => {
     for (const c of clients) c.close();
   });
-  const streams = () => metricValue(metricsUrl, 'mandate_revocation_streams');
+  const streams = () => metrics.value('mandate_revocation_streams');
 
   it('is not counted among the streams and gives its place back', async () => {
     const n = service.node;

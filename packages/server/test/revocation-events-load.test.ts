@@ -1,10 +1,9 @@
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { newId } from '../src/domain/ids.ts';
-import { metricValue } from './helpers/metric-value.ts';
-import { freePort } from './helpers/server-process.ts';
+import { metricsEndpoint } from './helpers/metric-value.ts';
 import { serverWithStore } from './helpers/server-with-store.ts';
 import { revokeAllAt, seedGrants } from './helpers/revocation-seed.ts';
 import { SseClient } from './helpers/sse-client.ts';
@@ -22,21 +21,16 @@ const rssMb = (pid: number): number => {
 };
 
 describe('revocation event stream under load (sqlite)', { timeout: 300_000 }, () => {
-  let metricsUrl = '';
-  let metricsPort = 0;
-  before(async () => {
-    metricsPort = await freePort();
-    metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
-  });
+  const metrics = metricsEndpoint();
   // Every client connects from 127.0.0.1: one address, whose share of the node's streams is raised past the burst.
-  const service = serverWithStore('sqlite', 'mandate-events-load-', () => ({ REVOCATION_KEEPALIVE_MS: '3000', REVOCATION_MAX_STREAMS_PER_ADDRESS: '2000', METRICS_PORT: String(metricsPort) }));
+  const service = serverWithStore('sqlite', 'mandate-events-load-', () => ({ REVOCATION_KEEPALIVE_MS: '3000', REVOCATION_MAX_STREAMS_PER_ADDRESS: '2000', METRICS_PORT: metrics.port() }));
   const clients: SseClient[] = [];
   const sockets: Socket[] = [];
   after(() => {
     for (const c of clients) c.close();
     for (const s of sockets) s.destroy();
   });
-  const streams = () => metricValue(metricsUrl, 'mandate_revocation_streams');
+  const streams = () => metrics.value('mandate_revocation_streams');
 
   it('serves a burst of 1,000 connections their snapshot, none refused', async () => {
     const n = service.node;
@@ -94,15 +88,10 @@ describe('revocation event stream under load (sqlite)', { timeout: 300_000 }, ()
 });
 
 describe('revocation event stream: a client still reading a long delta (sqlite)', { timeout: 300_000 }, () => {
-  let metricsUrl = '';
-  let metricsPort = 0;
-  before(async () => {
-    metricsPort = await freePort();
-    metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
-  });
+  const metrics = metricsEndpoint();
   // The default keep-alive period (15 s): what was written within it may wait unsent beyond the bound.
-  const service = serverWithStore('sqlite', 'mandate-events-slow-', () => ({ METRICS_PORT: String(metricsPort) }));
-  const deltasSent = async () => (await metricValue(metricsUrl, 'mandate_revocation_deltas_sent_total')) ?? 0;
+  const service = serverWithStore('sqlite', 'mandate-events-slow-', () => ({ METRICS_PORT: metrics.port() }));
+  const deltasSent = async () => (await metrics.value('mandate_revocation_deltas_sent_total')) ?? 0;
 
   it('is not dropped when another delta follows before it has read the first; it gets both', async (t) => {
     const n = service.node;

@@ -1,9 +1,8 @@
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { request, type IncomingHttpHeaders } from 'node:http';
 import { newId } from '../src/domain/ids.ts';
-import { metricValue } from './helpers/metric-value.ts';
-import { freePort } from './helpers/server-process.ts';
+import { metricsEndpoint } from './helpers/metric-value.ts';
 import { serverWithStore } from './helpers/server-with-store.ts';
 import { seedRevokedGrants } from './helpers/revocation-seed.ts';
 import { SseClient } from './helpers/sse-client.ts';
@@ -52,16 +51,11 @@ const retryAfter = (value: unknown) => {
 };
 
 describe('REVOCATION_MAX_STREAMS_PER_ADDRESS: one address\'s share of a node\'s streams (sqlite)', { timeout: 120_000 }, () => {
-  let metricsUrl = '';
-  let metricsPort = 0;
-  before(async () => {
-    metricsPort = await freePort();
-    metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
-  });
+  const metrics = metricsEndpoint();
   const service = serverWithStore('sqlite', 'mandate-events-share-', () => ({
     REVOCATION_MAX_STREAMS: String(CAP),
     REVOCATION_MAX_STREAMS_PER_ADDRESS: String(PER_ADDRESS),
-    METRICS_PORT: String(metricsPort),
+    METRICS_PORT: metrics.port(),
   }));
   const url = () => {
     assert.ok(service.node);
@@ -76,7 +70,7 @@ describe('REVOCATION_MAX_STREAMS_PER_ADDRESS: one address\'s share of a node\'s 
   after(() => {
     for (const c of clients) c.close();
   });
-  const metric = (name: string) => metricValue(metricsUrl, name);
+  const metric = (name: string) => metrics.value(name);
 
   let first: SseClient[] = [];
 
@@ -149,18 +143,13 @@ describe('REVOCATION_MAX_STREAMS_PER_ADDRESS: one address\'s share of a node\'s 
 });
 
 describe('REVOCATION_MAX_STREAMS_PER_NETWORK: the share of one IPv6 /48, behind a trusted proxy (sqlite)', { timeout: 120_000 }, () => {
-  let metricsUrl = '';
-  let metricsPort = 0;
-  before(async () => {
-    metricsPort = await freePort();
-    metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
-  });
+  const metrics = metricsEndpoint();
   const service = serverWithStore('sqlite', 'mandate-events-share-net-', () => ({
     TRUST_PROXY: 'loopback',
     REVOCATION_MAX_STREAMS: '20',
     REVOCATION_MAX_STREAMS_PER_ADDRESS: '2',
     REVOCATION_MAX_STREAMS_PER_NETWORK: '3',
-    METRICS_PORT: String(metricsPort),
+    METRICS_PORT: metrics.port(),
   }));
   const clients: SseClient[] = [];
   after(() => {
@@ -183,8 +172,8 @@ describe('REVOCATION_MAX_STREAMS_PER_NETWORK: the share of one IPv6 /48, behind 
     const r = await refusal(`${service.node?.url}/api/v1/revocation/events`, { headers: { 'x-forwarded-for': '2001:db8:a:4::1' } });
     assert.equal(r.status, 429);
     assert.match(r.body.detail ?? '', /^rate limit exceeded: this client's IPv6 \/48 holds its share of this node's revocation event streams: 3\./);
-    assert.equal(await metricValue(metricsUrl, 'mandate_revocation_streams_share_refused_total{share="address"}'), 1);
-    assert.equal(await metricValue(metricsUrl, 'mandate_revocation_streams_share_refused_total{share="network"}'), 3);
-    assert.equal(await metricValue(metricsUrl, 'mandate_revocation_streams_refused_total'), 0);
+    assert.equal(await metrics.value('mandate_revocation_streams_share_refused_total{share="address"}'), 1);
+    assert.equal(await metrics.value('mandate_revocation_streams_share_refused_total{share="network"}'), 3);
+    assert.equal(await metrics.value('mandate_revocation_streams_refused_total'), 0);
   });
 });
